@@ -46,8 +46,13 @@ class ArtifactLocation:
     def from_uri(cls, uri: str, *, kms_key_arn: str | None = None) -> ArtifactLocation:
         if not uri.startswith("s3://") or len(uri) <= 5:
             raise TritonValidationError(
-                "InvalidS3Uri", prop="artifact_location", value=uri, problem="is not an S3 URI",
-                allowed="s3://bucket/prefix", fix="write the location as s3://bucket/prefix")
+                "InvalidS3Uri",
+                prop="artifact_location",
+                value=uri,
+                problem="is not an S3 URI",
+                allowed="s3://bucket/prefix",
+                fix="write the location as s3://bucket/prefix",
+            )
         bucket, _, prefix = uri[5:].partition("/")
         return cls(bucket=bucket, prefix=prefix, kms_key_arn=kms_key_arn)
 
@@ -154,10 +159,13 @@ class Manifest:
     def endpoint(self, name: str) -> EndpointEntry:
         if name not in self.endpoints:
             raise TritonValidationError(
-                "UnknownManifestEndpoint", prop="endpoint", value=name,
+                "UnknownManifestEndpoint",
+                prop="endpoint",
+                value=name,
                 problem=f"is not in the manifest {self.path or ''}".rstrip(),
                 allowed=", ".join(sorted(self.endpoints)) or "(no endpoints)",
-                fix="use an endpoint key from build/models.yaml, or rebuild")
+                fix="use an endpoint key from build/models.yaml, or rebuild",
+            )
         return self.endpoints[name]
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,14 +191,21 @@ class ManifestError(TritonValidationError):
 
 def _bad(where: str, value: Any, problem: str, allowed: str, source: str | None) -> ManifestError:
     return ManifestError(
-        "InvalidManifest", prop=f"manifest field '{where}'", value=value, problem=problem,
-        allowed=allowed, fix="rebuild with `cdk-triton build`, or fix the file by hand",
-        path=source)
+        "InvalidManifest",
+        prop=f"manifest field '{where}'",
+        value=value,
+        problem=problem,
+        allowed=allowed,
+        fix="rebuild with `cdk-triton build`, or fix the file by hand",
+        path=source,
+    )
 
 
 def _req(d: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str, src: str | None) -> Any:
     if key not in d:
-        raise _bad(f"{where}.{key}", None, "is missing", typ.__name__ if isinstance(typ, type) else str(typ), src)
+        raise _bad(
+            f"{where}.{key}", None, "is missing", typ.__name__ if isinstance(typ, type) else str(typ), src
+        )
     v = d[key]
     if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
         allowed = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
@@ -218,7 +233,9 @@ def _sample(d: dict[str, Any] | None, where: str, src: str | None) -> Sample | N
 def _known_keys(d: dict[str, Any], allowed: set[str], where: str, src: str | None) -> None:
     extra = sorted(set(d) - allowed)
     if extra:
-        raise _bad(f"{where}.{extra[0]}", extra[0], "is not a manifest field", ", ".join(sorted(allowed)), src)
+        raise _bad(
+            f"{where}.{extra[0]}", extra[0], "is not a manifest field", ", ".join(sorted(allowed)), src
+        )
 
 
 _MODEL_KEYS = {f for f in ModelEntry.__dataclass_fields__}
@@ -234,9 +251,14 @@ def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise ManifestError(
-            "UnsupportedManifestVersion", prop="manifest schema_version", value=version,
-            problem="is not supported by this cdk-triton", allowed=str(SCHEMA_VERSION),
-            fix="rebuild the artifacts with this cdk-triton version", path=source)
+            "UnsupportedManifestVersion",
+            prop="manifest schema_version",
+            value=version,
+            problem="is not supported by this cdk-triton",
+            allowed=str(SCHEMA_VERSION),
+            fix="rebuild the artifacts with this cdk-triton version",
+            path=source,
+        )
     _known_keys(data, _TOP_KEYS, "$", source)
     loc = _req(data, "artifact_location", dict, "$", source)
     location = ArtifactLocation(
@@ -311,14 +333,26 @@ def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
         if mode == SINGLE_MODEL:
             for key in ("packaging", "local_path", "s3_uri", "sha256"):
                 if getattr(entry, key) is None:
-                    raise _bad(f"{w}.{key}", None, "is missing for a single-model endpoint", "a value", source)
+                    raise _bad(
+                        f"{w}.{key}", None, "is missing for a single-model endpoint", "a value", source
+                    )
             if entry.packaging not in ("directory", "tar.gz"):
-                raise _bad(f"{w}.packaging", entry.packaging, "is not a packaging", "directory, tar.gz", source)
+                raise _bad(
+                    f"{w}.packaging", entry.packaging, "is not a packaging", "directory, tar.gz", source
+                )
             if entry.packaging == "directory" and not (entry.s3_uri or "").endswith("/"):
-                raise _bad(f"{w}.s3_uri", entry.s3_uri, "must be a prefix for a directory", "an S3 URI ending '/'", source)
+                raise _bad(
+                    f"{w}.s3_uri",
+                    entry.s3_uri,
+                    "must be a prefix for a directory",
+                    "an S3 URI ending '/'",
+                    source,
+                )
         else:
             if not entry.s3_prefix or not entry.s3_prefix.endswith("/"):
-                raise _bad(f"{w}.s3_prefix", entry.s3_prefix, "must be an S3 prefix", "an S3 URI ending '/'", source)
+                raise _bad(
+                    f"{w}.s3_prefix", entry.s3_prefix, "must be an S3 prefix", "an S3 URI ending '/'", source
+                )
             if not targets:
                 raise _bad(f"{w}.target_models", {}, "is empty", "at least one target model", source)
         endpoints[name] = entry
@@ -341,14 +375,24 @@ def read_manifest(path: str | os.PathLike[str]) -> Manifest:
         p = p / MANIFEST_FILENAME
     if not p.is_file():
         raise ManifestError(
-            "ManifestNotFound", prop="manifest", value=str(p), problem="does not exist",
-            allowed="the manifest.json the build wrote", fix="run `cdk-triton build` first")
+            "ManifestNotFound",
+            prop="manifest",
+            value=str(p),
+            problem="does not exist",
+            allowed="the manifest.json the build wrote",
+            fix="run `cdk-triton build` first",
+        )
     try:
         data = json.loads(p.read_text("utf-8"))
     except json.JSONDecodeError as exc:
         raise ManifestError(
-            "InvalidManifest", prop="manifest", value=str(p), problem=f"is not valid JSON ({exc})",
-            allowed="JSON", fix="rebuild with `cdk-triton build`") from None
+            "InvalidManifest",
+            prop="manifest",
+            value=str(p),
+            problem=f"is not valid JSON ({exc})",
+            allowed="JSON",
+            fix="rebuild with `cdk-triton build`",
+        ) from None
     return manifest_from_dict(data, source=str(p.resolve()))
 
 

@@ -13,19 +13,19 @@ import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from enum import Enum
+from enum import StrEnum
 
 from cdk_triton.errors import TritonValidationError, raise_all
 
 
-class PingMode(str, Enum):
+class PingMode(StrEnum):
     """What ``/ping`` answers on: model readiness (SME default) or server liveness (MME default)."""
 
     READY = "ready"
     LIVE = "live"
 
 
-class InferenceType(str, Enum):
+class InferenceType(StrEnum):
     """What ``/invocations`` runs (25.03+ images): plain infer, generate or generate_stream."""
 
     INFER = "infer"
@@ -164,65 +164,145 @@ class ServerOptions:
                     "(lo, hi) with 1 <= lo <= hi <= 65535",
                     "pass the low port first",
                 )
-        ports = [p for p in (self.port, self.grpc_port if self.allow_grpc else None,
-                             self.metrics_port if self.allow_metrics else None) if p is not None]
+        ports = [
+            p
+            for p in (
+                self.port,
+                self.grpc_port if self.allow_grpc else None,
+                self.metrics_port if self.allow_metrics else None,
+            )
+            if p is not None
+        ]
         if len(ports) != len(set(ports)):
-            err("PortConflict", "ports", tuple(ports), "are not distinct", "three different ports",
-                "give the SageMaker, gRPC and metrics ports different numbers")
+            err(
+                "PortConflict",
+                "ports",
+                tuple(ports),
+                "are not distinct",
+                "three different ports",
+                "give the SageMaker, gRPC and metrics ports different numbers",
+            )
         for prop in ("thread_count",):
             value = getattr(self, prop)
             if value is not None and value < 1:
                 err("InvalidThreadCount", prop, value, "is too small", ">= 1", "pass a positive count")
         if self.buffer_manager_thread_count is not None and self.buffer_manager_thread_count < 0:
-            err("InvalidThreadCount", "buffer_manager_thread_count", self.buffer_manager_thread_count,
-                "is negative", ">= 0", "pass 0 to use no buffer manager threads")
+            err(
+                "InvalidThreadCount",
+                "buffer_manager_thread_count",
+                self.buffer_manager_thread_count,
+                "is negative",
+                ">= 0",
+                "pass 0 to use no buffer manager threads",
+            )
         if self.log_verbose is not None and self.log_verbose < 0:
-            err("InvalidLogLevel", "log_verbose", self.log_verbose, "is negative", "0 (off) or a level >= 1",
-                "pass 0 to turn verbose logging off")
+            err(
+                "InvalidLogLevel",
+                "log_verbose",
+                self.log_verbose,
+                "is negative",
+                "0 (off) or a level >= 1",
+                "pass 0 to turn verbose logging off",
+            )
         for prop in ("shm_default_byte_size", "shm_growth_byte_size", "response_cache_byte_size"):
             value = getattr(self, prop)
             if value is not None and value <= 0:
-                err("InvalidByteSize", prop, value, "is not a positive size", "> 0 bytes",
-                    "pass a size in bytes")
+                err(
+                    "InvalidByteSize",
+                    prop,
+                    value,
+                    "is not a positive size",
+                    "> 0 bytes",
+                    "pass a size in bytes",
+                )
         if self.model_load_gpu_limit is not None and not (0 < self.model_load_gpu_limit <= 1):
-            err("InvalidGpuLimit", "model_load_gpu_limit", self.model_load_gpu_limit,
-                "is not a fraction of GPU memory", "0 < fraction <= 1", "pass e.g. 0.8")
+            err(
+                "InvalidGpuLimit",
+                "model_load_gpu_limit",
+                self.model_load_gpu_limit,
+                "is not a fraction of GPU memory",
+                "0 < fraction <= 1",
+                "pass e.g. 0.8",
+            )
         if self.multi_model and self.default_model_name:
-            err("DefaultModelInMme", "default_model_name", self.default_model_name,
+            err(
+                "DefaultModelInMme",
+                "default_model_name",
+                self.default_model_name,
                 "is set on a multi-model endpoint, where it has no effect",
                 "no default model in MME (clients pick one with TargetModel)",
-                "remove default_model_name or use a single-model endpoint")
-        if self.default_model_name is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", self.default_model_name):
-            err("InvalidModelName", "default_model_name", self.default_model_name,
-                "is not a Triton model directory name", "letters, digits, '_', '.', '-'",
-                "use the model's directory name")
+                "remove default_model_name or use a single-model endpoint",
+            )
+        if self.default_model_name is not None and not re.fullmatch(
+            r"[A-Za-z0-9_.-]+", self.default_model_name
+        ):
+            err(
+                "InvalidModelName",
+                "default_model_name",
+                self.default_model_name,
+                "is not a Triton model directory name",
+                "letters, digits, '_', '.', '-'",
+                "use the model's directory name",
+            )
         wants_cw = self.publish_metrics_to_cloudwatch
         if wants_cw and self.allow_metrics is False:
-            err("MetricsPublishingNeedsMetrics", "allow_metrics", False,
-                "is off while publish_metrics_to_cloudwatch is on", "allow_metrics=True (or unset)",
-                "drop allow_metrics=False; publishing reads Triton's metrics endpoint")
+            err(
+                "MetricsPublishingNeedsMetrics",
+                "allow_metrics",
+                False,
+                "is off while publish_metrics_to_cloudwatch is on",
+                "allow_metrics=True (or unset)",
+                "drop allow_metrics=False; publishing reads Triton's metrics endpoint",
+            )
         if not wants_cw and (self.cloudwatch_log_group or self.cloudwatch_metric_namespace):
-            err("CloudWatchSettingsWithoutPublishing", "publish_metrics_to_cloudwatch", False,
-                "is off while a CloudWatch log group or namespace is set", "publish_metrics_to_cloudwatch=True",
-                "turn publishing on or drop the CloudWatch settings")
+            err(
+                "CloudWatchSettingsWithoutPublishing",
+                "publish_metrics_to_cloudwatch",
+                False,
+                "is off while a CloudWatch log group or namespace is set",
+                "publish_metrics_to_cloudwatch=True",
+                "turn publishing on or drop the CloudWatch settings",
+            )
         if self.cloudwatch_metric_namespace is not None and (
             not _CW_NAMESPACE.fullmatch(self.cloudwatch_metric_namespace)
             or self.cloudwatch_metric_namespace.startswith("AWS/")
         ):
-            err("InvalidMetricNamespace", "cloudwatch_metric_namespace", self.cloudwatch_metric_namespace,
-                "is not a custom CloudWatch namespace", "1-255 of [A-Za-z0-9._#:/-], not starting with 'AWS/'",
-                "pick a namespace such as 'Triton/MyEndpoint'")
+            err(
+                "InvalidMetricNamespace",
+                "cloudwatch_metric_namespace",
+                self.cloudwatch_metric_namespace,
+                "is not a custom CloudWatch namespace",
+                "1-255 of [A-Za-z0-9._#:/-], not starting with 'AWS/'",
+                "pick a namespace such as 'Triton/MyEndpoint'",
+            )
         if self.cloudwatch_log_group is not None and not _LOG_GROUP.fullmatch(self.cloudwatch_log_group):
-            err("InvalidLogGroupName", "cloudwatch_log_group", self.cloudwatch_log_group,
-                "is not a log group name", "1-512 of [.-_/#A-Za-z0-9]", "pick a name such as '/triton/my-endpoint'")
+            err(
+                "InvalidLogGroupName",
+                "cloudwatch_log_group",
+                self.cloudwatch_log_group,
+                "is not a log group name",
+                "1-512 of [.-_/#A-Za-z0-9]",
+                "pick a name such as '/triton/my-endpoint'",
+            )
         for arg in self.additional_args:
             if not arg.startswith("--"):
-                err("InvalidAdditionalArg", "additional_args", arg, "is not a tritonserver flag",
-                    "'--name=value' items", "write each flag as --name=value")
+                err(
+                    "InvalidAdditionalArg",
+                    "additional_args",
+                    arg,
+                    "is not a tritonserver flag",
+                    "'--name=value' items",
+                    "write each flag as --name=value",
+                )
             elif arg.split("=", 1)[0] in _MANAGED_FLAGS:
-                err("ManagedFlagInAdditionalArgs", "additional_args", arg,
-                    "sets a flag that ServerOptions manages", "flags other than " + ", ".join(sorted(_MANAGED_FLAGS)),
-                    f"use the ServerOptions field for {arg.split('=', 1)[0]}")
+                err(
+                    "ManagedFlagInAdditionalArgs",
+                    "additional_args",
+                    arg,
+                    "sets a flag that ServerOptions manages",
+                    "flags other than " + ", ".join(sorted(_MANAGED_FLAGS)),
+                    f"use the ServerOptions field for {arg.split('=', 1)[0]}",
+                )
         return errs
 
     def validated(self, *, path: str | None = None) -> ServerOptions:
@@ -312,10 +392,17 @@ class ServerOptions:
             try:
                 kwargs[field] = _parse_env_value(field, value)
             except ValueError:
-                errs.append(TritonValidationError(
-                    "InvalidEnvironmentValue", prop=name, value=value,
-                    problem="cannot be parsed", allowed=_ENV_ALLOWED.get(field, "a valid value"),
-                    fix=f"set {name} to {_ENV_ALLOWED.get(field, 'a valid value')}", path=path))
+                errs.append(
+                    TritonValidationError(
+                        "InvalidEnvironmentValue",
+                        prop=name,
+                        value=value,
+                        problem="cannot be parsed",
+                        allowed=_ENV_ALLOWED.get(field, "a valid value"),
+                        fix=f"set {name} to {_ENV_ALLOWED.get(field, 'a valid value')}",
+                        path=path,
+                    )
+                )
         raise_all(errs)
         extra = kwargs.get("additional_args")
         if isinstance(extra, tuple):
@@ -367,14 +454,21 @@ class ServerOptions:
             argv.append(f"--buffer-manager-thread-count={self.buffer_manager_thread_count}")
         argv.append(f"--sagemaker-thread-count={self.thread_count or DEFAULT_THREAD_COUNT}")
         argv.append(f"--log-verbose={1 if self.log_verbose is None else self.log_verbose}")
-        for flag, value in (("--log-info", self.log_info), ("--log-warning", self.log_warning),
-                            ("--log-error", self.log_error)):
+        for flag, value in (
+            ("--log-info", self.log_info),
+            ("--log-warning", self.log_warning),
+            ("--log-error", self.log_error),
+        ):
             if value is not None:
                 argv.append(f"{flag}={_bool(value)}")
-        argv.append("--backend-config=python,shm-default-byte-size="
-                    f"{self.shm_default_byte_size or DEFAULT_SHM_DEFAULT_BYTE_SIZE}")
-        argv.append("--backend-config=python,shm-growth-byte-size="
-                    f"{self.shm_growth_byte_size or DEFAULT_SHM_GROWTH_BYTE_SIZE}")
+        argv.append(
+            "--backend-config=python,shm-default-byte-size="
+            f"{self.shm_default_byte_size or DEFAULT_SHM_DEFAULT_BYTE_SIZE}"
+        )
+        argv.append(
+            "--backend-config=python,shm-growth-byte-size="
+            f"{self.shm_growth_byte_size or DEFAULT_SHM_GROWTH_BYTE_SIZE}"
+        )
         if self.tensorflow_version is not None:
             argv.append(f"--backend-config=tensorflow,version={self.tensorflow_version}")
         if self.model_load_gpu_limit is not None:
@@ -406,20 +500,45 @@ class ServerOptions:
 
 
 _MANAGED_FLAGS = {
-    "--allow-sagemaker", "--allow-http", "--model-control-mode", "--model-repository",
-    "--model-namespacing", "--sagemaker-port", "--sagemaker-safe-port-range", "--allow-grpc",
-    "--grpc-port", "--allow-metrics", "--metrics-port", "--sagemaker-thread-count",
-    "--buffer-manager-thread-count", "--log-verbose", "--log-info", "--log-warning", "--log-error",
-    "--load-model", "--model-load-gpu-limit",
+    "--allow-sagemaker",
+    "--allow-http",
+    "--model-control-mode",
+    "--model-repository",
+    "--model-namespacing",
+    "--sagemaker-port",
+    "--sagemaker-safe-port-range",
+    "--allow-grpc",
+    "--grpc-port",
+    "--allow-metrics",
+    "--metrics-port",
+    "--sagemaker-thread-count",
+    "--buffer-manager-thread-count",
+    "--log-verbose",
+    "--log-info",
+    "--log-warning",
+    "--log-error",
+    "--load-model",
+    "--model-load-gpu-limit",
 }
 
 _BOOL_FIELDS = {
-    "multi_model", "model_namespacing", "allow_grpc", "allow_metrics", "log_info", "log_warning",
-    "log_error", "publish_metrics_to_cloudwatch",
+    "multi_model",
+    "model_namespacing",
+    "allow_grpc",
+    "allow_metrics",
+    "log_info",
+    "log_warning",
+    "log_error",
+    "publish_metrics_to_cloudwatch",
 }
 _INT_FIELDS = {
-    "port", "grpc_port", "metrics_port", "thread_count", "buffer_manager_thread_count",
-    "shm_default_byte_size", "shm_growth_byte_size",
+    "port",
+    "grpc_port",
+    "metrics_port",
+    "thread_count",
+    "buffer_manager_thread_count",
+    "shm_default_byte_size",
+    "shm_growth_byte_size",
 }
 _ENV_ALLOWED = {
     **{f: "'true' or 'false'" for f in _BOOL_FIELDS},
@@ -442,7 +561,7 @@ def _parse_env_value(field: str, value: str) -> object:
         return int(value)
     if field == "log_verbose":
         low = value.strip().lower()
-        return {"true": 1, "false": 0}.get(low, None) if low in ("true", "false") else int(value)
+        return {"true": 1, "false": 0}.get(low) if low in ("true", "false") else int(value)
     if field == "safe_port_range":
         lo, hi = value.split("-")
         return (int(lo), int(hi))
@@ -468,14 +587,23 @@ def check_raw_environment(env: Mapping[str, str], *, path: str | None = None) ->
     for name in env:
         if name in ENV_FIELDS or not name.startswith("SAGEMAKER_"):
             continue
-        if not name.startswith("SAGEMAKER_TRITON_") and not difflib.get_close_matches(name, known, n=1, cutoff=0.85):
+        if not name.startswith("SAGEMAKER_TRITON_") and not difflib.get_close_matches(
+            name, known, n=1, cutoff=0.85
+        ):
             continue  # another SageMaker variable (e.g. SAGEMAKER_PROGRAM), not ours to judge
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
         hint = f"did you mean {close[0]}?" if close else "see ServerOptions for the supported settings"
-        errs.append(TritonValidationError(
-            "UnknownTritonEnvironmentVariable", prop="environment", value=name,
-            problem="is not a SageMaker Triton container setting",
-            allowed=", ".join(known), fix=hint, path=path))
+        errs.append(
+            TritonValidationError(
+                "UnknownTritonEnvironmentVariable",
+                prop="environment",
+                value=name,
+                problem="is not a SageMaker Triton container setting",
+                allowed=", ".join(known),
+                fix=hint,
+                path=path,
+            )
+        )
     return errs
 
 
@@ -485,7 +613,10 @@ def resolve_default_model(model_dirs: list[str]) -> str:
         return model_dirs[0]
     problem = "holds no model directory" if not model_dirs else "holds several model directories"
     raise TritonValidationError(
-        "AmbiguousDefaultModel", prop="default_model_name", value=None,
+        "AmbiguousDefaultModel",
+        prop="default_model_name",
+        value=None,
         problem=f"is unset and the model repository {problem} ({', '.join(sorted(model_dirs))})",
         allowed="exactly one top-level model directory, or default_model_name naming one",
-        fix="set default_model_name (for an ensemble: the ensemble itself)")
+        fix="set default_model_name (for an ensemble: the ensemble itself)",
+    )

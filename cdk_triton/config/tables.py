@@ -182,9 +182,7 @@ def releases() -> dict[str, TritonRelease]:
     raw = _load("triton-releases.json")["releases"]
     out: dict[str, TritonRelease] = {}
     for version, facts in raw.items():
-        out[version] = TritonRelease(
-            version=version, **{k: Fact(**v) for k, v in facts.items()}
-        )
+        out[version] = TritonRelease(version=version, **{k: Fact(**v) for k, v in facts.items()})
     return out
 
 

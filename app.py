@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""The cdk-triton example app: two Triton endpoints built from the build stage's manifest.
+
+* ``classifier``: a single-model endpoint serving the image-classifier ensemble on ml.g5.xlarge,
+  scaled on GPUUtilization (60 % per GPU, scale-in cooldown 600 s, scale-out 200 s), with Triton's
+  metrics published to CloudWatch.
+* ``multi``: a GPU multi-model endpoint on ml.g5.xlarge scaled on InvocationsPerInstance.
+* A dashboard for both and alarms (5XX rate, p99 latency, GPU memory) notifying an encrypted SNS topic.
+
+Synthesizes offline: ``npx cdk synth`` (env-agnostic) or ``npx cdk synth -c region=us-east-1``.
+Context: ``manifest`` (default build/out/manifest.json), ``region``/``account`` (default
+env-agnostic), ``instance_type`` (default ml.g5.xlarge), ``endpoint_prefix`` (default none),
+``nag`` (default true: cdk-nag AwsSolutions fails the synth on unacknowledged findings),
+``custom_resources`` (accepted for deploy targets such as moto that never run custom resources;
+this app defines none, so it changes nothing).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from cdk_triton.constructs import (
+    ModelArtifacts,
+    TritonAlarms,
+    TritonDashboard,
+    TritonEndpoint,
+    TritonMetrics,
+)
+
+ROOT = Path(__file__).resolve().parent
+DEFAULT_MANIFEST = "build/out/manifest.json"
+DEFAULT_INSTANCE_TYPE = "ml.g5.xlarge"
+
+
+class TritonExampleStack(cdk.Stack):
+    """The example's endpoints, scaling, dashboard and alarms."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        manifest: str,
+        instance_type: str = DEFAULT_INSTANCE_TYPE,
+        endpoint_prefix: str = "",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        classifier = TritonEndpoint(
+            self,
+            "Classifier",
+            artifacts=ModelArtifacts.from_manifest(manifest, "classifier"),
+            instance_type=instance_type,
+            endpoint_name=f"{endpoint_prefix}classifier",
+            metrics=TritonMetrics(),
+        )
+        classifier.auto_scale(min_capacity=1, max_capacity=4).scale_on_gpu_utilization(
+            target_percent=60,
+            scale_in_cooldown=cdk.Duration.seconds(600),
+            scale_out_cooldown=cdk.Duration.seconds(200),
+        )
+        multi = TritonEndpoint(
+            self,
+            "Multi",
+            artifacts=ModelArtifacts.from_manifest(manifest, "multi"),
+            instance_type=instance_type,
+            endpoint_name=f"{endpoint_prefix}multi",
+        )
+        multi.auto_scale(min_capacity=1, max_capacity=4).scale_on_invocations_per_instance(
+            invocations_per_minute=1000,
+        )
+        TritonDashboard(self, "Dashboard", endpoints=[classifier, multi])
+        alarms = TritonAlarms(self, "ClassifierAlarms", endpoint=classifier, create_topic=True)
+        TritonAlarms(self, "MultiAlarms", endpoint=multi, topic=alarms.topic)
+        for cid, ep in (("ClassifierEndpointName", classifier), ("MultiEndpointName", multi)):
+            # GetAtt, not the name we passed: stand-ins such as moto may name the endpoint themselves.
+            cdk.CfnOutput(self, cid, value=ep.resource.attr_endpoint_name)
+        self.classifier = classifier
+        self.multi = multi
+
+
+def _flag(value: Any, default: bool) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() not in ("false", "0", "no", "off")
+
+
+def build_app(
+    manifest_path: str | os.PathLike[str] | None = None,
+    *,
+    app: cdk.App | None = None,
+    context: dict[str, Any] | None = None,
+) -> cdk.App:
+    """Define the example app (``app.synth()`` writes the cloud assembly).
+
+    Args:
+        manifest_path: the build manifest. Default: context ``manifest``, else build/out/manifest.json.
+        app: an existing App. Default: a new one.
+        context: context values for a new App (``region``, ``account``, ``nag``, ...).
+    """
+    app = app or cdk.App(context=context or {})
+    ctx = app.node.try_get_context
+    manifest = str(manifest_path or ctx("manifest") or DEFAULT_MANIFEST)
+    if not Path(manifest).is_absolute() and not Path(manifest).exists():
+        manifest = str(ROOT / manifest)
+    region = ctx("region")
+    account = ctx("account")
+    env = cdk.Environment(account=account, region=region) if region or account else None
+    TritonExampleStack(
+        app,
+        "CdkTritonExample",
+        manifest=manifest,
+        instance_type=str(ctx("instance_type") or DEFAULT_INSTANCE_TYPE),
+        endpoint_prefix=str(ctx("endpoint_prefix") or ""),
+        env=env,
+        description="cdk-triton example: Triton endpoints on SageMaker (classifier SME, multi MME)",
+    )
+    if _flag(ctx("nag"), True):
+        from cdk_nag import AwsSolutionsChecks
+
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app
+
+
+if __name__ == "__main__":
+    build_app().synth()

@@ -1,0 +1,505 @@
+"""Synth time of the example app (cdk-triton constructs) vs an equivalent hand-written L1 stack.
+
+Both stacks read the same manifest and define the same resources: two endpoints (SME classifier
+with Triton metrics and GPU autoscaling, MME multi with invocations autoscaling), roles and managed
+policies, the TargetModel SSM parameter, a dashboard, six alarms and an encrypted SNS topic. Each
+round synthesizes both in this process (CloudFormation schema validation off, cdk-nag off, so the
+ratio measures the constructs' own overhead), alternating which goes first; the medians give the
+ratio (target: within 1.2x). Writes bench/results/synth.json.
+
+Run: ``.venv/bin/python bench/synth_bench.py [--rounds N] [--manifest PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+import aws_cdk as cdk  # noqa: E402
+from aws_cdk import aws_applicationautoscaling as appscaling  # noqa: E402
+from aws_cdk import aws_cloudwatch as cloudwatch  # noqa: E402
+from aws_cdk import aws_iam as iam  # noqa: E402
+from aws_cdk import aws_kms as kms  # noqa: E402
+from aws_cdk import aws_logs as logs  # noqa: E402
+from aws_cdk import aws_sagemaker as sagemaker  # noqa: E402
+from aws_cdk import aws_sns as sns  # noqa: E402
+from aws_cdk import aws_ssm as ssm  # noqa: E402
+
+from cdk_triton.config.manifest import read_manifest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MANIFEST = ROOT / "tests" / "fixtures" / "manifests" / "example.json"
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/sagemaker-tritonserver:24.09-py3"
+ENV = cdk.Environment(account="123456789012", region="us-east-1")
+
+
+def _load_app() -> Any:
+    spec = importlib.util.spec_from_file_location("cdk_triton_example_app", ROOT / "app.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def synth_constructs(app_module: Any, manifest: Path) -> int:
+    with tempfile.TemporaryDirectory() as out:
+        app = cdk.App(
+            outdir=out,
+            builtin_cloud_formation_validation=False,
+            context={"region": "us-east-1", "account": "123456789012", "nag": "false"},
+        )
+        app_module.build_app(manifest, app=app)
+        assembly = app.synth()
+        return len(assembly.get_stack_by_name("CdkTritonExample").template["Resources"])
+
+
+def _role(stack: cdk.Stack, name: str, statements: list[dict[str, Any]]) -> iam.CfnRole:
+    role = iam.CfnRole(
+        stack,
+        f"{name}Role",
+        assume_role_policy_document={
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "sagemaker.amazonaws.com"},
+                    "Action": "sts:AssumeRole",
+                }
+            ],
+        },
+    )
+    iam.CfnManagedPolicy(
+        stack,
+        f"{name}Policy",
+        roles=[role.ref],
+        policy_document={"Version": "2012-10-17", "Statement": statements},
+    )
+    return role
+
+
+def _alarm(stack: cdk.Stack, cid: str, topic: str, **props: Any) -> None:
+    cloudwatch.CfnAlarm(
+        stack,
+        cid,
+        evaluation_periods=3,
+        comparison_operator="GreaterThanThreshold",
+        treat_missing_data="notBreaching",
+        alarm_actions=[topic],
+        ok_actions=[topic],
+        **props,
+    )
+
+
+def synth_l1(manifest_path: Path) -> int:
+    """The same resources written with L1 constructs and raw dictionaries."""
+    manifest = read_manifest(manifest_path)
+    with tempfile.TemporaryDirectory() as out:
+        app = cdk.App(outdir=out, builtin_cloud_formation_validation=False)
+        stack = cdk.Stack(app, "HandWritten", env=ENV)
+        part = cdk.Aws.PARTITION
+        dims = []
+        for name, entry in manifest.endpoints.items():
+            mme = entry.is_multi_model
+            uri = entry.s3_prefix if mme else entry.s3_uri
+            assert uri is not None
+            bucket, _, key = uri[5:].partition("/")
+            statements: list[dict[str, Any]] = [
+                {
+                    "Sid": "Read",
+                    "Effect": "Allow",
+                    "Action": "s3:GetObject",
+                    "Resource": f"arn:aws:s3:::{bucket}/{key}*",
+                },
+                {
+                    "Sid": "List",
+                    "Effect": "Allow",
+                    "Action": "s3:ListBucket",
+                    "Resource": f"arn:aws:s3:::{bucket}",
+                    "Condition": {"StringLike": {"s3:prefix": [f"{key}*"]}},
+                },
+                {
+                    "Sid": "Pull",
+                    "Effect": "Allow",
+                    "Action": [
+                        "ecr:BatchCheckLayerAvailability",
+                        "ecr:BatchGetImage",
+                        "ecr:GetDownloadUrlForLayer",
+                    ],
+                    "Resource": "arn:aws:ecr:us-east-1:763104351884:repository/sagemaker-tritonserver",
+                },
+                {"Sid": "Auth", "Effect": "Allow", "Action": "ecr:GetAuthorizationToken", "Resource": "*"},
+                {
+                    "Sid": "Logs",
+                    "Effect": "Allow",
+                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                    "Resource": f"arn:aws:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/{name}:*",
+                },
+            ]
+            env: dict[str, Any] = (
+                {"SAGEMAKER_MULTI_MODEL": "true"}
+                if mme
+                else {"SAGEMAKER_TRITON_DEFAULT_MODEL_NAME": entry.default_model or name}
+            )
+            if not mme:
+                group = logs.CfnLogGroup(stack, f"{name}Metrics", retention_in_days=30)
+                env.update(
+                    {
+                        "SAGEMAKER_TRITON_ALLOW_METRICS": "true",
+                        "SAGEMAKER_TRITON_METRICS_PORT": "8002",
+                        "SAGEMAKER_TRITON_PUBLISH_METRICS_TO_CLOUDWATCH": "true",
+                        "SAGEMAKER_TRITON_CLOUDWATCH_METRIC_NAMESPACE": f"Triton/{name}",
+                        "SAGEMAKER_TRITON_CLOUDWATCH_LOG_GROUP": group.ref,
+                    }
+                )
+                statements += [
+                    {
+                        "Sid": "MetricsLogs",
+                        "Effect": "Allow",
+                        "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                        "Resource": group.attr_arn,
+                    },
+                    {
+                        "Sid": "PutMetrics",
+                        "Effect": "Allow",
+                        "Action": "cloudwatch:PutMetricData",
+                        "Resource": "*",
+                        "Condition": {"StringEquals": {"cloudwatch:namespace": f"Triton/{name}"}},
+                    },
+                ]
+            role = _role(stack, name, statements)
+            container: dict[str, Any] = {
+                "image": IMAGE,
+                "environment": env,
+                "mode": "MultiModel" if mme else "SingleModel",
+            }
+            if mme or entry.packaging == "tar.gz":
+                container["model_data_url"] = uri
+            else:
+                container["model_data_source"] = {
+                    "s3DataSource": {"s3Uri": uri, "s3DataType": "S3Prefix", "compressionType": "None"}
+                }
+            model = sagemaker.CfnModel(
+                stack, f"{name}Model", execution_role_arn=role.attr_arn, primary_container=container
+            )
+            config = sagemaker.CfnEndpointConfig(
+                stack,
+                f"{name}Config",
+                production_variants=[
+                    {
+                        "variantName": "AllTraffic",
+                        "modelName": model.attr_model_name,
+                        "initialInstanceCount": 1,
+                        "initialVariantWeight": 1,
+                        "instanceType": entry.instance_types[0],
+                    }
+                ],
+            )
+            endpoint = sagemaker.CfnEndpoint(
+                stack,
+                f"{name}Endpoint",
+                endpoint_name=name,
+                endpoint_config_name=config.attr_endpoint_config_name,
+            )
+            target = appscaling.CfnScalableTarget(
+                stack,
+                f"{name}Target",
+                service_namespace="sagemaker",
+                min_capacity=1,
+                max_capacity=4,
+                scalable_dimension="sagemaker:variant:DesiredInstanceCount",
+                resource_id=cdk.Fn.join(
+                    "", ["endpoint/", endpoint.attr_endpoint_name, "/variant/AllTraffic"]
+                ),
+            )
+            tracking: dict[str, Any] = {"targetValue": 60, "scaleInCooldown": 600, "scaleOutCooldown": 200}
+            if mme:
+                tracking["targetValue"] = 1000
+                tracking["predefinedMetricSpecification"] = {
+                    "predefinedMetricType": "SageMakerVariantInvocationsPerInstance"
+                }
+                ssm.CfnParameter(
+                    stack,
+                    f"{name}Map",
+                    type="String",
+                    name=f"/cdk-triton/{name}/target-models/000",
+                    value=json.dumps(entry.target_model_map(), separators=(",", ":")),
+                )
+            else:
+                tracking["customizedMetricSpecification"] = {
+                    "namespace": "/aws/sagemaker/Endpoints",
+                    "metricName": "GPUUtilization",
+                    "statistic": "Average",
+                    "dimensions": [
+                        {"name": "EndpointName", "value": endpoint.attr_endpoint_name},
+                        {"name": "VariantName", "value": "AllTraffic"},
+                    ],
+                }
+            appscaling.CfnScalingPolicy(
+                stack,
+                f"{name}Scaling",
+                policy_name=f"{name}-scaling",
+                policy_type="TargetTrackingScaling",
+                scaling_target_id=target.ref,
+                target_tracking_scaling_policy_configuration=tracking,
+            )
+            dims.append(name)
+        topic_key = kms.CfnKey(
+            stack,
+            "TopicKey",
+            enable_key_rotation=True,
+            key_policy={
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"AWS": f"arn:{part}:iam::123456789012:root"},
+                        "Action": "kms:*",
+                        "Resource": "*",
+                    },
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "cloudwatch.amazonaws.com"},
+                        "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+                        "Resource": "*",
+                    },
+                ],
+            },
+        )
+        topic = sns.CfnTopic(stack, "Topic", kms_master_key_id=topic_key.attr_arn)
+        sns.CfnTopicPolicy(
+            stack,
+            "TopicPolicy",
+            topics=[topic.ref],
+            policy_document={
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Deny",
+                        "Principal": "*",
+                        "Action": "sns:Publish",
+                        "Resource": topic.ref,
+                        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                    }
+                ],
+            },
+        )
+        widgets = []
+        for name in dims:
+            d = ["EndpointName", name, "VariantName", "AllTraffic"]
+            for metric in (
+                "Invocations",
+                "ModelLatency",
+                "OverheadLatency",
+                "CPUUtilization",
+                "GPUUtilization",
+                "GPUMemoryUtilization",
+                "InvocationsPerInstance",
+            ):
+                widgets.append(
+                    {
+                        "type": "metric",
+                        "width": 8,
+                        "height": 6,
+                        "properties": {
+                            "view": "timeSeries",
+                            "region": "us-east-1",
+                            "title": metric,
+                            "metrics": [
+                                ["AWS/SageMaker", metric, *d, {"stat": s}] for s in ("p50", "p90", "p99")
+                            ],
+                        },
+                    }
+                )
+            dim_list = [
+                {"name": "EndpointName", "value": name},
+                {"name": "VariantName", "value": "AllTraffic"},
+            ]
+            _alarm(
+                stack,
+                f"{name}P99",
+                topic.ref,
+                namespace="AWS/SageMaker",
+                metric_name="ModelLatency",
+                extended_statistic="p99",
+                period=60,
+                threshold=1_000_000,
+                dimensions=dim_list,
+            )
+            _alarm(
+                stack,
+                f"{name}Gpu",
+                topic.ref,
+                namespace="/aws/sagemaker/Endpoints",
+                metric_name="GPUMemoryUtilization",
+                statistic="Average",
+                period=60,
+                threshold=90,
+                dimensions=dim_list,
+            )
+            _alarm(
+                stack,
+                f"{name}Errors",
+                topic.ref,
+                threshold=5,
+                metrics=[
+                    {"id": "expr_1", "expression": "IF(inv > 0, 100 * err / inv, 0)", "label": "5XX rate"},
+                    {
+                        "id": "err",
+                        "returnData": False,
+                        "metricStat": {
+                            "metric": {
+                                "namespace": "AWS/SageMaker",
+                                "metricName": "Invocation5XXErrors",
+                                "dimensions": dim_list,
+                            },
+                            "period": 60,
+                            "stat": "Sum",
+                        },
+                    },
+                    {
+                        "id": "inv",
+                        "returnData": False,
+                        "metricStat": {
+                            "metric": {
+                                "namespace": "AWS/SageMaker",
+                                "metricName": "Invocations",
+                                "dimensions": dim_list,
+                            },
+                            "period": 60,
+                            "stat": "Sum",
+                        },
+                    },
+                ],
+            )
+        cloudwatch.CfnDashboard(stack, "Dashboard", dashboard_body=json.dumps({"widgets": widgets}))
+        assembly = app.synth()
+        return len(assembly.get_stack_by_name("HandWritten").template["Resources"])
+
+
+_E2E = """
+import os, sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {bench!r})
+import synth_bench as sb
+which, manifest = sys.argv[1], sys.argv[2]
+if which == "constructs":
+    n = sb.synth_constructs(sb._load_app(), sb.Path(manifest))
+else:
+    n = sb.synth_l1(sb.Path(manifest))
+print(n, time.perf_counter() - t0)
+"""
+
+
+def end_to_end(which: str, manifest: Path, pycache: str) -> tuple[int, float]:
+    """Wall time of a fresh Python process: imports, jsii/node start, define, synth (what a user waits for).
+
+    Bytecode is cached under ``pycache`` (PYTHONPYCACHEPREFIX, outside the source tree) so neither side
+    pays for compiling its modules, as in a normal install; a warm-up run per side fills the cache.
+    """
+    import subprocess
+
+    code = _E2E.format(bench=str(Path(__file__).resolve().parent))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = pycache
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", code, which, str(manifest)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    wall = time.perf_counter() - t0
+    n = int(proc.stdout.strip().splitlines()[-1].split()[0])
+    return n, wall
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--e2e-rounds", type=int, default=3, help="fresh-process rounds (0 to skip)")
+    parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST)
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "synth.json")
+    args = parser.parse_args(argv)
+    app_module = _load_app()
+    synth_constructs(app_module, args.manifest)  # warm-up: jsii start, module loading
+    synth_l1(args.manifest)
+    times: dict[str, list[float]] = {"constructs": [], "l1": []}
+    resources: dict[str, int] = {}
+    for i in range(args.rounds):
+        order = ("constructs", "l1") if i % 2 == 0 else ("l1", "constructs")
+        for which in order:
+            t0 = time.perf_counter()
+            n = (
+                synth_constructs(app_module, args.manifest)
+                if which == "constructs"
+                else synth_l1(args.manifest)
+            )
+            times[which].append(time.perf_counter() - t0)
+            resources[which] = n
+    med = {k: statistics.median(v) for k, v in times.items()}
+    ratio = med["constructs"] / med["l1"]
+    e2e: dict[str, list[float]] = {"constructs": [], "l1": []}
+    with tempfile.TemporaryDirectory(prefix="synth-bench-pycache-") as pycache:
+        if args.e2e_rounds:
+            for which in ("constructs", "l1"):
+                end_to_end(which, args.manifest, pycache)  # warm-up: fills the bytecode cache
+        for i in range(args.e2e_rounds):
+            order = ("constructs", "l1") if i % 2 == 0 else ("l1", "constructs")
+            for which in order:
+                e2e[which].append(end_to_end(which, args.manifest, pycache)[1])
+    e2e_med = {k: statistics.median(v) for k, v in e2e.items() if v}
+    e2e_ratio = e2e_med["constructs"] / e2e_med["l1"] if len(e2e_med) == 2 else None
+    result = {
+        "benchmark": "synth_bench",
+        "what": "in-process synth of the example app (cdk-triton constructs) vs an equivalent hand-written L1 stack",
+        "rounds": args.rounds,
+        "median_seconds": {k: round(v, 4) for k, v in med.items()},
+        "all_seconds": {k: [round(x, 4) for x in v] for k, v in times.items()},
+        "resources": resources,
+        "ratio_constructs_over_l1": round(ratio, 3),
+        "end_to_end": {
+            "what": "fresh python process per synth: imports, jsii/node start, define, synth "
+            "(bytecode cached outside the tree; one warm-up per side)",
+            "rounds": args.e2e_rounds,
+            "median_seconds": {k: round(v, 3) for k, v in e2e_med.items()},
+            "all_seconds": {k: [round(x, 3) for x in v] for k, v in e2e.items()},
+            "ratio_constructs_over_l1": round(e2e_ratio, 3) if e2e_ratio else None,
+        },
+        "target_ratio": 1.2,
+        "within_target_in_process": ratio <= 1.2,
+        "within_target_end_to_end": bool(e2e_ratio and e2e_ratio <= 1.2),
+        "python": platform.python_version(),
+        "aws_cdk_lib": cdk.__version__ if hasattr(cdk, "__version__") else "2.275.0",
+        "manifest": str(
+            args.manifest.relative_to(ROOT) if args.manifest.is_relative_to(ROOT) else args.manifest
+        ),
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(
+        f"in-process synth: constructs {med['constructs']:.3f} s ({resources['constructs']} resources), "
+        f"hand-written L1 {med['l1']:.3f} s ({resources['l1']} resources): ratio {ratio:.2f}x"
+    )
+    if e2e_ratio:
+        print(
+            f"end-to-end (fresh process): constructs {e2e_med['constructs']:.2f} s, "
+            f"hand-written L1 {e2e_med['l1']:.2f} s: ratio {e2e_ratio:.2f}x"
+        )
+    print(f"target <= 1.2x -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+"""The CDK constructs: a production Triton endpoint on SageMaker in a few lines.
+
+Importing this package imports aws_cdk but never torch, protobuf or tritonclient.
+"""
+
+from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
+from cdk_triton.constructs.endpoint import (
+    DataCapture,
+    DeploymentGuardrails,
+    ResourceHeadroom,
+    TrafficStep,
+    TritonEndpoint,
+    resource_headroom,
+)
+from cdk_triton.constructs.errors import ERROR_CODES
+from cdk_triton.constructs.image import ImageConfig, TritonImage
+from cdk_triton.constructs.model import TritonMetrics, TritonModel
+from cdk_triton.constructs.monitoring import TritonAlarms, TritonDashboard
+from cdk_triton.constructs.scaling import TritonScaling
+
+__all__ = [
+    "ERROR_CODES",
+    "ArtifactsConfig",
+    "DataCapture",
+    "DeploymentGuardrails",
+    "ImageConfig",
+    "ModelArtifacts",
+    "ResourceHeadroom",
+    "TrafficStep",
+    "TritonAlarms",
+    "TritonDashboard",
+    "TritonEndpoint",
+    "TritonImage",
+    "TritonMetrics",
+    "TritonModel",
+    "TritonScaling",
+    "resource_headroom",
+]

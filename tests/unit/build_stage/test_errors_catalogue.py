@@ -1,0 +1,301 @@
+"""Every error code: a clear message, and nothing written or uploaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from build_stage_helpers import tiny, write_decl
+
+from cdk_triton.build import run_build
+from cdk_triton.build.errors import ALL_CODES, BUILD_ERRORS, DECLARATION_ERRORS
+from cdk_triton.errors import BuildError, TritonValidationError
+
+SME = """
+  - name: ep
+    mode: SingleModel
+    instance_types: [ml.g5.xlarge]
+    models: [{models}]
+"""
+MME = SME.replace("SingleModel", "MultiModel")
+ENSEMBLE = """
+  - name: ens
+    format: ensemble
+    inputs: [{name: x, dtype: FP32, shape: [4]}]
+    outputs: [{name: y, dtype: FP32, shape: [3]}]
+    max_batch_size: 4
+    steps:
+      - {model: STEP, input_map: {x: x}, output_map: {y: y}}
+"""
+
+# code -> (models body, endpoints body or None, expected text in the message)
+DECLARATION_CASES: dict[str, tuple[str, str | None, str]] = {
+    "UnknownKey": (tiny().replace("max_batch_size", "max_batch"), None, "did you mean 'max_batch_size'"),
+    "InvalidType": (tiny().replace("max_batch_size: 4", "max_batch_size: four"), None, "max_batch_size"),
+    "MissingField": (
+        tiny().replace("    outputs: [{name: y, dtype: FP32, shape: [3]}]\n", ""),
+        None,
+        "outputs",
+    ),
+    "UnknownDtype": (
+        tiny().replace("dtype: FP32, shape: [4]", "dtype: FLOAT32, shape: [4]"),
+        None,
+        "is not a Triton data type",
+    ),
+    "InvalidShape": (tiny().replace("shape: [4]", "shape: [0, 4]"), None, "-1 for a dynamic dim"),
+    "UnknownFormat": (tiny(format="onnxx"), None, "use onnx"),
+    "InvalidSource": (tiny().replace("seed: 0", "seed: 0, onnx: a.onnx"), None, "exactly one kind"),
+    "SourceFormatMismatch": (tiny(format="python"), None, "cannot produce a python model"),
+    "SourceNotFound": (
+        tiny().replace("factory: tiny_models:tiny, seed: 0", "onnx: missing.onnx"),
+        None,
+        "does not exist",
+    ),
+    "InvalidFactoryReference": (
+        tiny().replace("tiny_models:tiny", "tiny_models.tiny"),
+        None,
+        "module:callable",
+    ),
+    "MissingSeed": (tiny().replace(", seed: 0", ""), None, "seed: 0"),
+    "InvalidMaxBatchSize": (tiny().replace("max_batch_size: 4", "max_batch_size: -1"), None, "is negative"),
+    "PreferredBatchTooLarge": (
+        tiny() + "    dynamic_batching: {preferred_batch_sizes: [8]}\n",
+        None,
+        "exceeds max_batch_size 4",
+    ),
+    "InvalidModelName": (tiny("my model/v1"), None, "is not a valid model directory name"),
+    "DuplicateModelName": (tiny() + tiny(), None, "already used"),
+    "DuplicateTensorName": (
+        tiny().replace(
+            "outputs: [{name: y, dtype: FP32, shape: [3]}]",
+            "outputs: [{name: y, dtype: FP32, shape: [3]}, {name: y, dtype: FP32, shape: [3]}]",
+        ),
+        None,
+        "appears twice",
+    ),
+    "DuplicateModelInEndpoint": (
+        tiny("step") + ENSEMBLE.replace("STEP", "step"),
+        MME.format(models="ens, step"),
+        "appears in the archives of both",
+    ),
+    "DuplicateEndpointName": (tiny(), SME.format(models="tiny") + SME.format(models="tiny"), "already used"),
+    "UnknownModelReference": (tiny(), SME.format(models="tinny"), "did you mean 'tiny'"),
+    "EnsembleCycle": (ENSEMBLE.replace("STEP", "ens"), None, "the ensemble itself"),
+    "InvalidEnsembleMap": (
+        tiny("step") + ENSEMBLE.replace("STEP", "step").replace("{x: x}", "{q: x}"),
+        None,
+        "is not an input of 'step'",
+    ),
+    "UnknownEndpointMode": (
+        tiny(),
+        SME.format(models="tiny").replace("SingleModel", "Serverless"),
+        "is not an endpoint mode",
+    ),
+    "MissingDefaultModel": (
+        tiny("a") + tiny("b"),
+        SME.format(models="a, b"),
+        "name the model behind /invocations",
+    ),
+    "InvalidPackaging": (tiny(), SME.format(models="tiny") + "    packaging: zip\n", "is not a packaging"),
+    "InvalidInstanceType": (tiny(), SME.format(models="tiny").replace("ml.g5.xlarge", "g5.xlarge"), "ml."),
+    "InvalidInstanceGroup": (tiny() + "    instance_groups: [{kind: TPU}]\n", None, "KIND_GPU"),
+    "InvalidWarmup": (tiny() + "    warmup: [{data: ones}]\n", None, "zero, random"),
+    "InvalidOption": (tiny() + "    torchscript_mode: compile\n", None, "trace, script"),
+    "UnknownPrecision": (tiny(format="tensorrt") + "    tensorrt: {precision: fp8}\n", None, "fp16"),
+    "UnknownPyTorchParameter": (
+        tiny(format="torchscript") + "    pytorch_parameters: {INFERENCE_MOD: 'true'}\n",
+        None,
+        "did you mean 'INFERENCE_MODE'",
+    ),
+    "RemovedPyTorchParameter": (
+        tiny(format="torchscript") + "    pytorch_parameters: {ENABLE_NVFUSER: 'true'}\n",
+        None,
+        "removed after Triton 23.12",
+    ),
+}
+
+
+def _nothing_written(out: Path) -> None:
+    assert not (out / "manifest.json").exists()
+    assert not list(out.glob("cache/models/*")) if out.exists() else True
+    assert not (out / "uploads.json").exists()
+
+
+@pytest.mark.parametrize("code", sorted(DECLARATION_CASES))
+def test_fails_declaration(code: str, tmp_path: Path) -> None:
+    body, endpoints, text = DECLARATION_CASES[code]
+    decl = write_decl(tmp_path, body, endpoints=endpoints)
+    with pytest.raises(TritonValidationError) as exc:
+        run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False)
+    codes = getattr(exc.value, "codes", [exc.value.code])
+    assert code in codes, str(exc.value)
+    assert text in str(exc.value)
+    assert "fix:" in str(exc.value) and str(decl) in str(exc.value)
+    _nothing_written(tmp_path / "out")
+
+
+def test_fails_unknown_triton_release(tmp_path: Path) -> None:
+    decl = write_decl(tmp_path, tiny())
+    decl.write_text(decl.read_text().replace("'24.09'", "'19.01'"))
+    with pytest.raises(TritonValidationError, match=r"UnknownTritonRelease"):
+        run_build(decl, out_dir=tmp_path / "out", progress=False)
+    _nothing_written(tmp_path / "out")
+
+
+def test_fails_bad_artifact_location_and_yaml(tmp_path: Path) -> None:
+    decl = write_decl(tmp_path, tiny(), location="bucket/prefix")
+    with pytest.raises(TritonValidationError, match=r"\[InvalidS3Uri\]"):
+        run_build(decl, out_dir=tmp_path / "out", progress=False)
+    decl.write_text("models: [\n")
+    with pytest.raises(TritonValidationError, match=r"\[InvalidYaml\]"):
+        run_build(decl, out_dir=tmp_path / "out", progress=False)
+    with pytest.raises(TritonValidationError, match=r"\[DeclarationNotFound\]"):
+        run_build(tmp_path / "nope.yaml", out_dir=tmp_path / "out", progress=False)
+    decl = write_decl(tmp_path, tiny())
+    with pytest.raises(TritonValidationError, match=r"\[UnknownOnlyModel\]"):
+        run_build(decl, out_dir=tmp_path / "out", only="nothing", progress=False)
+    _nothing_written(tmp_path / "out")
+
+
+PYTHON_TORCH = """
+  - name: pre
+    format: python
+    source: {python: bad_pre}
+    inputs: [{name: x, dtype: FP32, shape: [4]}]
+    outputs: [{name: y, dtype: FP32, shape: [4]}]
+"""
+
+# code -> (models body, expected text)
+RUNTIME_CASES: dict[str, tuple[str, str]] = {
+    "FactoryNotFound": (tiny().replace("tiny_models:tiny", "missing_module:tiny"), "cannot be found"),
+    "FactoryRaised": (tiny(factory="raises"), "weights are missing"),
+    "FactoryNotModule": (tiny(factory="not_a_module"), "not a torch.nn.Module"),
+    "NonDeterministicOutput": (
+        tiny(factory="noisy").replace("shape: [3]", "shape: [4]"),
+        "differs between two runs",
+    ),
+    "NoBatchDim": (tiny(factory="unbatched").replace("shape: [3]", "shape: [4]"), "no leading batch dim"),
+    "ShapeMismatch": (tiny().replace("shape: [3]", "shape: [5]"), "declare shape: [3]"),
+    "DtypeMismatch": (
+        tiny().replace("dtype: FP32, shape: [3]", "dtype: FP16, shape: [3]"),
+        "declare dtype: FP32",
+    ),
+    "TensorCountMismatch": (
+        tiny().replace(
+            "outputs: [{name: y, dtype: FP32, shape: [3]}]",
+            "outputs: [{name: y, dtype: FP32, shape: [3]}, {name: z, dtype: FP32, shape: [3]}]",
+        ),
+        "declaration has 2",
+    ),
+    "OnnxOpsetTooNew": (tiny() + "    onnx: {opset: 23}\n", "supports opsets up to 21"),
+    "PythonModelImport": (PYTHON_TORCH, "imports 'torch'"),
+    "PythonModelInvalid": (
+        PYTHON_TORCH.replace("bad_pre", "no_class"),
+        "defines no TritonPythonModel.execute",
+    ),
+    "EagerRunFailed": (tiny().replace("shape: [4]", "shape: [5]"), "fails on the declared sample input"),
+    "ParityMismatch": (
+        tiny("t", "torchscript", "trace_hazard").replace("shape: [3]", "shape: [4]"),
+        "differs from the eager model: largest difference",
+    ),
+    "ExportFailed": (
+        tiny("t", "torchscript", "unscriptable").replace("shape: [3]", "shape: [4]")
+        + "    torchscript_mode: script\n",
+        "TorchScript script failed",
+    ),
+    "OnnxInvalid": (
+        tiny().replace("factory: tiny_models:tiny, seed: 0", "onnx: junk.onnx"),
+        "is not an ONNX model",
+    ),
+    "TensorNameMismatch": (
+        tiny().replace("factory: tiny_models:tiny, seed: 0", "onnx: good.onnx").replace("name: x", "name: q"),
+        "declare the graph's names",
+    ),
+    "TensorRTUnavailable": (tiny(format="tensorrt"), "need a CUDA GPU"),
+}
+
+
+@pytest.mark.parametrize("code", sorted(RUNTIME_CASES))
+def test_fails_build(code: str, tmp_path: Path) -> None:
+    body, text = RUNTIME_CASES[code]
+    decl = write_decl(tmp_path, body)
+    (tmp_path / "no_class").mkdir()
+    (tmp_path / "no_class" / "model.py").write_text("import numpy as np\n")
+    (tmp_path / "junk.onnx").write_bytes(b"not a protobuf at all \xff\xfe")
+    if code == "TensorNameMismatch":
+        _good_onnx(tmp_path / "good.onnx")
+    (tmp_path / "bad_pre").mkdir()
+    (tmp_path / "bad_pre" / "model.py").write_text(
+        "import numpy as np\nimport torch\n\nclass TritonPythonModel:\n"
+        "    def execute(self, requests):\n        return []\n"
+    )
+    with pytest.raises(BuildError) as exc:
+        run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False)
+    assert exc.value.code == code, str(exc.value)
+    assert text in str(exc.value)
+    _nothing_written(tmp_path / "out")
+
+
+def _good_onnx(path: Path) -> None:
+    import torch
+    from tiny_models import tiny as make
+
+    torch.onnx.export(
+        make(),
+        (torch.zeros(2, 4),),
+        str(path),
+        input_names=["x"],
+        output_names=["y"],
+        dynamic_axes={"x": {0: "b"}, "y": {0: "b"}},
+        dynamo=False,
+        opset_version=18,
+    )
+
+
+def test_fails_upload_to_a_missing_bucket(tmp_path: Path) -> None:
+    import boto3
+    from botocore.config import Config
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        client = boto3.client(
+            "s3",
+            endpoint_url=f"http://{host}:{port}",
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            config=Config(s3={"addressing_style": "path"}),
+        )
+        decl = write_decl(
+            tmp_path, tiny(), endpoints=SME.format(models="tiny"), location="s3://no-such-bucket/p/"
+        )
+        with pytest.raises(BuildError, match=r"upload to s3://no-such-bucket/ failed.*\[UploadFailed\]"):
+            run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False, s3_client=client)
+        assert not (tmp_path / "out" / "manifest.json").exists()
+        assert client.list_buckets()["Buckets"] == []
+    finally:
+        server.stop()
+
+
+def test_catalogue_is_complete() -> None:
+    assert len(ALL_CODES) >= 20
+    tested = (
+        set(DECLARATION_CASES)
+        | set(RUNTIME_CASES)
+        | {"UnknownTritonRelease", "InvalidS3Uri", "InvalidYaml", "DeclarationNotFound", "UnknownOnlyModel"}
+    )
+    # tested in test_steps.py (StateDictMismatch, OnnxIrVersionTooNew, PlanArchitectureMismatch), above
+    # (UploadFailed), or GPU only (TensorRTBuildFailed)
+    others = {
+        "StateDictMismatch",
+        "OnnxIrVersionTooNew",
+        "PlanArchitectureMismatch",
+        "PlanProfileMismatch",
+        "UploadFailed",
+        "TensorRTBuildFailed",
+    }  # tested in the unit files of their steps (or GPU only)
+    assert set(DECLARATION_ERRORS) <= tested
+    assert set(BUILD_ERRORS) <= tested | others

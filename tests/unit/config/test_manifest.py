@@ -1,0 +1,94 @@
+"""The manifest: read, validate, write."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cdk_triton.config.manifest import (
+    ArtifactLocation,
+    ManifestError,
+    manifest_from_dict,
+    read_manifest,
+    write_manifest,
+)
+from cdk_triton.errors import TritonValidationError
+
+
+def test_reads_fixture(example_manifest_path: Path) -> None:
+    m = read_manifest(example_manifest_path)
+    sme = m.endpoint("classifier")
+    assert sme.mode == "SingleModel" and sme.default_model == "classifier" and sme.compression == "None"
+    mme = m.endpoint("multi")
+    assert mme.is_multi_model and mme.s3_prefix and mme.s3_prefix.endswith("/")
+    assert set(mme.target_model_map()) == {"classifier", "resnet_ts"}
+    assert m.resolve(sme.local_path or "") == example_manifest_path.parent / "sme/classifier/repository"
+
+
+def test_write_then_read_is_identity(tmp_path: Path, example_manifest_path: Path) -> None:
+    m = read_manifest(example_manifest_path)
+    p = write_manifest(m, tmp_path)
+    again = read_manifest(p)
+    assert again.to_dict() == m.to_dict()
+    assert p.read_bytes() == write_manifest(again, tmp_path / "b.json").read_bytes()
+    assert not list(tmp_path.glob(".manifest-*"))
+
+
+def _raw(example_manifest_path: Path) -> dict:
+    return json.loads(example_manifest_path.read_text())
+
+
+@pytest.mark.parametrize(
+    ("mutate", "needle"),
+    [
+        (lambda d: d.pop("triton_version"), "'$.triton_version'"),
+        (lambda d: d.__setitem__("schema_version", 99), "99"),
+        (lambda d: d["endpoints"]["classifier"].__setitem__("mode", "Multi"), "'endpoints.classifier.mode'"),
+        (lambda d: d["endpoints"]["classifier"].__setitem__("s3_uri", "s3://b/x"), "ending '/'"),
+        (
+            lambda d: d["endpoints"]["multi"].__setitem__("target_models", {}),
+            "'endpoints.multi.target_models'",
+        ),
+        (lambda d: d["models"]["resnet"].__setitem__("bogus", 1), "'models.resnet.bogus'"),
+        (lambda d: d.__setitem__("uploaded", "no"), "'$.uploaded'"),
+    ],
+)
+def test_fails_on_bad_manifest_naming_the_field(example_manifest_path: Path, mutate, needle: str) -> None:
+    data = _raw(example_manifest_path)
+    mutate(data)
+    with pytest.raises(ManifestError) as exc:
+        manifest_from_dict(data, source="m.json")
+    assert needle in str(exc.value)
+    assert str(exc.value).endswith("at m.json")
+
+
+def test_fails_when_missing(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError) as exc:
+        read_manifest(tmp_path / "nope.json")
+    assert exc.value.code == "ManifestNotFound" and "cdk-triton build" in str(exc.value)
+
+
+def test_unknown_endpoint_lists_known(example_manifest_path: Path) -> None:
+    with pytest.raises(TritonValidationError) as exc:
+        read_manifest(example_manifest_path).endpoint("nope")
+    assert "classifier, multi" in str(exc.value)
+
+
+def test_artifact_location_uri() -> None:
+    loc = ArtifactLocation.from_uri("s3://bucket/a/b")
+    assert loc.bucket == "bucket" and loc.uri == "s3://bucket/a/b/"
+    assert ArtifactLocation(bucket="b").uri == "s3://b/"
+
+
+def test_pure_layer_imports_nothing_heavy() -> None:
+    code = (
+        "import sys, cdk_triton, cdk_triton.config.manifest, cdk_triton.config.server_options;"
+        "bad = [m for m in ('torch','aws_cdk','google.protobuf','tritonclient','numpy','yaml') if m in sys.modules];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr

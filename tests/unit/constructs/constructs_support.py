@@ -1,0 +1,105 @@
+"""Shared helpers of the construct tests: stacks, manifests, template collection, masking."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import assertions
+
+from cdk_triton.config.manifest import Manifest, manifest_from_dict
+
+ROOT = Path(__file__).resolve().parents[3]
+MANIFESTS = ROOT / "tests" / "fixtures" / "manifests"
+EXAMPLE = MANIFESTS / "example.json"
+TENSORRT = MANIFESTS / "tensorrt-uploaded.json"
+ENV = cdk.Environment(account="123456789012", region="us-east-1")
+
+#: Runs cfn-lint in a subprocess: ``[sys.executable, "-c", CFN_LINT, *files]``.
+CFN_LINT = "import sys; from cfnlint.runner import main; sys.exit(main())"
+
+#: Every template a construct test synthesized: name -> template JSON (cfn-lint runs over all).
+COLLECTED: dict[str, dict[str, Any]] = {}
+
+
+def new_stack(name: str = "TestStack", *, env: cdk.Environment | None = ENV) -> cdk.Stack:
+    """A stack in a fresh App with the builtin CloudFormation validation off (cfn-lint runs later)."""
+    app = cdk.App(builtin_cloud_formation_validation=False)
+    return cdk.Stack(app, name, env=env)
+
+
+def template(stack: cdk.Stack, *, collect: bool = True) -> assertions.Template:
+    """Synthesize ``stack`` and remember its template for the cfn-lint run."""
+    tpl = assertions.Template.from_stack(stack)
+    if collect:
+        key = f"{stack.node.path}-{len(COLLECTED):04d}"
+        COLLECTED[key] = tpl.to_json()
+    return tpl
+
+
+def resources(tpl: assertions.Template, rtype: str) -> dict[str, Any]:
+    return tpl.find_resources(rtype)
+
+
+def only(tpl: assertions.Template, rtype: str) -> dict[str, Any]:
+    found = tpl.find_resources(rtype)
+    assert len(found) == 1, f"expected one {rtype}, found {len(found)}"
+    return next(iter(found.values()))
+
+
+def load_example() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(EXAMPLE.read_text())
+    return data
+
+
+def manifest_with(mutate: Any = None, *, source: str | None = None) -> Manifest:
+    """The example manifest, changed by ``mutate(dict)``."""
+    data = load_example()
+    if mutate is not None:
+        mutate(data)
+    return manifest_from_dict(data, source=source or str(EXAMPLE))
+
+
+def big_mme_manifest(n: int) -> Manifest:
+    """The example manifest whose ``multi`` endpoint holds ``n`` target models."""
+    data = load_example()
+    mme = data["endpoints"]["multi"]
+    proto = mme["target_models"]["resnet_ts"]
+    targets = {}
+    for i in range(n):
+        name = f"model_{i:04d}"
+        digest = hashlib.sha256(name.encode()).hexdigest()
+        t = copy.deepcopy(proto)
+        t.update(
+            logical_name=name,
+            model=name,
+            models=[name],
+            sha256=digest,
+            target_model=f"{name}-{digest[:12]}.tar.gz",
+            local_path=f"mme/multi/{name}-{digest[:12]}.tar.gz",
+            s3_uri=f"{mme['s3_prefix']}{name}-{digest[:12]}.tar.gz",
+        )
+        targets[name] = t
+    mme["target_models"] = targets
+    return manifest_from_dict(data, source=str(EXAMPLE))
+
+
+_HASH = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+def masked(tpl: dict[str, Any]) -> dict[str, Any]:
+    """A template with asset hashes masked, for snapshots."""
+    text = json.dumps(tpl, sort_keys=True)
+    text = _HASH.sub("<asset-hash>", text)
+    out: dict[str, Any] = json.loads(text)
+    out.pop("Parameters", None)  # BootstrapVersion
+    rules = out.get("Rules", {})
+    rules.pop("CheckBootstrapVersion", None)
+    if not rules:
+        out.pop("Rules", None)
+    return out

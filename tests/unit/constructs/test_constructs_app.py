@@ -1,0 +1,176 @@
+"""The example app (app.py) synthesizes against the fixture manifest, passes cdk-nag and cfn-lint."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from constructs_support import CFN_LINT, EXAMPLE, ROOT
+
+
+def _load_app_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("cdk_triton_example_app", ROOT / "app.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _synth(tmp: Path, **context: Any) -> dict[str, Any]:
+    module = _load_app_module()
+    app = cdk.App(
+        outdir=str(tmp),
+        context={"manifest": str(EXAMPLE), **context},
+        builtin_cloud_formation_validation=False,
+    )  # cfn-lint runs below
+    module.build_app(app=app)
+    app.synth()  # raises on unacknowledged cdk-nag findings
+    report = tmp / "validation-report.json"
+    if report.exists():
+        data = json.loads(report.read_text())
+        assert all(p["conclusion"] == "success" for p in data.get("pluginReports", [])), data
+    tpl: dict[str, Any] = json.loads((tmp / "CdkTritonExample.template.json").read_text())
+    return tpl
+
+
+@pytest.fixture(scope="module")
+def agnostic(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("app-agnostic")
+    return out, _synth(out)
+
+
+@pytest.fixture(scope="module")
+def us_east_1(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("app-env")
+    return out, _synth(out, region="us-east-1", account="123456789012")
+
+
+def _of(tpl: dict[str, Any], rtype: str) -> list[dict[str, Any]]:
+    return [r for r in tpl["Resources"].values() if r["Type"] == rtype]
+
+
+def test_app_defines_both_endpoints_with_scaling(agnostic: tuple[Path, dict[str, Any]]) -> None:
+    _, tpl = agnostic
+    names = sorted(e["Properties"]["EndpointName"] for e in _of(tpl, "AWS::SageMaker::Endpoint"))
+    assert names == ["classifier", "multi"]
+    modes = sorted(m["Properties"]["PrimaryContainer"]["Mode"] for m in _of(tpl, "AWS::SageMaker::Model"))
+    assert modes == ["MultiModel", "SingleModel"]
+    for config in _of(tpl, "AWS::SageMaker::EndpointConfig"):
+        assert config["Properties"]["ProductionVariants"][0]["InstanceType"] == "ml.g5.xlarge"
+    policies = {
+        json.dumps(p["Properties"]["TargetTrackingScalingPolicyConfiguration"], sort_keys=True)
+        for p in _of(tpl, "AWS::ApplicationAutoScaling::ScalingPolicy")
+    }
+    gpu = next(json.loads(p) for p in policies if "GPUUtilization" in p)
+    assert (gpu["TargetValue"], gpu["ScaleInCooldown"], gpu["ScaleOutCooldown"]) == (60, 600, 200)
+    assert any("SageMakerVariantInvocationsPerInstance" in p for p in policies)
+
+
+def test_app_has_dashboard_alarms_topic_and_metrics(agnostic: tuple[Path, dict[str, Any]]) -> None:
+    _, tpl = agnostic
+    assert len(_of(tpl, "AWS::CloudWatch::Dashboard")) == 1
+    alarms = _of(tpl, "AWS::CloudWatch::Alarm")
+    assert len(alarms) == 6
+    [topic] = _of(tpl, "AWS::SNS::Topic")
+    assert "KmsMasterKeyId" in topic["Properties"]
+    assert all(a["Properties"].get("AlarmActions") for a in alarms)
+    sme = next(
+        m
+        for m in _of(tpl, "AWS::SageMaker::Model")
+        if m["Properties"]["PrimaryContainer"]["Mode"] == "SingleModel"
+    )
+    env = sme["Properties"]["PrimaryContainer"]["Environment"]
+    assert env["SAGEMAKER_TRITON_PUBLISH_METRICS_TO_CLOUDWATCH"] == "true"
+    assert env["SAGEMAKER_TRITON_CLOUDWATCH_METRIC_NAMESPACE"] == "Triton/classifier"
+    assert "Rules" in tpl and "Mappings" in tpl  # env-agnostic image resolution
+
+
+def test_app_in_us_east_1_resolves_images(us_east_1: tuple[Path, dict[str, Any]]) -> None:
+    _, tpl = us_east_1
+    images = {m["Properties"]["PrimaryContainer"]["Image"] for m in _of(tpl, "AWS::SageMaker::Model")}
+    assert images == {"763104351884.dkr.ecr.us-east-1.amazonaws.com/sagemaker-tritonserver:24.09-py3"}
+    assert "TritonImageRegion2409" not in tpl.get("Rules", {})
+
+
+def test_app_templates_pass_cfn_lint(
+    agnostic: tuple[Path, dict[str, Any]], us_east_1: tuple[Path, dict[str, Any]]
+) -> None:
+    files = [str(d / "CdkTritonExample.template.json") for d, _ in (agnostic, us_east_1)]
+    proc = subprocess.run([sys.executable, "-c", CFN_LINT, *files], capture_output=True, text=True)
+    assert proc.returncode == 0 and not proc.stdout.strip(), proc.stdout + proc.stderr
+
+
+def test_app_nag_catches_an_unacknowledged_finding(tmp_path: Path) -> None:
+    """The nag plugin is really on: a wildcard grant without acknowledgment fails the synth."""
+    from aws_cdk import aws_iam as iam
+
+    module = _load_app_module()
+    app = cdk.App(
+        outdir=str(tmp_path), context={"manifest": str(EXAMPLE)}, builtin_cloud_formation_validation=False
+    )
+    module.build_app(app=app)
+    stack = app.node.find_child("CdkTritonExample")
+    role = iam.Role(stack, "Loose", assumed_by=iam.AccountRootPrincipal())
+    role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:*"], resources=["*"]))
+    with pytest.raises(RuntimeError, match="ValidationFailed"):
+        app.synth()
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    rules = {v["ruleName"] for p in report["pluginReports"] for v in p["violations"]}
+    assert "AwsSolutions-IAM5[Action::s3:*]" in rules
+    assert not any(
+        "CdkTritonExample/Classifier" in c["constructPath"] or "CdkTritonExample/Multi" in c["constructPath"]
+        for p in report["pluginReports"]
+        for v in p["violations"]
+        for c in v["violatingConstructs"]
+    )
+
+
+def test_synth_bench_compares_equivalent_stacks() -> None:
+    """The benchmark's hand-written L1 stack defines as many resources as the example app (no timing)."""
+    spec = importlib.util.spec_from_file_location("cdk_triton_synth_bench", ROOT / "bench" / "synth_bench.py")
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    app_module = _load_app_module()
+    assert bench.synth_constructs(app_module, EXAMPLE) == bench.synth_l1(EXAMPLE) == 26
+
+
+@pytest.mark.filterwarnings("ignore:Tried to parse AWS:UserWarning")
+def test_app_in_us_east_1_creates_in_moto_cloudformation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moto's in-process CloudFormation creates the SageMaker, IAM, SSM, KMS and SNS resources.
+
+    moto's enum of instance types predates g5, so this uses ml.g4dn.xlarge; it skips autoscaling,
+    alarms and the topic policy (not supported there) and names endpoints itself, which is why the
+    app's outputs use GetAtt EndpointName.
+    """
+    moto = pytest.importorskip("moto")
+    import boto3
+
+    for var, value in (
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_DEFAULT_REGION", "us-east-1"),
+    ):
+        monkeypatch.setenv(var, value)
+    tpl = _synth(tmp_path, region="us-east-1", account="123456789012", instance_type="ml.g4dn.xlarge")
+    tpl.pop("Rules", None)  # CheckBootstrapVersion reads an SSM parameter the bootstrap stack would own
+    tpl.pop("Parameters", None)
+    with moto.mock_aws():
+        cf = boto3.client("cloudformation", region_name="us-east-1")
+        cf.create_stack(StackName="example", TemplateBody=json.dumps(tpl), Capabilities=["CAPABILITY_IAM"])
+        stack = cf.describe_stacks(StackName="example")["Stacks"][0]
+        assert stack["StackStatus"] == "CREATE_COMPLETE"
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}
+        endpoints = {e["EndpointName"] for e in boto3.client("sagemaker").list_endpoints()["Endpoints"]}
+        assert {outputs["ClassifierEndpointName"], outputs["MultiEndpointName"]} == endpoints
+        param = boto3.client("ssm").get_parameters_by_path(Path="/cdk-triton/multi/target-models")
+        assert json.loads(param["Parameters"][0]["Value"])["resnet_ts"] == "resnet_ts-ca978112ca1b.tar.gz"

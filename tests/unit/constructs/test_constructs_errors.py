@@ -1,0 +1,233 @@
+"""Every error code of the catalogue: raised with prop, value, what is allowed, the fix and the path."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from constructs_support import EXAMPLE, TENSORRT, new_stack
+
+from cdk_triton.config.server_options import ServerOptions
+from cdk_triton.constructs import (
+    ERROR_CODES,
+    DataCapture,
+    DeploymentGuardrails,
+    ModelArtifacts,
+    TrafficStep,
+    TritonAlarms,
+    TritonDashboard,
+    TritonEndpoint,
+    TritonImage,
+    TritonMetrics,
+    TritonModel,
+)
+from cdk_triton.constructs import endpoint as endpoint_module
+from cdk_triton.errors import TritonValidationError, TritonValidationErrors
+
+
+def sme(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
+    kw.setdefault("instance_type", "ml.g5.xlarge")
+    return TritonEndpoint(
+        stack,
+        kw.pop("cid", "Ep"),
+        artifacts=kw.pop("artifacts", ModelArtifacts.from_manifest(EXAMPLE, "classifier")),
+        **kw,
+    )
+
+
+def mme(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
+    return sme(stack, artifacts=ModelArtifacts.from_manifest(EXAMPLE, "multi"), **kw)
+
+
+def trt(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
+    return sme(stack, artifacts=ModelArtifacts.from_manifest(TENSORRT, "trt"), **kw)
+
+
+def _bucket(stack: cdk.Stack) -> s3.IBucket:
+    return s3.Bucket.from_bucket_name(stack, "B", "models-123456789012")
+
+
+def _too_many_resources(stack: cdk.Stack) -> None:
+    for i in range(498):
+        cdk.CfnWaitConditionHandle(stack, f"Filler{i}")
+    sme(stack)
+
+
+def _dashboard_too_large(stack: cdk.Stack) -> None:
+    ep = sme(stack)
+    TritonDashboard(stack, "Dash", endpoints=[ep] * 80)
+
+
+_BAD = Path(tempfile.mkdtemp(prefix="cdk-triton-bad-manifests-"))
+(_BAD / "broken.json").write_text("{ not json")
+(_BAD / "v99.json").write_text(json.dumps({**json.loads(EXAMPLE.read_text()), "schema_version": 99}))
+
+
+def _opts(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
+    return sme(stack, server_options=ServerOptions(**kw))
+
+
+def _alarms(stack: cdk.Stack) -> None:
+    cloudwatch.Alarm.from_alarm_name(stack, "A", "x")
+    alarms = [cloudwatch.Alarm.from_alarm_name(stack, f"A{i}", f"alarm-{i}") for i in range(11)]
+    sme(stack, deployment=DeploymentGuardrails.all_at_once(rollback_alarms=alarms))
+
+
+#: code -> what triggers it (the construct path must start with the stack's).
+CASES: dict[str, Callable[[cdk.Stack], Any]] = {
+    "UnknownTritonVersion": lambda s: sme(s, image=TritonImage.for_version("99.01")),
+    "ImageNotInRegion": lambda s: sme(s),  # stack in eu-south-2 (see STACK_ENV)
+    "UnknownManifestEndpoint": lambda s: sme(s, artifacts=ModelArtifacts.from_manifest(EXAMPLE, "nope")),
+    "ManifestNotFound": lambda s: sme(
+        s, artifacts=ModelArtifacts.from_manifest(Path("/nonexistent/m.json"), "x")
+    ),
+    "InvalidArtifactKey": lambda s: TritonModel(
+        s, "M", artifacts=ModelArtifacts.from_bucket(_bucket(s), "repo/model.zip")
+    ),
+    "InvalidAssetPath": lambda s: TritonModel(
+        s, "M", artifacts=ModelArtifacts.from_asset("/nonexistent/model.tar.gz")
+    ),
+    "DefaultModelNotInArtifacts": lambda s: sme(s, server_options=ServerOptions(default_model_name="nope")),
+    "ServerOptionsModeConflict": lambda s: sme(s, server_options=ServerOptions(multi_model=True)),
+    "UnknownTritonEnvironmentVariable": lambda s: sme(s, environment={"SAGEMAKER_TRITON_THREADCOUNT": "4"}),
+    "ReservedEnvironmentVariable": lambda s: sme(s, environment={"SAGEMAKER_TRITON_THREAD_COUNT": "4"}),
+    "InvalidPort": lambda s: sme(s, server_options=ServerOptions(port=70000)),
+    "InvalidMetricNamespace": lambda s: sme(s, metrics=TritonMetrics(namespace="AWS/Triton")),
+    "MetricsPublishingNeedsMetrics": lambda s: sme(
+        s, metrics=TritonMetrics(), server_options=ServerOptions(allow_metrics=False)
+    ),
+    "UseTritonMetrics": lambda s: _opts(s, publish_metrics_to_cloudwatch=True),
+    "InvalidPortRange": lambda s: _opts(s, safe_port_range=(9000, 8000)),
+    "PortConflict": lambda s: _opts(s, allow_grpc=True, grpc_port=8080, port=8080),
+    "InvalidThreadCount": lambda s: _opts(s, thread_count=0),
+    "InvalidLogLevel": lambda s: _opts(s, log_verbose=-1),
+    "InvalidByteSize": lambda s: _opts(s, response_cache_byte_size=0),
+    "InvalidGpuLimit": lambda s: _opts(s, model_load_gpu_limit=1.5),
+    "DefaultModelInMme": lambda s: mme(s, server_options=ServerOptions(default_model_name="classifier")),
+    "InvalidModelName": lambda s: TritonModel(
+        s,
+        "M",
+        artifacts=ModelArtifacts.from_bucket(_bucket(s), "repo/"),
+        server_options=ServerOptions(default_model_name="bad name"),
+    ),
+    "CloudWatchSettingsWithoutPublishing": lambda s: _opts(s, cloudwatch_metric_namespace="Team/Triton"),
+    "InvalidAdditionalArg": lambda s: _opts(s, additional_args=("cache-config=local",)),
+    "ManagedFlagInAdditionalArgs": lambda s: _opts(s, additional_args=("--model-repository=/tmp",)),
+    "InvalidManifest": lambda s: sme(
+        s, artifacts=ModelArtifacts.from_manifest(_BAD / "broken.json", "classifier")
+    ),
+    "UnsupportedManifestVersion": lambda s: sme(
+        s, artifacts=ModelArtifacts.from_manifest(_BAD / "v99.json", "classifier")
+    ),
+    "MetricsNeedNetwork": lambda s: sme(s, metrics=TritonMetrics(), network_isolation=True),
+    "SecurityGroupsWithoutVpc": lambda s: sme(
+        s, vpc_subnets=ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED)
+    ),
+    "InvalidInstanceType": lambda s: sme(s, instance_type="g5.xlarge"),
+    "ComputeCapabilityTooLow": lambda s: sme(s, instance_type="ml.p2.xlarge"),
+    "GpuArtifactsOnCpuInstance": lambda s: trt(s, instance_type="ml.c6i.xlarge"),
+    "GpuArchitectureMismatch": lambda s: trt(s, instance_type="ml.g4dn.xlarge"),
+    "MmeNeedsSingleGpu": lambda s: mme(s, instance_type="ml.g5.12xlarge"),
+    "KmsKeyOnLocalStorage": lambda s: sme(s, volume_encryption_key=kms.Key(s, "K", enable_key_rotation=True)),
+    "InvalidInstanceCount": lambda s: sme(s, instance_count=0),
+    "InvalidVariantName": lambda s: sme(s, variant_name="all_traffic"),
+    "InvalidEndpointName": lambda s: sme(s, endpoint_name="my_endpoint"),
+    "InvalidTimeout": lambda s: sme(s, model_data_download_timeout=cdk.Duration.seconds(10)),
+    "InvalidVolumeSize": lambda s: sme(s, volume_size=cdk.Size.gibibytes(100)),  # g5 has local NVMe
+    "InvalidSamplingPercentage": lambda s: sme(
+        s, data_capture=DataCapture(bucket=_bucket(s), sampling_percentage=120)
+    ),
+    "CanaryTooLarge": lambda s: sme(s, instance_count=4, deployment=DeploymentGuardrails.canary(percent=60)),
+    "InvalidTrafficStep": lambda s: sme(s, deployment=DeploymentGuardrails.linear(percent=0)),
+    "InvalidDeploymentPolicy": lambda s: sme(
+        s,
+        deployment=DeploymentGuardrails(
+            traffic_routing="CANARY", step=TrafficStep(percent=10), rolling_batch=TrafficStep(percent=10)
+        ),
+    ),
+    "TooManyRollbackAlarms": _alarms,
+    "BurstableNotScalable": lambda s: sme(s, instance_type="ml.t2.medium").auto_scale(max_capacity=2),
+    "GpuScalingOnCpuInstance": lambda s: (
+        sme(s, instance_type="ml.c6i.xlarge").auto_scale(max_capacity=2).scale_on_gpu_utilization(60)
+    ),
+    "InvalidCapacity": lambda s: sme(s).auto_scale(min_capacity=3, max_capacity=2),
+    "InvalidTargetValue": lambda s: sme(s).auto_scale(max_capacity=2).scale_on_gpu_utilization(150),
+    "InvalidAlarmThreshold": lambda s: TritonAlarms(s, "Alarms", endpoint=sme(s), error_rate_percent=0),
+    "DashboardTooLarge": _dashboard_too_large,
+    "StackResourceLimit": _too_many_resources,
+}
+
+STACK_ENV = {"ImageNotInRegion": cdk.Environment(account="123456789012", region="eu-south-2")}
+
+
+def _raise(code: str) -> tuple[TritonValidationError, cdk.Stack]:
+    stack = new_stack(env=STACK_ENV.get(code, cdk.Environment(account="123456789012", region="us-east-1")))
+    with pytest.raises(TritonValidationError) as info:
+        CASES[code](stack)
+    return info.value, stack
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_fails_with_code_prop_value_allowed_fix_and_path(code: str) -> None:
+    err, stack = _raise(code)
+    if isinstance(err, TritonValidationErrors):
+        assert err.codes == [code], err.codes  # exactly one problem: this one
+        err = err.errors[0]
+    assert err.code == code
+    assert err.prop and isinstance(err.prop, str)
+    assert err.problem and err.allowed and err.fix
+    assert err.path is not None and err.path.startswith(stack.node.path + "/"), err.path
+    text = str(err)
+    assert f"[{code}]" in text and text.endswith(f" at {err.path}")
+    assert err.prop in text and err.allowed in text and err.fix in text
+    assert repr(err.value)[:60] in text
+
+
+def test_catalogue_equals_the_codes_raised_in_tests() -> None:
+    assert set(CASES) == set(ERROR_CODES)
+    assert len(ERROR_CODES) >= 25
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    stack = new_stack()
+    with pytest.raises(TritonValidationErrors) as info:
+        sme(
+            stack,
+            instance_count=0,
+            variant_name="bad_name",
+            endpoint_name="bad_name",
+            server_options=ServerOptions(port=0),
+        )
+    assert sorted(info.value.codes) == [
+        "InvalidEndpointName",
+        "InvalidInstanceCount",
+        "InvalidPort",
+        "InvalidVariantName",
+    ]
+    assert str(info.value).startswith("4 problems:")
+    stack = new_stack("Other")
+    with pytest.raises(TritonValidationErrors) as info:
+        sme(stack, instance_count=0, instance_type="ml.p2.xlarge")
+    assert sorted(info.value.codes) == ["ComputeCapabilityTooLow", "InvalidInstanceCount"]
+
+
+def test_errors_are_raised_before_the_endpoint_resources_exist() -> None:
+    stack = new_stack()
+    with pytest.raises(TritonValidationError):
+        sme(stack, instance_type="ml.g5.12xlarge", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "multi"))
+    ep = stack.node.try_find_child("Ep")
+    assert ep is not None and ep.node.try_find_child("Resource") is None
+    assert ep.node.try_find_child("EndpointConfig") is None
+
+
+def test_headroom_limit_is_the_cloudformation_limit() -> None:
+    assert endpoint_module.CFN_RESOURCE_LIMIT == 500

@@ -1,0 +1,173 @@
+"""TritonDashboard and TritonAlarms."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_sns as sns
+from aws_cdk.assertions import Match
+from constructs_support import EXAMPLE, new_stack, only, template
+
+from cdk_triton.constructs import ModelArtifacts, TritonAlarms, TritonDashboard, TritonEndpoint, TritonMetrics
+
+
+def _ep(stack: cdk.Stack, endpoint: str, cid: str, **kw: Any) -> TritonEndpoint:
+    kw.setdefault("instance_type", "ml.g5.xlarge")
+    return TritonEndpoint(
+        stack, cid, artifacts=ModelArtifacts.from_manifest(EXAMPLE, endpoint), endpoint_name=cid.lower(), **kw
+    )
+
+
+def _body(tpl: Any) -> str:
+    body = only(tpl, "AWS::CloudWatch::Dashboard")["Properties"]["DashboardBody"]
+    return json.dumps(body)
+
+
+def test_sme_dashboard_metrics() -> None:
+    stack = new_stack()
+    ep = _ep(stack, "classifier", "Sme")
+    ep.auto_scale(max_capacity=4)
+    dash = TritonDashboard(stack, "Dash", endpoints=[ep])
+    body = _body(template(stack))
+    for name in (
+        "Invocations",
+        "Invocation4XXErrors",
+        "Invocation5XXErrors",
+        "ModelLatency",
+        "OverheadLatency",
+        "CPUUtilization",
+        "MemoryUtilization",
+        "DiskUtilization",
+        "GPUUtilization",
+        "GPUMemoryUtilization",
+        "InvocationsPerInstance",
+    ):
+        assert f'\\"{name}\\"' in body, name
+    for stat in ("p50", "p90", "p99"):
+        assert f'\\"stat\\":\\"{stat}\\"' in body
+    assert "max capacity" in body and "min capacity" in body
+    assert "LoadedModelCount" not in body and "nv_inference" not in body
+    assert dash.widget_count == 7  # header + 6 graphs
+
+
+def test_mme_and_triton_metric_widgets() -> None:
+    stack = new_stack()
+    mme = _ep(stack, "multi", "Mme", metrics=TritonMetrics())
+    TritonDashboard(stack, "Dash", endpoints=[mme])
+    body = _body(template(stack))
+    for name in (
+        "LoadedModelCount",
+        "ModelCacheHit",
+        "ModelLoadingWaitTime",
+        "ModelDownloadingTime",
+        "ModelUnloadingTime",
+        "nv_inference_request_success",
+        "nv_inference_request_failure",
+        "nv_inference_queue_duration_us",
+        "nv_inference_compute_infer_duration_us",
+        "nv_inference_count",
+        "nv_inference_exec_count",
+    ):
+        assert name in body, name
+    assert 'Namespace=\\\\\\"Triton/mme\\\\\\"' in body
+
+
+def test_cpu_endpoint_has_no_gpu_widget() -> None:
+    stack = new_stack()
+    TritonDashboard(stack, "Dash", endpoints=[_ep(stack, "classifier", "Cpu", instance_type="ml.c6i.xlarge")])
+    assert "GPUUtilization" not in _body(template(stack))
+
+
+def test_alarms_with_created_encrypted_topic() -> None:
+    stack = new_stack()
+    ep = _ep(stack, "classifier", "Sme")
+    alarms = TritonAlarms(
+        stack,
+        "Alarms",
+        endpoint=ep,
+        create_topic=True,
+        error_rate_percent=2,
+        p99_latency=cdk.Duration.millis(250),
+        gpu_memory_percent=80,
+    )
+    tpl = template(stack)
+    tpl.resource_count_is("AWS::CloudWatch::Alarm", 3)
+    topic_id = next(iter(tpl.find_resources("AWS::SNS::Topic")))
+    key_id = next(iter(tpl.find_resources("AWS::KMS::Key")))
+    tpl.has_resource_properties("AWS::SNS::Topic", {"KmsMasterKeyId": {"Fn::GetAtt": [key_id, "Arn"]}})
+    tpl.has_resource_properties(
+        "AWS::KMS::Key",
+        {
+            "EnableKeyRotation": True,
+            "KeyPolicy": {
+                "Statement": Match.array_with(
+                    [Match.object_like({"Principal": {"Service": "cloudwatch.amazonaws.com"}})]
+                )
+            },
+        },
+    )
+    tpl.has_resource_properties(
+        "AWS::SNS::TopicPolicy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {"Effect": "Deny", "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+                        )
+                    ]
+                )
+            }
+        },
+    )
+    tpl.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Threshold": 250000,
+            "MetricName": "ModelLatency",
+            "ExtendedStatistic": "p99",
+            "AlarmActions": [{"Ref": topic_id}],
+            "OKActions": [{"Ref": topic_id}],
+        },
+    )
+    tpl.has_resource_properties(
+        "AWS::CloudWatch::Alarm", {"Threshold": 80, "MetricName": "GPUMemoryUtilization"}
+    )
+    tpl.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "Threshold": 2,
+            "Metrics": Match.array_with(
+                [Match.object_like({"Expression": "IF(inv > 0, 100 * err / inv, 0)"})]
+            ),
+        },
+    )
+    assert alarms.topic is not None and len(alarms.alarms) == 3
+
+
+def test_gpu_memory_threshold_scales_with_gpu_count_and_supplied_topic() -> None:
+    stack = new_stack()
+    topic = sns.Topic.from_topic_arn(stack, "T", "arn:aws:sns:us-east-1:123456789012:ops")
+    ep = _ep(stack, "classifier", "Big", instance_type="ml.g5.12xlarge")
+    TritonAlarms(stack, "Alarms", endpoint=ep, topic=topic, gpu_memory_percent=90)
+    tpl = template(stack)
+    tpl.resource_count_is("AWS::SNS::Topic", 0)
+    tpl.has_resource_properties(
+        "AWS::CloudWatch::Alarm",
+        {
+            "MetricName": "GPUMemoryUtilization",
+            "Threshold": 360,
+            "AlarmActions": ["arn:aws:sns:us-east-1:123456789012:ops"],
+        },
+    )
+
+
+def test_cpu_endpoint_alarms_skip_gpu_memory() -> None:
+    stack = new_stack()
+    TritonAlarms(stack, "Alarms", endpoint=_ep(stack, "classifier", "Cpu", instance_type="ml.c6i.xlarge"))
+    tpl = template(stack)
+    tpl.resource_count_is("AWS::CloudWatch::Alarm", 2)
+    for alarm in tpl.find_resources("AWS::CloudWatch::Alarm").values():
+        assert "AlarmActions" not in alarm["Properties"]
