@@ -461,7 +461,28 @@ def main(argv: list[str] | None = None) -> int:
                 e2e[which].append(end_to_end(which, args.manifest, pycache)[1])
     e2e_med = {k: statistics.median(v) for k, v in e2e.items() if v}
     e2e_ratio = e2e_med["constructs"] / e2e_med["l1"] if len(e2e_med) == 2 else None
+    summary = [
+        {
+            "label": "synth in process, constructs vs hand-written L1 (time ratio)",
+            "value": round(ratio, 3),
+            "unit": "x",
+            "target": "<= 1.2x",
+        },
+    ]
+    if e2e_ratio:
+        summary.append(
+            {
+                "label": "synth in a fresh process (cdk synth path), constructs vs L1 (time ratio)",
+                "value": round(e2e_ratio, 3),
+                "unit": "x",
+                "target": "<= 1.2x",
+            }
+        )
     result = {
+        "name": "synth",
+        "command": "python -m bench.synth_bench",
+        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}",
+        "summary": summary,
         "benchmark": "synth_bench",
         "what": "in-process synth of the example app (cdk-triton constructs) vs an equivalent hand-written L1 stack",
         "rounds": args.rounds,

@@ -27,7 +27,7 @@ from cdk_triton.errors import CdkTritonError
 @dataclass
 class StageReport:
     name: str
-    status: str = "missing"  # ok | failed | missing
+    status: str = "missing"  # ok | failed | missing | skipped
     detail: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -56,6 +56,17 @@ def _stage_build(root: Path, rep: StageReport) -> Path | None:
     result = run_build(root / "build" / "models.yaml", out_dir=root / "build" / "out", progress=True)
     rep.status = "ok"
     rep.detail.append(f"manifest: {result.manifest_path}")
+    manifest = read_manifest(result.manifest_path)
+    for name, entry in sorted(manifest.endpoints.items()):
+        paths = (
+            [entry.local_path] if entry.local_path else [t.local_path for t in entry.target_models.values()]
+        )
+        where = sorted(
+            {str(manifest.resolve(p).parent if entry.is_multi_model else manifest.resolve(p)) for p in paths}
+        )
+        rep.detail.append(
+            f"endpoint {name} ({entry.mode}): {', '.join(where)} -> {entry.s3_uri or entry.s3_prefix}"
+        )
     return Path(result.manifest_path)
 
 
@@ -86,10 +97,10 @@ def _stage_lint(templates: list[Path], rep: StageReport) -> None:
     if not templates:
         rep.detail.append("no templates")
         return
+    cfn_lint = Path(sys.executable).with_name("cfn-lint")
+    cmd = [str(cfn_lint)] if cfn_lint.exists() else ["cfn-lint"]
     proc = subprocess.run(
-        [sys.executable, "-m", "cfnlint", "--format", "parseable", *map(str, templates)],
-        capture_output=True,
-        text=True,
+        [*cmd, "--format", "parseable", *map(str, templates)], capture_output=True, text=True
     )
     findings = [line for line in proc.stdout.splitlines() if line.strip()]
     if proc.returncode != 0 or findings:
@@ -153,7 +164,8 @@ def run_demo(args: argparse.Namespace) -> int:
             _stage_serve(manifest, serve)
             serve.seconds = time.perf_counter() - t3
         elif args.skip_serve:
-            serve.detail.append("skipped (--skip-serve)")
+            serve.status = "skipped"
+            serve.detail.append("--skip-serve")
     except CdkTritonError as exc:
         current = next((s for s in stages if s.status == "missing" and not s.detail), stages[-1])
         current.status = "failed"

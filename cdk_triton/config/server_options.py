@@ -483,11 +483,21 @@ class ServerOptions:
         argv += self._all_additional_args()
         return argv
 
-    def server_environment(self) -> dict[str, str]:
-        """Variables the ``tritonserver`` binary itself reads (the serve script exports these)."""
+    def server_environment(self, *, model_dirs: list[str] | None = None) -> dict[str, str]:
+        """Variables the ``tritonserver`` binary itself reads (the serve script exports these).
+
+        Args:
+            model_dirs: SME top-level model directories. With ``default_model_name`` unset and a
+                single directory, the serve script exports SAGEMAKER_TRITON_DEFAULT_MODEL_NAME for
+                it (the binary's ``/invocations`` needs it), as ``to_argv`` adds ``--load-model``.
+        """
         env: dict[str, str] = {}
-        if self.default_model_name is not None and not self.multi_model:
-            env["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] = self.default_model_name
+        if not self.multi_model:
+            name = self.default_model_name
+            if name is None and model_dirs is not None:
+                name = resolve_default_model(model_dirs)
+            if name is not None:
+                env["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] = name
         mode = self.ping_mode
         if mode is not None:
             env["SAGEMAKER_TRITON_PING_MODE"] = PingMode(mode).value

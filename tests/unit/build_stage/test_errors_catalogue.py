@@ -275,7 +275,7 @@ def test_fails_upload_to_a_missing_bucket(tmp_path: Path) -> None:
         with pytest.raises(BuildError, match=r"upload to s3://no-such-bucket/ failed.*\[UploadFailed\]"):
             run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False, s3_client=client)
         assert not (tmp_path / "out" / "manifest.json").exists()
-        assert client.list_buckets()["Buckets"] == []
+        assert "no-such-bucket" not in {b["Name"] for b in client.list_buckets()["Buckets"]}
     finally:
         server.stop()
 

@@ -1,0 +1,37 @@
+"""`make bench` / `python -m bench`: run every benchmark, then refresh the README's table.
+
+Each benchmark measures its comparisons side by side in one run and writes bench/results/<name>.json.
+`python -m bench NAME ...` runs only those (names: build_package, build_rss, build_noop,
+build_export, synth_bench, local_bench).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+BENCHMARKS = ["build_package", "build_rss", "build_noop", "build_export", "synth_bench", "local_bench"]
+
+
+def main(argv: list[str]) -> int:
+    names = argv or BENCHMARKS
+    unknown = sorted(set(names) - set(BENCHMARKS))
+    if unknown:
+        print(
+            f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}",
+            file=sys.stderr,
+        )
+        return 2
+    failed = []
+    for name in names:
+        print(f"\n== bench.{name} ==", flush=True)
+        if subprocess.run([sys.executable, "-m", f"bench.{name}"]).returncode != 0:
+            failed.append(name)
+    subprocess.run([sys.executable, "-m", "bench.report", "--write"], check=True)
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

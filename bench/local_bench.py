@@ -1,0 +1,311 @@
+"""Local endpoint benchmark: CPU serving settings measured side by side with a real Triton server.
+
+One run, one model (an ONNX MLP, a few milliseconds of single-thread compute per request), printed
+as ratios:
+
+- dynamic batching on vs off (one instance), at concurrency 1 and 16;
+- one instance vs one instance per core (the overlay's default), at concurrency 1 and 16;
+- the in-process floor: the same model and inputs in onnxruntime in one process (one session per
+  worker thread, one intra-op thread each), at concurrency 1 and 16;
+- the SageMaker Runtime front's own cost (same server, through the 127.0.0.1 front).
+
+The load generator is an asyncio keep-alive client in a separate process, talking to Triton's
+SageMaker port through the namespace's Unix socket. Results: bench/results/local.json.
+Each setting runs in two interleaved rounds and keeps its best (the machine may be shared).\nRun: ``.venv/bin/python bench/local_bench.py`` (about a minute on 2 cores).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import platform
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from cdk_triton.local.load import LoadResult, run_load  # noqa: E402
+
+IN, HIDDEN, OUT, ROWS = 256, 2048, 16, 32
+C1_REQUESTS, C16_REQUESTS, WARMUP, ROUNDS = 100, 500, 30, 2
+
+
+def _write_model(root: Path) -> tuple[Path, np.ndarray]:
+    """Two SME endpoints (dynamic batching off / on) serving the same ONNX MLP; returns (manifest, input)."""
+    import torch
+    from google.protobuf import json_format, text_format
+    from tritonclient.grpc import model_config_pb2 as mc
+
+    from cdk_triton.local.repository import tree_sha256
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(IN, HIDDEN),
+        torch.nn.ReLU(),
+        torch.nn.Linear(HIDDEN, HIDDEN),
+        torch.nn.ReLU(),
+        torch.nn.Linear(HIDDEN, OUT),
+    ).eval()
+    onnx_path = root / "mlp.onnx"
+    torch.onnx.export(
+        net,
+        (torch.zeros(1, IN),),
+        str(onnx_path),
+        input_names=["x"],
+        output_names=["y"],
+        dynamic_axes={"x": {0: "b"}, "y": {0: "b"}},
+        opset_version=17,
+        dynamo=False,
+        external_data=False,
+    )
+    endpoints, models = {}, {}
+    for key, batching in (("nodb", False), ("db", True)):
+        cfg = mc.ModelConfig()
+        json_format.ParseDict(
+            {
+                "name": "mlp",
+                "platform": "onnxruntime_onnx",
+                "max_batch_size": 64,
+                "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [IN]}],
+                "output": [{"name": "y", "data_type": "TYPE_FP32", "dims": [OUT]}],
+                **({"dynamic_batching": {"max_queue_delay_microseconds": 500}} if batching else {}),
+            },
+            cfg,
+        )
+        repo = root / key / "repository"
+        (repo / "mlp" / "1").mkdir(parents=True)
+        (repo / "mlp" / "config.pbtxt").write_text(text_format.MessageToString(cfg))
+        (repo / "mlp" / "1" / "model.onnx").write_bytes(onnx_path.read_bytes())
+        endpoints[key] = {
+            "name": key,
+            "mode": "SingleModel",
+            "instance_types": ["ml.g5.xlarge"],
+            "default_model": "mlp",
+            "models": ["mlp"],
+            "packaging": "directory",
+            "local_path": f"{key}/repository",
+            "s3_uri": f"s3://b/{key}/",
+            "sha256": tree_sha256(repo),
+        }
+    manifest = {
+        "schema_version": 1,
+        "triton_version": "24.09",
+        "uploaded": False,
+        "artifact_location": {"bucket": "b"},
+        "models": models,
+        "endpoints": endpoints,
+    }
+    (root / "manifest.json").write_text(json.dumps(manifest))
+    x = np.random.default_rng(0).standard_normal((ROWS, IN)).astype(np.float32)
+    return root / "manifest.json", x
+
+
+def _load_job(args: tuple) -> LoadResult:
+    sock, body, ctype, concurrency, requests, url, endpoint = args
+    if url:
+        return run_load(url, endpoint, body, ctype, concurrency=concurrency, requests=requests)
+    return run_load(
+        "http://localhost:0",
+        "",
+        body,
+        ctype,
+        concurrency=concurrency,
+        requests=requests,
+        unix_socket=sock,
+        path="/invocations",
+    )
+
+
+def _measure(pool, sock: str, body: bytes, ctype: str, url: str | None = None, endpoint: str = "") -> dict:
+    pool.apply(_load_job, ((sock, body, ctype, 4, WARMUP, url, endpoint),))
+    c1 = pool.apply(_load_job, ((sock, body, ctype, 1, C1_REQUESTS, url, endpoint),))
+    c16 = pool.apply(_load_job, ((sock, body, ctype, 16, C16_REQUESTS, url, endpoint),))
+    assert c1.errors == 0 and c16.errors == 0, (c1.first_error, c16.first_error)
+    return {"c1": c1.summary(), "c16": c16.summary()}
+
+
+def _keep_best(results: dict, label: str, new: dict) -> None:
+    """Best c1 latency and best c16 throughput over the rounds."""
+    old = results.get(label)
+    if old is None:
+        results[label] = new
+        return
+    if new["c1"]["p50_ms"] < old["c1"]["p50_ms"]:
+        old["c1"] = new["c1"]
+    if new["c16"]["throughput_rps"] > old["c16"]["throughput_rps"]:
+        old["c16"] = new["c16"]
+
+
+def _floor(path: Path, x: np.ndarray) -> dict:
+    """The same model and inputs in onnxruntime in this process: the best a server could do."""
+    import onnxruntime as ort
+
+    def session():
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        opts.inter_op_num_threads = 1
+        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+    s = session()
+    for _ in range(WARMUP):
+        s.run(["y"], {"x": x})
+    lat = []
+    for _ in range(C1_REQUESTS):
+        t0 = time.perf_counter()
+        s.run(["y"], {"x": x})
+        lat.append(time.perf_counter() - t0)
+    c1 = LoadResult(latencies=lat, wall_s=sum(lat))
+    workers = os.cpu_count() or 1
+    sessions = [session() for _ in range(workers)]
+    out = LoadResult()
+    lock = threading.Lock()
+
+    def work(sess, n):
+        mine = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            sess.run(["y"], {"x": x})
+            mine.append(time.perf_counter() - t0)
+        with lock:
+            out.latencies.extend(mine)
+
+    threads = [
+        threading.Thread(target=work, args=(sessions[i], C16_REQUESTS // workers)) for i in range(workers)
+    ]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out.wall_s = time.perf_counter() - t0
+    return {"c1": c1.summary(), "c16": out.summary(), "workers": workers}
+
+
+def main() -> dict:
+    import onnxruntime
+    import tritonclient
+
+    from cdk_triton.config.manifest import read_manifest
+    from cdk_triton.local import CpuOverlay, LocalEndpoint, build_request
+
+    t_start = time.perf_counter()
+    results: dict = {}
+    with tempfile.TemporaryDirectory(prefix="cdk-triton-bench-") as tmp:
+        manifest_path, x = _write_model(Path(tmp))
+        manifest = read_manifest(manifest_path)
+        body, ctype = build_request({"x": x}, binary=True)
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(1) as pool:
+            configs = (
+                ("one_instance", "nodb", CpuOverlay(instance_count=1)),
+                ("one_instance_dynamic_batching", "db", CpuOverlay(instance_count=1)),
+                ("one_per_core", "nodb", CpuOverlay()),
+                ("one_per_core_dynamic_batching", "db", CpuOverlay()),
+            )
+            for round_ in range(ROUNDS):  # interleaved rounds; the best of each: the machine is shared
+                for label, endpoint, overlay in configs:
+                    with LocalEndpoint(manifest, endpoint, overlay=overlay) as ep:
+                        assert ep.server is not None
+                        _keep_best(results, label, _measure(pool, ep.server.socket_path, body, ctype))
+                        if label == "one_per_core":
+                            front = _measure(pool, "", body, ctype, url=ep.url, endpoint=endpoint)
+                            _keep_best(results, "one_per_core_through_front", front)
+                    print(f"round {round_ + 1} {label}: {json.dumps(results[label])}", flush=True)
+        results["in_process_floor"] = _floor(Path(tmp) / "mlp.onnx", x)
+
+    def tput(k: str, c: str) -> float:
+        return results[k][c]["throughput_rps"]
+
+    def p50(k: str, c: str) -> float:
+        return results[k][c]["p50_ms"]
+
+    ratios = {
+        "c16_throughput_one_per_core_vs_one_instance": tput("one_per_core", "c16")
+        / tput("one_instance", "c16"),
+        "c16_throughput_dynamic_batching_vs_off_one_instance": tput("one_instance_dynamic_batching", "c16")
+        / tput("one_instance", "c16"),
+        "c1_p50_latency_dynamic_batching_vs_off_one_instance": p50("one_instance_dynamic_batching", "c1")
+        / p50("one_instance", "c1"),
+        "c16_throughput_one_per_core_dynamic_batching_vs_one_per_core": tput(
+            "one_per_core_dynamic_batching", "c16"
+        )
+        / tput("one_per_core", "c16"),
+        "c16_throughput_one_per_core_vs_in_process_floor": tput("one_per_core", "c16")
+        / tput("in_process_floor", "c16"),
+        "c1_p50_latency_one_instance_vs_in_process_floor": p50("one_instance", "c1")
+        / p50("in_process_floor", "c1"),
+        "c16_throughput_front_vs_direct": tput("one_per_core_through_front", "c16")
+        / tput("one_per_core", "c16"),
+    }
+    summary = [
+        {
+            "label": "one instance per core vs one instance, throughput at concurrency 16",
+            "value": ratios["c16_throughput_one_per_core_vs_one_instance"],
+            "unit": "x",
+            "target": ">= 1.6x",
+        },
+        {
+            "label": "dynamic batching on vs off (one instance), throughput at concurrency 16",
+            "value": ratios["c16_throughput_dynamic_batching_vs_off_one_instance"],
+            "unit": "x",
+            "target": None,
+        },
+        {
+            "label": "dynamic batching on vs off (one instance), p50 latency at concurrency 1",
+            "value": ratios["c1_p50_latency_dynamic_batching_vs_off_one_instance"],
+            "unit": "x",
+            "target": None,
+        },
+        {
+            "label": "local Triton (one per core) vs in-process onnxruntime floor, throughput at concurrency 16",
+            "value": ratios["c16_throughput_one_per_core_vs_in_process_floor"],
+            "unit": "x",
+            "target": None,
+        },
+        {
+            "label": "local Triton (one instance) vs in-process floor, p50 latency at concurrency 1",
+            "value": ratios["c1_p50_latency_one_instance_vs_in_process_floor"],
+            "unit": "x",
+            "target": None,
+        },
+        {
+            "label": "through the SageMaker Runtime front vs direct, throughput at concurrency 16",
+            "value": ratios["c16_throughput_front_vs_direct"],
+            "unit": "x",
+            "target": None,
+        },
+    ]
+    report = {
+        "name": "local",
+        "command": ".venv/bin/python bench/local_bench.py",
+        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"{platform.system()}",
+        "summary": summary,
+        "benchmark": "local endpoint CPU settings (real tritonserver 2.51 from nvidia-pytriton, python-based onnxruntime)",
+        "model": f"ONNX MLP {IN}-{HIDDEN}-{HIDDEN}-{OUT}, {ROWS} rows per request, binary+json payload",
+        "environment": {
+            "onnxruntime": onnxruntime.__version__,
+            "tritonclient": getattr(tritonclient, "__version__", ""),
+        },
+        "requests": {"c1": C1_REQUESTS, "c16": C16_REQUESTS},
+        "results": results,
+        "ratios": {k: round(v, 3) for k, v in ratios.items()},
+        "wall_s": round(time.perf_counter() - t_start, 1),
+    }
+    out = ROOT / "bench" / "results" / "local.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report["ratios"], indent=1))
+    print(f"wrote {out} in {report['wall_s']} s")
+    return report
+
+
+if __name__ == "__main__":
+    main()

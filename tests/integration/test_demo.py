@@ -1,0 +1,40 @@
+"""The demo's entry point end to end: a broken demo turns CI red.
+
+Runs exactly what `make demo` runs after installing (`python -m cdk_triton.cli demo`): build the
+example models, synthesize the app with cdk-nag, cfn-lint every template, serve both endpoints on a
+real Triton server and invoke every model, comparing with the eager outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.slow, pytest.mark.triton]
+
+
+def test_demo_runs_every_stage_ok() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "cdk_triton.cli", "demo", "--root", str(ROOT)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-8000:]
+    summary = json.loads((ROOT / "build" / "out" / "demo-summary.json").read_text())
+    assert summary == {"build": "ok", "synth + cdk-nag": "ok", "cfn-lint": "ok", "serve + invoke": "ok"}, out[
+        -8000:
+    ]
+    # every model of both endpoints was invoked over JSON and binary payloads and matched
+    manifest = json.loads((ROOT / "build" / "out" / "manifest.json").read_text())
+    for target in manifest["endpoints"]["multi"]["target_models"]:
+        assert f"  {target} [json]" in out and f"  {target} [binary+json]" in out
+    assert (ROOT / "cdk.out").is_dir() and list((ROOT / "cdk.out").glob("*.template.json"))
