@@ -79,7 +79,7 @@ class TritonExampleStack(cdk.Stack):
         TritonAlarms(self, "MultiAlarms", endpoint=multi, topic=alarms.topic)
         for cid, ep in (("ClassifierEndpointName", classifier), ("MultiEndpointName", multi)):
             # GetAtt, not the name we passed: stand-ins such as moto may name the endpoint themselves.
-            cdk.CfnOutput(self, cid, value=ep.resource.attr_endpoint_name)
+            cdk.CfnOutput(self, cid, value=ep.attr_endpoint_name)
         self.classifier = classifier
         self.multi = multi
 

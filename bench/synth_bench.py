@@ -1,8 +1,10 @@
 """Synth time of the example app (cdk-triton constructs) vs an equivalent hand-written L1 stack.
 
-Both stacks read the same manifest and define the same resources: two endpoints (SME classifier
+Both stacks read the same manifest and define the same template: two endpoints (SME classifier
 with Triton metrics and GPU autoscaling, MME multi with invocations autoscaling), roles and managed
-policies, the TargetModel SSM parameter, a dashboard, six alarms and an encrypted SNS topic. Each
+policies (each Model DependsOn its policy), the TargetModel SSM parameter, a dashboard, six alarms,
+an encrypted SNS topic, retained KMS key and log group, and the same four outputs (endpoint names,
+TargetModel map and its SSM path); tests/unit/constructs/test_constructs_app.py checks the shape. Each
 round synthesizes both in this process (CloudFormation schema validation off, cdk-nag off, so the
 ratio measures the constructs' own overhead), alternating which goes first; the medians give the
 ratio (target: within 1.2x). Writes bench/results/synth.json.
@@ -52,7 +54,7 @@ def _load_app() -> Any:
     return module
 
 
-def synth_constructs(app_module: Any, manifest: Path) -> int:
+def synth_constructs(app_module: Any, manifest: Path) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as out:
         app = cdk.App(
             outdir=out,
@@ -61,10 +63,13 @@ def synth_constructs(app_module: Any, manifest: Path) -> int:
         )
         app_module.build_app(manifest, app=app)
         assembly = app.synth()
-        return len(assembly.get_stack_by_name("CdkTritonExample").template["Resources"])
+        tpl: dict[str, Any] = assembly.get_stack_by_name("CdkTritonExample").template
+        return tpl
 
 
-def _role(stack: cdk.Stack, name: str, statements: list[dict[str, Any]]) -> iam.CfnRole:
+def _role(
+    stack: cdk.Stack, name: str, statements: list[dict[str, Any]]
+) -> tuple[iam.CfnRole, iam.CfnManagedPolicy]:
     role = iam.CfnRole(
         stack,
         f"{name}Role",
@@ -79,13 +84,13 @@ def _role(stack: cdk.Stack, name: str, statements: list[dict[str, Any]]) -> iam.
             ],
         },
     )
-    iam.CfnManagedPolicy(
+    policy = iam.CfnManagedPolicy(
         stack,
         f"{name}Policy",
         roles=[role.ref],
         policy_document={"Version": "2012-10-17", "Statement": statements},
     )
-    return role
+    return role, policy
 
 
 def _alarm(stack: cdk.Stack, cid: str, topic: str, **props: Any) -> None:
@@ -101,12 +106,14 @@ def _alarm(stack: cdk.Stack, cid: str, topic: str, **props: Any) -> None:
     )
 
 
-def synth_l1(manifest_path: Path) -> int:
+def synth_l1(manifest_path: Path) -> dict[str, Any]:
     """The same resources written with L1 constructs and raw dictionaries."""
     manifest = read_manifest(manifest_path)
     with tempfile.TemporaryDirectory() as out:
         app = cdk.App(outdir=out, builtin_cloud_formation_validation=False)
-        stack = cdk.Stack(app, "HandWritten", env=ENV)
+        stack = cdk.Stack(
+            app, "HandWritten", env=ENV, description="hand-written L1 equivalent of the cdk-triton example"
+        )
         part = cdk.Aws.PARTITION
         dims = []
         for name, entry in manifest.endpoints.items():
@@ -153,6 +160,7 @@ def synth_l1(manifest_path: Path) -> int:
             )
             if not mme:
                 group = logs.CfnLogGroup(stack, f"{name}Metrics", retention_in_days=30)
+                group.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
                 env.update(
                     {
                         "SAGEMAKER_TRITON_ALLOW_METRICS": "true",
@@ -177,7 +185,7 @@ def synth_l1(manifest_path: Path) -> int:
                         "Condition": {"StringEquals": {"cloudwatch:namespace": f"Triton/{name}"}},
                     },
                 ]
-            role = _role(stack, name, statements)
+            role, policy = _role(stack, name, statements)
             container: dict[str, Any] = {
                 "image": IMAGE,
                 "environment": env,
@@ -192,6 +200,7 @@ def synth_l1(manifest_path: Path) -> int:
             model = sagemaker.CfnModel(
                 stack, f"{name}Model", execution_role_arn=role.attr_arn, primary_container=container
             )
+            model.add_resource_dependency(policy)
             config = sagemaker.CfnEndpointConfig(
                 stack,
                 f"{name}Config",
@@ -211,6 +220,7 @@ def synth_l1(manifest_path: Path) -> int:
                 endpoint_name=name,
                 endpoint_config_name=config.attr_endpoint_config_name,
             )
+            cdk.CfnOutput(stack, f"{name}EndpointName", value=endpoint.attr_endpoint_name)
             target = appscaling.CfnScalableTarget(
                 stack,
                 f"{name}Target",
@@ -228,13 +238,16 @@ def synth_l1(manifest_path: Path) -> int:
                 tracking["predefinedMetricSpecification"] = {
                     "predefinedMetricType": "SageMakerVariantInvocationsPerInstance"
                 }
+                target_models = json.dumps(entry.target_model_map(), separators=(",", ":"))
                 ssm.CfnParameter(
                     stack,
                     f"{name}Map",
                     type="String",
                     name=f"/cdk-triton/{name}/target-models/000",
-                    value=json.dumps(entry.target_model_map(), separators=(",", ":")),
+                    value=target_models,
                 )
+                cdk.CfnOutput(stack, f"{name}MapPath", value=f"/cdk-triton/{name}/target-models")
+                cdk.CfnOutput(stack, f"{name}MapOutput", value=target_models)
             else:
                 tracking["customizedMetricSpecification"] = {
                     "namespace": "/aws/sagemaker/Endpoints",
@@ -276,6 +289,7 @@ def synth_l1(manifest_path: Path) -> int:
                 ],
             },
         )
+        topic_key.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
         topic = sns.CfnTopic(stack, "Topic", kms_master_key_id=topic_key.attr_arn)
         sns.CfnTopicPolicy(
             stack,
@@ -384,7 +398,19 @@ def synth_l1(manifest_path: Path) -> int:
             )
         cloudwatch.CfnDashboard(stack, "Dashboard", dashboard_body=json.dumps({"widgets": widgets}))
         assembly = app.synth()
-        return len(assembly.get_stack_by_name("HandWritten").template["Resources"])
+        tpl: dict[str, Any] = assembly.get_stack_by_name("HandWritten").template
+        return tpl
+
+
+def shape(tpl: dict[str, Any]) -> dict[str, Any]:
+    """What must match for the two stacks to be equivalent: resource types, outputs, policies, DependsOn."""
+    res = tpl["Resources"].values()
+    return {
+        "types": sorted(r["Type"] for r in res),
+        "outputs": len(tpl.get("Outputs", {})),
+        "retained": sorted(r["Type"] for r in res if r.get("DeletionPolicy") == "Retain"),
+        "depends_on": sorted(r["Type"] for r in res if r.get("DependsOn")),
+    }
 
 
 _E2E = """
@@ -394,9 +420,9 @@ sys.path.insert(0, {bench!r})
 import synth_bench as sb
 which, manifest = sys.argv[1], sys.argv[2]
 if which == "constructs":
-    n = sb.synth_constructs(sb._load_app(), sb.Path(manifest))
+    n = len(sb.synth_constructs(sb._load_app(), sb.Path(manifest))["Resources"])
 else:
-    n = sb.synth_l1(sb.Path(manifest))
+    n = len(sb.synth_l1(sb.Path(manifest))["Resources"])
 print(n, time.perf_counter() - t0)
 """
 
@@ -441,11 +467,12 @@ def main(argv: list[str] | None = None) -> int:
         order = ("constructs", "l1") if i % 2 == 0 else ("l1", "constructs")
         for which in order:
             t0 = time.perf_counter()
-            n = (
+            tpl = (
                 synth_constructs(app_module, args.manifest)
                 if which == "constructs"
                 else synth_l1(args.manifest)
             )
+            n = len(tpl["Resources"])
             times[which].append(time.perf_counter() - t0)
             resources[which] = n
     med = {k: statistics.median(v) for k, v in times.items()}
@@ -485,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
         "summary": summary,
         "benchmark": "synth_bench",
         "what": "in-process synth of the example app (cdk-triton constructs) vs an equivalent hand-written L1 stack",
+        "baseline": "hand-written L1 stack with the example's resource types, 4 outputs, retained KMS key and "
+        "log group, Model DependsOn policy (shape() equality is a unit test)",
         "rounds": args.rounds,
         "median_seconds": {k: round(v, 4) for k, v in med.items()},
         "all_seconds": {k: [round(x, 4) for x in v] for k, v in times.items()},

@@ -20,7 +20,7 @@ from typing import Any
 from cdk_triton.config.spec import ModelSpec
 
 #: bump when the build's output for the same inputs changes
-BUILD_FORMAT = "1"
+BUILD_FORMAT = "2"
 
 _TOOLS = (
     "cdk-triton",
@@ -113,6 +113,31 @@ class ModelCache:
         tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", "utf-8")
         os.replace(tmp, rec)
         return final
+
+    def prune(self, keep: set[tuple[str, str]]) -> list[str]:
+        """Remove every entry but ``keep`` ((name, key) pairs); returns the names removed.
+
+        Call it only after a successful build, with every entry the new manifest references. The
+        record goes first (an entry without one is never trusted), then the directory is renamed
+        to a ``.*.old`` name (removed again by the next build if this one is killed) and deleted.
+        """
+        if not self.root.is_dir():
+            return []
+        wanted = {self.entry_dir(n, k).name for n, k in keep}
+        removed = []
+        for p in sorted(self.root.iterdir()):
+            stem = p.name.removesuffix(".json")
+            if p.name.startswith(".") or stem in wanted:
+                continue
+            if p.is_dir():
+                old = p.with_name(f".{p.name}.{uuid.uuid4().hex}.old")
+                (self.root / f"{p.name}.json").unlink(missing_ok=True)
+                os.replace(p, old)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+            removed.append(p.name)
+        return removed
 
     def clean_temp(self) -> None:
         """Remove leftovers of killed builds (never trusted, only space)."""

@@ -74,6 +74,7 @@ BUILD_ERRORS: dict[str, str] = {
     "PlanProfileMismatch": "a prebuilt TensorRT plan whose profile does not reach max_batch_size",
     "ParityMismatch": "the exported artifact's outputs differ from the eager model beyond the tolerance",
     "UploadFailed": "an S3 upload or copy failed",
+    "BuildLocked": "another build is writing to the same output directory",
 }
 
 ALL_CODES: dict[str, str] = {**DECLARATION_ERRORS, **BUILD_ERRORS}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,7 +25,7 @@ from cdk_triton.build.declarations import load_spec
 from cdk_triton.build.package import pack, tree_digest
 from cdk_triton.build.parity import check_deterministic, compare
 from cdk_triton.build.pbtxt import PLATFORMS, IoTensor, build_config, sha256_text, to_dict, to_pbtxt
-from cdk_triton.build.reference import Runner, source_fingerprint
+from cdk_triton.build.reference import Runner, forget_local_modules, source_fingerprint
 from cdk_triton.build.repository import assemble
 from cdk_triton.build.samples import sample_inputs, tolerance, v2_tensors, write_json_if_changed
 from cdk_triton.config.manifest import (
@@ -41,7 +42,10 @@ from cdk_triton.config.manifest import (
 from cdk_triton.config.spec import BuildSpec, EndpointSpec, ModelSpec
 from cdk_triton.errors import BuildError, TritonValidationError
 
-EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+#: a file in every ensemble's version folder ``1/``: Triton needs the folder, S3 has no empty folders,
+#: and SageMaker refuses a zero-byte "folder marker" key ending in '/' under an uncompressed S3 prefix
+#: (its last path part would be an empty file name, which S3ModelDataSource does not allow)
+ENSEMBLE_PLACEHOLDER = ".keep"
 
 
 @dataclass(kw_only=True, slots=True)
@@ -132,6 +136,7 @@ class _Build:
     def preflight(self, names: list[str]) -> None:
         by_name = {m.name: m for m in self.spec.models}
         keys: dict[str, str] = {}
+        forgotten: set[str] = set()
 
         def plan(name: str) -> None:
             if name in self.plan:
@@ -161,6 +166,9 @@ class _Build:
                         skip = str(exc)
             if m.tensorrt.plans and m.format == "tensorrt":
                 self._check_prebuilt_plans(m)
+            if m.source and m.source.factory and m.source.factory not in forgotten:
+                forget_local_modules(self.spec, m)  # import the factory's files as they are now
+                forgotten.add(m.source.factory)
             fp = source_fingerprint(self.spec, m)
             if local_arch:
                 fp["gpu_architecture"] = local_arch  # a plan is specific to the GPU it was built on
@@ -509,6 +517,9 @@ class _Build:
 
     def _export_ensemble(self, m: ModelSpec, tmp: Path) -> dict[str, Any]:
         (tmp / "1").mkdir()
+        (tmp / "1" / ENSEMBLE_PLACEHOLDER).write_text(
+            "Triton loads an ensemble only when its version folder exists; this file keeps it in S3.\n"
+        )
         steps = []
         for s in m.steps:
             rec = self.plan[s.model].record or {}
@@ -802,6 +813,12 @@ def run_build(
         from cdk_triton.config.manifest import read_manifest
 
         result.manifest = read_manifest(out / MANIFEST_FILENAME)
+        # the build succeeded: drop what neither this build nor the manifest references
+        b.cache.prune(
+            {(n, e.source_sha256) for n, e in result.manifest.models.items() if e.source_sha256}
+            | {(n, p.key) for n, p in b.plan.items()}
+        )
+        _prune_outputs(out, result.manifest)
         result.warnings = list(b.warnings)
         for n in built:
             rec = b.plan[n].record or {}
@@ -831,7 +848,7 @@ def _lock(out: Path) -> Any:
     except OSError:
         fh.close()
         raise BuildError(
-            f"another build is writing to {out}; wait for it or use another --out", code="BuildFailed"
+            f"another build is writing to {out}; wait for it or use another --out", code="BuildLocked"
         ) from None
     return fh
 
@@ -848,6 +865,32 @@ def _clean_leftovers(out: Path) -> None:
                     shutil.rmtree(p, ignore_errors=True)
                 else:
                     p.unlink(missing_ok=True)
+
+
+def _prune_outputs(out: Path, manifest: Manifest) -> None:
+    """Remove sample files and endpoint folders the manifest no longer references (models or
+    endpoints removed from the declaration, an endpoint that changed mode)."""
+    keep = {
+        Path(f).name
+        for m in manifest.models.values()
+        if m.sample
+        for f in (m.sample.request, m.sample.response)
+        if f
+    }
+    if (out / "samples").is_dir():
+        for f in (out / "samples").glob("*.json"):
+            if f.name not in keep:
+                f.unlink(missing_ok=True)
+    for mode, multi in (("sme", False), ("mme", True)):
+        if not (out / mode).is_dir():
+            continue
+        for d in sorted((out / mode).iterdir()):
+            ep = manifest.endpoints.get(d.name)
+            if d.name.startswith(".") or not d.is_dir() or (ep is not None and ep.is_multi_model == multi):
+                continue
+            old = d.with_name(f".{d.name}.{uuid.uuid4().hex}.old")
+            os.replace(d, old)
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _package_sme(
@@ -871,9 +914,6 @@ def _package_sme(
             (repo / rel, f"{s3_uri}{rel}", sha, (repo / rel).stat().st_size)
             for rel, sha in sorted(files.items())
         ]
-        # empty directories (an ensemble's 1/) as S3 folder markers: zero-byte keys ending '/'
-        for d in sorted(p for p in repo.rglob("*") if p.is_dir() and not any(p.iterdir())):
-            objs.append((d, f"{s3_uri}{d.relative_to(repo).as_posix()}/", EMPTY_SHA256, 0))
         sha, nbytes, packed = digest, size, int(rebuilt)
     else:
         index = b.out / "sme" / ep.name / ".archive.json"

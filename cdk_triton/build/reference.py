@@ -5,6 +5,7 @@ torch is imported inside the functions so ``import cdk_triton.build`` stays ligh
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import importlib
 import importlib.util
@@ -38,6 +39,15 @@ def factory_origin(spec: BuildSpec, model: ModelSpec) -> Path:
     """The file defining the factory's module (found without importing it), or FactoryNotFound."""
     assert model.source and model.source.factory
     module = model.source.factory.partition(":")[0]
+    # the declaration's directory comes first on the import path: look there without asking
+    # sys.modules, which may hold a same-named module from another directory or an older build
+    base = Path(spec.base_dir).resolve()
+    local = _module_files(base, module)
+    if local and local[-1] in (
+        base.joinpath(*module.split(".")) / "__init__.py",
+        base.joinpath(*module.split(".")).with_suffix(".py"),
+    ):
+        return local[-1]
     with _on_path(spec.base_dir):
         try:
             found = importlib.util.find_spec(module)
@@ -152,7 +162,7 @@ def source_fingerprint(spec: BuildSpec, model: ModelSpec) -> dict[str, Any]:
         return {}
     out: dict[str, Any] = {"kind": src.kind}
     if src.factory:
-        out["factory_file"] = _sha256_file(factory_origin(spec, model))
+        out["factory_files"] = {rel: _sha256_file(f) for rel, f in factory_sources(spec, model).items()}
         out["factory"] = src.factory
         out["kwargs"] = src.kwargs
         out["seed"] = src.seed
@@ -164,6 +174,94 @@ def source_fingerprint(spec: BuildSpec, model: ModelSpec) -> dict[str, Any]:
     if model.tensorrt.plans:
         out["plans"] = [_sha256_tree(spec.resolve_path(d)) for d in model.tensorrt.plans]
     return out
+
+
+def factory_sources(spec: BuildSpec, model: ModelSpec) -> dict[str, Path]:
+    """The factory's module file and every local module it imports, transitively (found with ``ast``,
+    nothing is imported), keyed by a stable relative path.
+
+    Local means a file under the declaration's directory or under the factory's own top-level
+    package, never in site-packages (tool versions cover installed packages). Imports are followed
+    wherever they appear (inside functions, under ``if``): a helper that might be imported counts.
+    """
+    assert model.source and model.source.factory
+    origin = factory_origin(spec, model).resolve()
+    parts = model.source.factory.partition(":")[0].split(".")
+    is_pkg = origin.name == "__init__.py"
+    root = origin.parents[len(parts) - (0 if is_pkg else 1)]  # the sys.path entry it was found under
+    base = Path(spec.base_dir).resolve()
+    own_pkg = root / parts[0] if (is_pkg or len(parts) > 1) else None
+
+    def local(f: Path) -> bool:
+        if own_pkg is not None and f.is_relative_to(own_pkg):
+            return True
+        if not f.is_relative_to(base):
+            return False
+        return not {"site-packages", "dist-packages", ".venv", "__pycache__"} & set(f.relative_to(base).parts)
+
+    found: dict[Path, None] = {}
+    todo = [origin]
+    while todo:
+        f = todo.pop()
+        if f in found:
+            continue
+        found[f] = None
+        try:
+            tree = ast.parse(f.read_bytes(), filename=str(f))
+        except (SyntaxError, ValueError, OSError):
+            continue  # hashed as bytes; the import itself reports the error
+        for node in ast.walk(tree):
+            targets: list[tuple[list[Path], str]] = []
+            if isinstance(node, ast.Import):
+                targets = [([base, root], a.name) for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    dirs = [f.parents[node.level - 1]]
+                    mod = node.module or ""
+                else:
+                    dirs, mod = [base, root], node.module or ""
+                targets = [(dirs, mod)] if mod else []
+                targets += [(dirs, f"{mod}.{a.name}" if mod else a.name) for a in node.names if a.name != "*"]
+            for dirs, dotted in targets:
+                for d in dict.fromkeys(dirs):
+                    todo += [m for m in _module_files(d, dotted) if local(m) and m not in found]
+    out = {}
+    for f in found:
+        rel = f.relative_to(base) if f.is_relative_to(base) else f.relative_to(root)
+        out[rel.as_posix()] = f
+    return dict(sorted(out.items()))
+
+
+def forget_local_modules(spec: BuildSpec, model: ModelSpec) -> None:
+    """Drop the factory's local modules from ``sys.modules``, so that the next import runs the files
+    as they are now: a process may build twice (edited files) or build declarations in other
+    directories that use the same module names."""
+    files = factory_sources(spec, model)
+    names = {rel.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for rel in files}
+    paths = {str(f) for f in files.values()}
+    for name, mod in list(sys.modules.items()):
+        if name.partition(".")[0] == "cdk_triton":
+            continue  # the running build itself (an editable install may sit under the YAML's directory)
+        if name in names or getattr(mod, "__file__", None) in paths:
+            del sys.modules[name]
+
+
+def _module_files(root: Path, dotted: str) -> list[Path]:
+    """The files importing ``dotted`` from ``root`` would execute (package ``__init__``s + module)."""
+    files: list[Path] = []
+    cur = root
+    names = dotted.split(".")
+    for i, name in enumerate(names):
+        pkg = cur / name
+        if (pkg / "__init__.py").is_file():
+            files.append(pkg / "__init__.py")
+        elif i == len(names) - 1 and (cur / f"{name}.py").is_file():
+            files.append(cur / f"{name}.py")
+            break
+        elif not pkg.is_dir():
+            break
+        cur = pkg
+    return [f.resolve() for f in files]
 
 
 def _sha256_file(path: Path) -> str:

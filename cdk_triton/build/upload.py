@@ -79,9 +79,7 @@ def upload(
     extra: dict[str, Any] = {}
     if location.kms_key_arn:
         extra = {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": location.kms_key_arn}
-    ledger: dict[str, str] = {}
-    if ledger_path and ledger_path.is_file():
-        ledger = json.loads(ledger_path.read_text("utf-8")).get(location.bucket, {})
+    ledger, placed = _read_ledger(ledger_path, location.bucket) if ledger_path else ({}, set())
     stats = UploadStats()
     bucket = location.bucket
     try:
@@ -96,16 +94,13 @@ def upload(
         for obj in objects:
             if _exists(client, bucket, obj.key, obj.size):
                 stats.skipped += 1
-                if not obj.key.endswith("/"):
-                    ledger[obj.sha256] = obj.key
+                ledger[obj.sha256] = obj.key
+                placed.add(obj.key)
                 if progress:
                     progress(obj.size)
                 continue
             src = ledger.get(obj.sha256) if obj.size else None
-            if obj.key.endswith("/"):
-                client.put_object(Bucket=bucket, Key=obj.key, Body=b"", **extra)
-                stats.uploaded += 1
-            elif src and src != obj.key and _exists(client, bucket, src, obj.size):
+            if src and src != obj.key and _exists(client, bucket, src, obj.size):
                 client.copy(
                     {"Bucket": bucket, "Key": src}, bucket, obj.key, ExtraArgs=dict(extra), Config=config
                 )
@@ -121,27 +116,43 @@ def upload(
                 )
                 stats.uploaded += 1
                 stats.bytes_uploaded += obj.size
-            if not obj.key.endswith("/"):
-                ledger[obj.sha256] = obj.key
+            ledger[obj.sha256] = obj.key
+            placed.add(obj.key)
             stats.keys.append(obj.key)
     except (ClientError, BotoCoreError, Boto3Error) as exc:
         raise BuildError(f"upload to s3://{bucket}/ failed: {exc}", code="UploadFailed") from exc
     finally:
         if ledger_path:
-            _save_ledger(ledger_path, bucket, ledger)
+            _save_ledger(ledger_path, bucket, ledger, placed)
     return stats
 
 
-def _save_ledger(path: Path, bucket: str, ledger: dict[str, str]) -> None:
-    data: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            data = json.loads(path.read_text("utf-8"))
-        except json.JSONDecodeError:
-            data = {}
-    if data.get(bucket) == ledger:
+#: the ledger's key for the keys placed per bucket ('_' never starts a bucket name)
+_PLACED = "_placed"
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+    except json.JSONDecodeError:
+        data = {}
+    return data if isinstance(data, dict) else {}
+
+
+def _read_ledger(path: Path, bucket: str) -> tuple[dict[str, str], set[str]]:
+    """(content sha256 -> a key holding it, every key placed) for ``bucket``: the first finds copy
+    sources, the second says what is uploaded (identical files under several keys included)."""
+    data = _load(path)
+    ledger = dict(data.get(bucket, {}))
+    return ledger, set(data.get(_PLACED, {}).get(bucket, [])) | set(ledger.values())
+
+
+def _save_ledger(path: Path, bucket: str, ledger: dict[str, str], placed: set[str]) -> None:
+    data = _load(path)
+    if data.get(bucket) == ledger and set(data.get(_PLACED, {}).get(bucket, [])) == placed:
         return
     data[bucket] = ledger
+    data.setdefault(_PLACED, {})[bucket] = sorted(placed)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
     os.replace(tmp, path)
@@ -151,6 +162,5 @@ def all_recorded(objects: list[UploadObject], location: ArtifactLocation, ledger
     """Whether an earlier upload placed every object (for a build run without --upload)."""
     if not ledger_path.is_file():
         return False
-    ledger = json.loads(ledger_path.read_text("utf-8")).get(location.bucket, {})
-    keys = set(ledger.values())
-    return all(o.key in keys for o in objects if not o.key.endswith("/"))
+    _, keys = _read_ledger(ledger_path, location.bucket)
+    return all(o.key in keys for o in objects)

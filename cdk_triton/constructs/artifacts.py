@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 import aws_cdk as cdk
 from constructs import Construct
 
-from cdk_triton.config.manifest import MULTI_MODEL, SINGLE_MODEL, Manifest, read_manifest
-from cdk_triton.constructs._tokens import is_token, pseudo
+from cdk_triton.config.manifest import MANIFEST_FILENAME, MULTI_MODEL, SINGLE_MODEL, Manifest, read_manifest
+from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
 from cdk_triton.constructs.errors import located, validation_error
 from cdk_triton.errors import TritonValidationError
 
@@ -108,7 +108,9 @@ class ModelArtifacts(abc.ABC):
                 model repository (SME, ModelDataSource S3Prefix + CompressionType None) or the MME
                 prefix of tar.gz archives.
             multi_model: the prefix is an MME prefix. Default: False.
-            default_model: SME model behind /invocations. Default: the container's rule.
+            default_model: SME model behind /invocations (SAGEMAKER_TRITON_DEFAULT_MODEL_NAME, which
+                SageMaker's Triton needs even for a one-model repository). Default: the only entry
+                of ``models``; an SME with neither raises DefaultModelRequired.
             models: the model directories (checks ``default_model``). Default: unknown.
             target_models: MME logical name -> TargetModel, published for clients. Default: none.
             encryption_key: the KMS key the artifacts are encrypted with. Default: none.
@@ -131,7 +133,9 @@ class ModelArtifacts(abc.ABC):
 
         Args:
             path: the ``.tar.gz`` file.
-            default_model: the model behind /invocations. Default: the container's rule.
+            default_model: the model behind /invocations (SAGEMAKER_TRITON_DEFAULT_MODEL_NAME).
+                Default: none, which raises DefaultModelRequired unless
+                ``server_options=ServerOptions(default_model_name=...)`` names it.
         """
         return _AssetArtifacts(Path(path), default_model)
 
@@ -158,17 +162,20 @@ class _ManifestArtifacts(ModelArtifacts):
     def bind(self, scope: Construct) -> ArtifactsConfig:
         try:
             manifest = (
-                self._manifest if isinstance(self._manifest, Manifest) else read_manifest(self._manifest)
+                self._manifest if isinstance(self._manifest, Manifest) else _read_manifest(self._manifest)
             )
             entry = manifest.endpoint(self._endpoint)
         except TritonValidationError as err:
             raise located(scope, err) from None
         loc = manifest.artifact_location
-        if not manifest.uploaded:
+        warned = stack_info(scope).warned_manifests
+        if not manifest.uploaded and (manifest.path or "") not in warned:
+            warned.add(manifest.path or "")  # once per manifest and stack (each warning is a jsii call)
             cdk.Annotations.of(scope).add_warning_v2(
                 "cdk-triton:ArtifactsNotUploaded",
-                f"the manifest {manifest.path or ''} says the artifacts of endpoint '{self._endpoint}' are "
-                "not uploaded yet (uploaded: false); run `cdk-triton build --upload` before deploying",
+                f"the manifest {manifest.path or ''} says its artifacts (endpoint '{self._endpoint}' and any "
+                "other endpoint of this stack built from it) are not uploaded yet (uploaded: false); "
+                "run `cdk-triton build --upload` before deploying",
             )
         if entry.mode == MULTI_MODEL:
             bucket_name, key = _split_s3_uri(entry.s3_prefix or "")
@@ -196,6 +203,27 @@ class _ManifestArtifacts(ModelArtifacts):
             uploaded=manifest.uploaded,
             triton_version=manifest.triton_version,
         )
+
+
+#: Parsed manifests by (path, mtime, size): two endpoints of one manifest parse it once.
+_MANIFEST_CACHE: dict[tuple[str, int, int], Manifest] = {}
+
+
+def _read_manifest(path: str | os.PathLike[str]) -> Manifest:
+    p = Path(path)
+    if p.is_dir():
+        p = p / MANIFEST_FILENAME
+    try:
+        st = p.stat()
+    except OSError:
+        return read_manifest(p)  # raises ManifestNotFound
+    key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
+    manifest = _MANIFEST_CACHE.get(key)
+    if manifest is None:
+        if len(_MANIFEST_CACHE) >= 16:
+            _MANIFEST_CACHE.clear()
+        manifest = _MANIFEST_CACHE[key] = read_manifest(p)
+    return manifest
 
 
 class _BucketArtifacts(ModelArtifacts):

@@ -14,17 +14,17 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_ssm as ssm
-from constructs import Construct
+from constructs import Construct, Node
 
 from cdk_triton.config import tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
-from cdk_triton.constructs._tokens import is_token, pseudo
+from cdk_triton.constructs._tokens import is_token, known_duration, pseudo, remember_stack_info, seconds
 from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.constructs.image import TritonImage
-from cdk_triton.constructs.model import TritonMetrics, TritonModel
+from cdk_triton.constructs.model import TritonMetrics, TritonModel, _DefersAcknowledgments
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_all
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ CFN_RESOURCE_LIMIT = 500
 #: SSM standard-tier parameter value limit (characters).
 SSM_STANDARD_LIMIT = 4096
 #: Bake time between deployment steps unless told.
-DEFAULT_WAIT_INTERVAL = cdk.Duration.minutes(5)
+DEFAULT_WAIT_INTERVAL = known_duration(cdk.Duration.minutes(5), 300)
 #: The largest CfnOutput value the construct publishes the target-model map in directly.
 OUTPUT_MAP_LIMIT = 1024
 
@@ -195,8 +195,8 @@ class ResourceHeadroom:
         return self.resources / self.limit
 
 
-def _count_resources(stack: cdk.Stack) -> int:
-    return sum(1 for c in stack.node.find_all() if isinstance(c, cdk.CfnResource))
+def _count_resources(stack: cdk.Stack, node: Node | None = None) -> int:
+    return sum(1 for c in (node or stack.node).find_all() if isinstance(c, cdk.CfnResource))
 
 
 def resource_headroom(stack: cdk.Stack, *, annotate: bool = False) -> ResourceHeadroom:
@@ -216,7 +216,7 @@ def resource_headroom(stack: cdk.Stack, *, annotate: bool = False) -> ResourceHe
 # ---------------------------------------------------------------------------- the endpoint
 
 
-class TritonEndpoint(Construct):
+class TritonEndpoint(Construct, _DefersAcknowledgments):
     """Defines a SageMaker real-time endpoint serving NVIDIA Triton: Model, EndpointConfig, Endpoint.
 
     Checks the instance type against the artifacts (GPU architecture of TensorRT plans, single-GPU
@@ -281,6 +281,7 @@ class TritonEndpoint(Construct):
             deployment: blue/green or rolling update guardrails. Default: SageMaker's default update.
         """
         super().__init__(scope, construct_id)
+        self._stack = remember_stack_info(self, scope)
         self.instance_type = instance_type
         self.variant_name = variant_name
         self.instance_count = instance_count
@@ -341,7 +342,7 @@ class TritonEndpoint(Construct):
             self.volume_encryption_key = volume_encryption_key
             volume_key_arn = volume_encryption_key.key_arn
         elif not self.has_local_storage:
-            account = cdk.Stack.of(self).account
+            account = self._stack.account
             key = kms.CfnKey(
                 self,
                 "VolumeKey",
@@ -388,14 +389,15 @@ class TritonEndpoint(Construct):
             kms_key_id=volume_key_arn,
             data_capture_config=capture,
         )
+        kms_acks: list[cdk.Acknowledgment] = []
         if self.has_local_storage:
             reason = (
                 f"{instance_type} has local NVMe storage, which is hardware-encrypted; "
                 "CreateEndpointConfig rejects a KmsKeyId for it"
             )
-            cdk.Validations.of(self.endpoint_config).acknowledge(
-                *(cdk.Acknowledgment(id=rule, reason=reason) for rule in _nag.ENDPOINT_CONFIG_KMS_RULES)
-            )
+            kms_acks = [cdk.Acknowledgment(id=rule, reason=reason) for rule in _nag.ENDPOINT_CONFIG_KMS_RULES]
+        # One call for the model's IAM5 findings and the EndpointConfig's KMS rule (each exact id).
+        self.model._flush_acks(scope=self, extra=kms_acks)
 
         self._rollback_alarm: cloudwatch.CfnAlarm | None = None
         deployment_config = None
@@ -408,8 +410,9 @@ class TritonEndpoint(Construct):
             endpoint_name=endpoint_name,
             deployment_config=deployment_config,
         )
-        self.node.default_child = self.resource
-        self.endpoint_arn: str = self.resource.ref
+        # node.default_child is self.resource: CDK finds the child with id "Resource" by itself.
+        self._endpoint_arn: str | None = None
+        self._attr_endpoint_name: str | None = None
 
         self.target_model_map: dict[str, str] = dict(art.target_models)
         self.target_model_parameters: list[ssm.CfnParameter] = []
@@ -420,6 +423,20 @@ class TritonEndpoint(Construct):
         self._check_headroom()
 
     # ------------------------------------------------------------------ facts
+    @property
+    def endpoint_arn(self) -> str:
+        """The endpoint ARN (``Ref`` of the endpoint)."""
+        if self._endpoint_arn is None:
+            self._endpoint_arn = self.resource.ref
+        return self._endpoint_arn
+
+    @property
+    def attr_endpoint_name(self) -> str:
+        """``GetAtt EndpointName``: the name as a reference, so users of it depend on the endpoint."""
+        if self._attr_endpoint_name is None:
+            self._attr_endpoint_name = self.resource.attr_endpoint_name
+        return self._attr_endpoint_name
+
     @property
     def is_multi_model(self) -> bool:
         return self.model.is_multi_model
@@ -713,6 +730,24 @@ class TritonEndpoint(Construct):
                         fix="pass a smaller canary, e.g. percent=10, or use linear()",
                     )
                 )
+        errs += self._check_step_shares(d)
+        limit = 28800 if d.rolling_batch is not None else 14400
+        for prop, dur, lo, hi in (
+            ("deployment.wait_interval", d.wait_interval, 0, 3600),
+            ("deployment.termination_wait", d.termination_wait, 0, 3600),
+            ("deployment.maximum_execution_timeout", d.maximum_execution_timeout, 600, limit),
+        ):
+            if dur is not None and not lo <= seconds(dur) <= hi:
+                errs.append(
+                    self._err(
+                        "InvalidTimeout",
+                        prop=prop,
+                        value=f"{seconds(dur)} s",
+                        problem="is outside SageMaker's range",
+                        allowed=f"{lo}..{hi} seconds",
+                        fix=f"pass a cdk.Duration between {lo} and {hi} seconds",
+                    )
+                )
         if d.rollback_alarms is not None and len(d.rollback_alarms) > 10:
             errs.append(
                 self._err(
@@ -725,6 +760,41 @@ class TritonEndpoint(Construct):
                 )
             )
         return errs
+
+    def _check_step_shares(self, d: DeploymentGuardrails) -> list[TritonValidationError]:
+        """SageMaker's share of the fleet per step: linear 10-50 %, rolling 5-50 % (canary: CanaryTooLarge)."""
+        if d.traffic_routing == "LINEAR":
+            prop, step, lo, name = "deployment.step", d.step, 10, "a linear step"
+        elif d.rolling_batch is not None and d.traffic_routing is None:
+            prop, step, lo, name = "deployment.rolling_batch", d.rolling_batch, 5, "a rolling batch"
+        else:
+            return []
+        if (
+            step is None
+            or (step.percent is None) == (step.instance_count is None)
+            or (step.percent is not None and not 1 <= step.percent <= 100)
+            or (step.instance_count is not None and step.instance_count < 1)
+        ):
+            return []  # reported as InvalidTrafficStep above
+        if step.percent is not None:
+            share, value = float(step.percent), f"{step.percent} %"
+        else:
+            share, value = (
+                100.0 * (step.instance_count or 0) / self.instance_count,
+                f"{step.instance_count} instances",
+            )
+        if lo <= share <= 50:
+            return []
+        return [
+            self._err(
+                "InvalidTrafficStep",
+                prop=prop,
+                value=value,
+                problem=f"is {share:.0f} % of the fleet ({self.instance_count} instances)",
+                allowed=f"{name} of {lo}..50 % of the instances",
+                fix=f"pass percent={lo}..50, or an instance_count within that share of instance_count",
+            )
+        ]
 
     # ------------------------------------------------------------------ pieces
     def _data_capture(self, dc: DataCapture) -> sagemaker.CfnEndpointConfig.DataCaptureConfigProperty:
@@ -768,7 +838,7 @@ class TritonEndpoint(Construct):
         rollback = sagemaker.CfnEndpoint.AutoRollbackConfigProperty(
             alarms=[sagemaker.CfnEndpoint.AlarmProperty(alarm_name=n) for n in names]
         )
-        wait = int(d.wait_interval.to_seconds())
+        wait = seconds(d.wait_interval)
         max_exec = int(d.maximum_execution_timeout.to_seconds()) if d.maximum_execution_timeout else None
         if d.rolling_batch is not None:
             return sagemaker.CfnEndpoint.DeploymentConfigProperty(
@@ -829,8 +899,8 @@ class TritonEndpoint(Construct):
             cdk.CfnOutput(scope, "Map", value=text, description="logical model name -> TargetModel")
 
     def _check_headroom(self) -> None:
-        stack = cdk.Stack.of(self)
-        head = ResourceHeadroom(stack="", resources=_count_resources(stack))
+        stack = self._stack.stack
+        head = ResourceHeadroom(stack="", resources=_count_resources(stack, self._stack.node))
         if head.resources > head.limit:
             mine = sum(1 for c in self.node.find_all() if isinstance(c, cdk.CfnResource))
             raise self._err(

@@ -25,6 +25,7 @@ ERROR_CODES: dict[str, str] = {
     "InvalidArtifactKey": "from_bucket key is neither a prefix ending '/' nor a .tar.gz object",
     "InvalidAssetPath": "from_asset path is not an existing .tar.gz file",
     "DefaultModelNotInArtifacts": "the default model is not one of the models in the artifacts",
+    "DefaultModelRequired": "a single-model endpoint whose artifacts do not name the model behind /invocations",
     "ServerOptionsModeConflict": "server_options.multi_model contradicts the artifacts' endpoint mode",
     # server options / environment
     "UnknownTritonEnvironmentVariable": "(config) a raw SAGEMAKER_TRITON_* variable that the container does not know",
@@ -46,6 +47,7 @@ ERROR_CODES: dict[str, str] = {
     "ManagedFlagInAdditionalArgs": "(config) additional_args sets a flag ServerOptions manages",
     "InvalidManifest": "(config) the manifest file is not a valid cdk-triton manifest",
     "UnsupportedManifestVersion": "(config) the manifest's schema_version is not supported",
+    "MetricsNeedNewerImage": "Triton metrics publishing with a SageMaker Triton image older than 23.07 (no CloudWatch agent)",
     "MetricsNeedNetwork": "Triton metrics publishing on a network-isolated model (the agent cannot reach CloudWatch)",
     "SecurityGroupsWithoutVpc": "security groups or subnets given without a VPC",
     # instance type
@@ -58,12 +60,12 @@ ERROR_CODES: dict[str, str] = {
     "InvalidInstanceCount": "instance_count below 1",
     "InvalidVariantName": "variant_name does not match SageMaker's name pattern",
     "InvalidEndpointName": "endpoint_name does not match SageMaker's name pattern (1-63 of [a-zA-Z0-9-])",
-    "InvalidTimeout": "a container startup or model download timeout outside 60..3600 s",
+    "InvalidTimeout": "a container startup or model download timeout outside 60..3600 s, or a deployment wait/timeout outside SageMaker's range",
     "InvalidVolumeSize": "volume_size outside 1..512 GiB, or set on an instance type with local NVMe storage",
     "InvalidSamplingPercentage": "data capture sampling outside 0..100 %",
     # deployment guardrails
     "CanaryTooLarge": "a blue/green canary above 50 % of the fleet",
-    "InvalidTrafficStep": "a canary or linear step that is not a positive count or a 1..100 % share",
+    "InvalidTrafficStep": "a step that is not a positive count or 1..100 %, a linear step outside 10..50 % or a rolling batch outside 5..50 % of the fleet",
     "InvalidDeploymentPolicy": "deployment guardrails with none or more than one update policy",
     "TooManyRollbackAlarms": "more than 10 auto-rollback alarms",
     # scaling

@@ -11,7 +11,7 @@ from constructs import Construct, IConstruct
 
 from cdk_triton.config import tables
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION, IMAGE_REPOSITORY
-from cdk_triton.constructs._tokens import is_token, pseudo
+from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
 from cdk_triton.constructs.errors import located
 from cdk_triton.errors import TritonValidationError
 
@@ -80,8 +80,8 @@ class _SageMakerTritonImage(TritonImage):
         return self._version
 
     def bind(self, scope: Construct) -> ImageConfig:
-        stack = cdk.Stack.of(scope)
-        region = stack.region
+        info = stack_info(scope)
+        stack, region = info.stack, info.region
         try:
             tables.image_regions(self._version)
         except TritonValidationError as err:

@@ -14,10 +14,11 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from cdk_triton.config import tables
 from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs import _nag
-from cdk_triton.constructs._tokens import pseudo
+from cdk_triton.constructs._tokens import pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.constructs.image import ImageConfig, TritonImage
@@ -50,6 +51,13 @@ class TritonMetrics:
     log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
     encryption_key: kms.IKey | None = None
     metrics_port: int | None = None
+
+
+class _DefersAcknowledgments:
+    """Marks a scope (TritonEndpoint) that acknowledges its model's cdk-nag findings with its own.
+
+    One acknowledgment entry per endpoint instead of two (see ``_nag.acknowledge_all``).
+    """
 
 
 class TritonModel(Construct):
@@ -100,7 +108,7 @@ class TritonModel(Construct):
                 (``TritonEndpoint`` passes its name). Default: no endpoint log grant.
         """
         super().__init__(scope, construct_id)
-        path = self.node.path
+        self._stack = remember_stack_info(self, scope)
         self._artifacts = artifacts.bind(self)
         art = self._artifacts
         triton_version = (
@@ -124,8 +132,27 @@ class TritonModel(Construct):
                 )
             )
         opts = dataclasses.replace(opts, multi_model=art.is_multi_model)
-        if not opts.multi_model and opts.default_model_name is None and art.default_model:
-            opts = dataclasses.replace(opts, default_model_name=art.default_model)
+        if not opts.multi_model and opts.default_model_name is None:
+            # Always set for SME: the binary's /invocations reads SAGEMAKER_TRITON_DEFAULT_MODEL_NAME
+            # itself, even when `serve` could pick the only model of the repository.
+            default = art.default_model or (art.models[0] if len(art.models) == 1 else None)
+            if default is not None:
+                opts = dataclasses.replace(opts, default_model_name=default)
+            else:
+                errs.append(
+                    validation_error(
+                        self,
+                        "DefaultModelRequired",
+                        prop="server_options.default_model_name",
+                        value=None,
+                        problem="is unknown for a single-model endpoint: /invocations serves "
+                        "SAGEMAKER_TRITON_DEFAULT_MODEL_NAME, which the artifacts do not name",
+                        allowed="the model directory behind /invocations (for an ensemble: the ensemble)"
+                        + (f": one of {', '.join(sorted(art.models))}" if art.models else ""),
+                        fix="pass default_model=... to ModelArtifacts.from_bucket / from_asset, or "
+                        "server_options=ServerOptions(default_model_name=...)",
+                    )
+                )
         if (
             not opts.multi_model
             and opts.default_model_name is not None
@@ -156,6 +183,19 @@ class TritonModel(Construct):
                     "creates the log group and grants exactly what publishing needs",
                 )
             )
+        if metrics is not None and not _publishes_metrics(self.triton_version):
+            errs.append(
+                validation_error(
+                    self,
+                    "MetricsNeedNewerImage",
+                    prop="metrics",
+                    value=f"sagemaker-tritonserver:{self.triton_version}-py3",
+                    problem="has no CloudWatch agent: SageMaker's Triton images publish metrics from 23.07",
+                    allowed="TritonImage.for_version of 23.07 or later (e.g. "
+                    f"{DEFAULT_TRITON_VERSION}), or your own image",
+                    fix="choose a newer Triton version, or drop metrics",
+                )
+            )
         if metrics is not None and network_isolation:
             errs.append(
                 validation_error(
@@ -181,7 +221,7 @@ class TritonModel(Construct):
                 )
             )
         raw_env = dict(environment or {})
-        errs += [e.at(path) for e in check_raw_environment(raw_env)]
+        errs += check_raw_environment(raw_env)
         for name in sorted(raw_env):
             if name in ENV_FIELDS:
                 errs.append(
@@ -207,8 +247,10 @@ class TritonModel(Construct):
                 cloudwatch_log_group=_LOG_GROUP_PLACEHOLDER,
                 metrics_port=metrics.metrics_port if metrics.metrics_port is not None else opts.metrics_port,
             )
-        errs += opts.validate(path=path)
-        raise_all(errs)
+        errs += opts.validate()
+        if errs:  # config-layer errors carry no path: locate them here (node.path is a jsii call)
+            path = self.node.path
+            raise_all([e if e.path else e.at(path) for e in errs])
 
         self.metrics_log_group: logs.CfnLogGroup | None = None
         log_group_token: str | None = None
@@ -334,10 +376,11 @@ class TritonModel(Construct):
             vpc_config=vpc_config,
             model_name=model_name,
         )
-        self.resource.node.add_dependency(self.execution_policy)
+        self.resource.add_resource_dependency(self.execution_policy)  # starts only once it may pull
         self.model_name: str = self.resource.attr_model_name
-        self.node.default_child = self.resource
-        self._flush_acks()
+        # node.default_child is self.resource: CDK finds the child with id "Resource" by itself.
+        if not isinstance(scope, _DefersAcknowledgments):
+            self._flush_acks()
 
     # ------------------------------------------------------------------ properties
     @property
@@ -400,9 +443,13 @@ class TritonModel(Construct):
         if hasattr(self, "execution_policy"):
             self.execution_policy.policy_document = self._document()
 
-    def _flush_acks(self) -> None:
-        if self._acks:
-            cdk.Validations.of(self.execution_policy).acknowledge(*self._acks)
+    def _flush_acks(
+        self, *, scope: Construct | None = None, extra: Sequence[cdk.Acknowledgment] = ()
+    ) -> None:
+        """Acknowledge the pending cdk-nag findings on ``scope`` (default: this model) in one call."""
+        acks = [*self._acks, *extra]
+        if acks:
+            _nag.acknowledge_all(scope or self, acks)
             self._acks = []
 
     def _grant_artifacts(self, art: ArtifactsConfig) -> None:
@@ -454,8 +501,7 @@ class TritonModel(Construct):
         )
 
     def _grant_endpoint_logs(self, endpoint_name: str) -> None:
-        stack = cdk.Stack.of(self)
-        region, account = stack.region, stack.account
+        region, account = self._stack.region, self._stack.account
         group = f"arn:{pseudo().partition}:logs:{region}:{account}:log-group:/aws/sagemaker/Endpoints/{endpoint_name}"
         self._add("EndpointLogGroup", ["logs:CreateLogGroup"], [group])
         self._add(
@@ -492,6 +538,14 @@ _RETENTION_DAYS: dict[str, int] = {
     "THREE_YEARS": 1096, "FIVE_YEARS": 1827, "SIX_YEARS": 2192, "SEVEN_YEARS": 2557,
     "EIGHT_YEARS": 2922, "NINE_YEARS": 3288, "TEN_YEARS": 3653,
 }  # fmt: skip
+
+
+def _publishes_metrics(version: str | None) -> bool:
+    """Whether the SageMaker Triton image publishes metrics to CloudWatch (23.07+; unknown = yes)."""
+    if version is None or not tables.is_valid_version_string(version):
+        return True
+    major, minor = (int(part) for part in version.split("."))
+    return (major, minor) >= (23, 7)
 
 
 def _subnet_kwargs(selection: ec2.SubnetSelection | None) -> dict[str, Any]:

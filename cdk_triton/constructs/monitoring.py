@@ -7,6 +7,7 @@ The endpoint's ``metric_*`` helpers still return ``cloudwatch.Metric`` for your 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from cdk_triton.constructs._tokens import pseudo
+from cdk_triton.constructs._tokens import is_token, pseudo, seconds, stack_info
 from cdk_triton.constructs.endpoint import TritonEndpoint
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -61,8 +62,9 @@ class TritonDashboard(Construct):
             period: metric period. Default: 1 minute.
         """
         super().__init__(scope, construct_id)
-        self.period = int((period or cdk.Duration.minutes(1)).to_seconds())
-        self._region = cdk.Stack.of(self).region
+        self.period = seconds(period) if period is not None else 60
+        self._stack = stack_info(scope)
+        self._region = self._stack.region
         widgets: list[dict[str, Any]] = []
         y = 0
         for ep in endpoints:
@@ -85,13 +87,17 @@ class TritonDashboard(Construct):
                 fix="split the endpoints over several TritonDashboard constructs",
             )
         self.widget_count = len(widgets)
+        body: dict[str, Any] = {"start": "-PT3H", "widgets": widgets}
+        text = json.dumps(body, separators=(",", ":"))
         self.dashboard = cloudwatch.CfnDashboard(
             self,
             "Resource",
             dashboard_name=dashboard_name,
-            dashboard_body=cdk.Stack.of(self).to_json_string({"start": "-PT3H", "widgets": widgets}),
+            # Tokens (an env-agnostic region, generated names) need CDK's JSON rendering (Fn::Join);
+            # without them the body is plain JSON and costs no jsii round trip.
+            dashboard_body=self._stack.stack.to_json_string(body) if is_token(text) else text,
         )
-        self.node.default_child = self.dashboard
+        # node.default_child is self.dashboard: CDK finds the child with id "Resource" by itself.
 
     # ------------------------------------------------------------------ widgets
     def _graph(self, title: str, metrics: list[list[Any]], **extra: Any) -> dict[str, Any]:
@@ -281,6 +287,7 @@ class TritonAlarms(Construct):
             period: Default: 1 minute.
         """
         super().__init__(scope, construct_id)
+        self._account = stack_info(scope).account
         errs: list[TritonValidationError] = []
         for prop, value in (
             ("error_rate_percent", error_rate_percent),
@@ -299,58 +306,57 @@ class TritonAlarms(Construct):
                     )
                 )
         raise_all(errs)
-        seconds = int((period or cdk.Duration.minutes(1)).to_seconds())
-        latency = p99_latency or cdk.Duration.seconds(1)
+        period_s = seconds(period) if period is not None else 60
+        latency_ms = p99_latency.to_milliseconds() if p99_latency is not None else 1000
         self._topic: sns.ITopic | None = topic
         self.topic_arn: str | None = topic.topic_arn if topic is not None else None
         self.topic_resource: sns.CfnTopic | None = None
         if topic is None and create_topic:
-            self.topic_resource = self._create_topic()
-            self.topic_arn = self.topic_resource.ref
+            self.topic_resource, self.topic_arn = self._create_topic()
         self._actions = [self.topic_arn] if self.topic_arn is not None else None
-        self._dims = [
-            cloudwatch.CfnAlarm.DimensionProperty(name="EndpointName", value=endpoint.endpoint_name),
-            cloudwatch.CfnAlarm.DimensionProperty(name="VariantName", value=endpoint.variant_name),
+        # CloudFormation property shapes as plain dicts (camelCase, as jsii expects): the alarms are
+        # internal, and jsii serializes a dict in one piece instead of one typed struct per level.
+        self._dims: list[dict[str, str]] = [
+            {"name": "EndpointName", "value": endpoint.endpoint_name},
+            {"name": "VariantName", "value": endpoint.variant_name},
         ]
         self._periods = evaluation_periods
         self.alarms: list[cloudwatch.CfnAlarm] = []
 
-        def stat(metric: str, qid: str) -> cloudwatch.CfnAlarm.MetricDataQueryProperty:
-            return cloudwatch.CfnAlarm.MetricDataQueryProperty(
-                id=qid,
-                return_data=False,
-                metric_stat=cloudwatch.CfnAlarm.MetricStatProperty(
-                    metric=cloudwatch.CfnAlarm.MetricProperty(
-                        namespace=_SM, metric_name=metric, dimensions=self._dims
-                    ),
-                    period=seconds,
-                    stat="Sum",
-                ),
-            )
+        def stat(metric: str, qid: str) -> dict[str, Any]:
+            return {
+                "id": qid,
+                "returnData": False,
+                "metricStat": {
+                    "metric": {"namespace": _SM, "metricName": metric, "dimensions": self._dims},
+                    "period": period_s,
+                    "stat": "Sum",
+                },
+            }
 
         self.error_rate_alarm = self._alarm(
             "ErrorRate",
             f"5XX errors above {error_rate_percent} % of invocations on {endpoint.endpoint_name}",
             error_rate_percent,
             metrics=[
-                cloudwatch.CfnAlarm.MetricDataQueryProperty(
-                    id="rate",
-                    expression="IF(inv > 0, 100 * err / inv, 0)",
-                    label="5XX error rate (%)",
-                    return_data=True,
-                ),
+                {
+                    "id": "rate",
+                    "expression": "IF(inv > 0, 100 * err / inv, 0)",
+                    "label": "5XX error rate (%)",
+                    "returnData": True,
+                },
                 stat("Invocation5XXErrors", "err"),
                 stat("Invocations", "inv"),
             ],
         )
         self.latency_alarm = self._alarm(
             "ModelLatencyP99",
-            f"p99 ModelLatency above {latency.to_milliseconds()} ms on {endpoint.endpoint_name}",
-            latency.to_milliseconds() * 1000,
+            f"p99 ModelLatency above {latency_ms} ms on {endpoint.endpoint_name}",
+            latency_ms * 1000,
             namespace=_SM,
             metric_name="ModelLatency",
             extended_statistic="p99",
-            period=seconds,
+            period=period_s,
             dimensions=self._dims,
         )
         self.gpu_memory_alarm: cloudwatch.CfnAlarm | None = None
@@ -363,7 +369,7 @@ class TritonAlarms(Construct):
                 namespace=_HOST,
                 metric_name="GPUMemoryUtilization",
                 statistic="Average",
-                period=seconds,
+                period=period_s,
                 dimensions=self._dims,
             )
 
@@ -371,12 +377,12 @@ class TritonAlarms(Construct):
     def topic(self) -> sns.ITopic | None:
         """The SNS topic the alarms notify (supplied, or a reference to the one created here)."""
         if self._topic is None and self.topic_resource is not None:
-            self._topic = sns.Topic.from_topic_arn(self, "TopicRef", self.topic_resource.ref)
+            self._topic = sns.Topic.from_topic_arn(self, "TopicRef", self.topic_arn or "")
         return self._topic
 
-    def _create_topic(self) -> sns.CfnTopic:
+    def _create_topic(self) -> tuple[sns.CfnTopic, str]:
         """An SNS topic encrypted with a rotating KMS key CloudWatch may use; TLS-only publishers."""
-        account = cdk.Stack.of(self).account
+        account = self._account
         partition = pseudo().partition
         key = kms.CfnKey(
             self,
@@ -404,10 +410,11 @@ class TritonAlarms(Construct):
         )
         key.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
         topic = sns.CfnTopic(self, "Topic", kms_master_key_id=key.attr_arn, display_name="cdk-triton alarms")
+        topic_ref = topic.ref
         sns.CfnTopicPolicy(
             self,
             "TopicPolicy",
-            topics=[topic.ref],
+            topics=[topic_ref],
             policy_document={
                 "Version": "2012-10-17",
                 "Statement": [
@@ -416,13 +423,13 @@ class TritonAlarms(Construct):
                         "Effect": "Deny",
                         "Principal": "*",
                         "Action": "sns:Publish",
-                        "Resource": topic.ref,
+                        "Resource": topic_ref,
                         "Condition": {"Bool": {"aws:SecureTransport": "false"}},
                     }
                 ],
             },
         )
-        return topic
+        return topic, topic_ref
 
     @property
     def alarm_names(self) -> list[str]:

@@ -9,7 +9,7 @@ from aws_cdk import aws_applicationautoscaling as appscaling
 from constructs import Construct
 
 from cdk_triton.config import tables
-from cdk_triton.constructs._tokens import is_token
+from cdk_triton.constructs._tokens import is_token, known_duration, seconds
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.errors import TritonValidationError, raise_all
 
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from cdk_triton.constructs.endpoint import TritonEndpoint
 
 #: Seed example of the service docs: scale in slowly, scale out fast.
-DEFAULT_SCALE_IN_COOLDOWN = cdk.Duration.seconds(600)
-DEFAULT_SCALE_OUT_COOLDOWN = cdk.Duration.seconds(200)
+DEFAULT_SCALE_IN_COOLDOWN = known_duration(cdk.Duration.seconds(600), 600)
+DEFAULT_SCALE_OUT_COOLDOWN = known_duration(cdk.Duration.seconds(200), 200)
 
 
 class TritonScaling(Construct):
@@ -79,9 +79,8 @@ class TritonScaling(Construct):
                 f"instance_count {endpoint.instance_count} is outside {min_capacity}..{max_capacity}; "
                 "Application Auto Scaling will move it into the range",
             )
-        self.resource_id = cdk.Fn.join(
-            "", ["endpoint/", endpoint.resource.attr_endpoint_name, "/variant/", endpoint.variant_name]
-        )
+        # A token inside a string renders as Fn::Join; no jsii call (Fn.join is one).
+        self.resource_id = f"endpoint/{endpoint.attr_endpoint_name}/variant/{endpoint.variant_name}"
         self.target = appscaling.CfnScalableTarget(
             self,
             "Target",
@@ -151,15 +150,15 @@ class TritonScaling(Construct):
                     statistic="Average",
                     dimensions=[
                         appscaling.CfnScalingPolicy.MetricDimensionProperty(
-                            name="EndpointName", value=self.endpoint.resource.attr_endpoint_name
+                            name="EndpointName", value=self.endpoint.attr_endpoint_name
                         ),
                         appscaling.CfnScalingPolicy.MetricDimensionProperty(
                             name="VariantName", value=self.endpoint.variant_name
                         ),
                     ],
                 ),
-                scale_in_cooldown=int(scale_in_cooldown.to_seconds()),
-                scale_out_cooldown=int(scale_out_cooldown.to_seconds()),
+                scale_in_cooldown=seconds(scale_in_cooldown),
+                scale_out_cooldown=seconds(scale_out_cooldown),
                 disable_scale_in=disable_scale_in or None,
             ),
         )
@@ -197,8 +196,8 @@ class TritonScaling(Construct):
                 predefined_metric_specification=appscaling.CfnScalingPolicy.PredefinedMetricSpecificationProperty(
                     predefined_metric_type="SageMakerVariantInvocationsPerInstance",
                 ),
-                scale_in_cooldown=int(scale_in_cooldown.to_seconds()),
-                scale_out_cooldown=int(scale_out_cooldown.to_seconds()),
+                scale_in_cooldown=seconds(scale_in_cooldown),
+                scale_out_cooldown=seconds(scale_out_cooldown),
                 disable_scale_in=disable_scale_in or None,
             ),
         )
@@ -211,7 +210,7 @@ class TritonScaling(Construct):
         policy = appscaling.CfnScalingPolicy(
             self,
             name,
-            policy_name=cdk.Fn.join("-", [self.endpoint.resource.attr_endpoint_name, name]),
+            policy_name=f"{self.endpoint.attr_endpoint_name}-{name}",
             policy_type="TargetTrackingScaling",
             scaling_target_id=self.target.ref,
             target_tracking_scaling_policy_configuration=config,

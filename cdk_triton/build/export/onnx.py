@@ -86,6 +86,38 @@ def export(
         ) from exc
     if not out_file.is_file():
         raise BuildError(f"model '{spec.name}': torch.onnx.export wrote no file", code="ExportFailed")
+    strip_source_locations(out_file)
+
+
+def strip_source_locations(path: Path) -> None:
+    """Drop the Python stack traces torch writes into node metadata and doc strings.
+
+    They name absolute paths (the factory's file, site-packages), so the same model built in another
+    checkout or venv would get other bytes (and another S3 key). They do not affect inference.
+    """
+    import onnx
+
+    model = onnx.load(str(path), load_external_data=False)
+    changed = False
+
+    def clean(nodes: Any) -> None:
+        nonlocal changed
+        for node in nodes:
+            keep = [p for p in node.metadata_props if not p.key.endswith("stack_trace")]
+            if len(keep) != len(node.metadata_props) or node.doc_string:
+                changed = True
+                del node.metadata_props[:]
+                node.metadata_props.extend(keep)
+                node.doc_string = ""
+            for attr in node.attribute:
+                for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                    clean(g.node)
+
+    clean(model.graph.node)
+    for fn in model.functions:
+        clean(fn.node)
+    if changed:
+        onnx.save(model, str(path))
 
 
 def inspect(

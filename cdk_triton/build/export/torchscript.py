@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 from typing import Any
@@ -28,12 +29,16 @@ def config_names(names: list[str], prefix: str) -> list[str]:
 def export(module: Any, spec: ModelSpec, sample: dict[str, np.ndarray], out_file: Path) -> None:
     """Trace (or script) ``module`` and save it to ``out_file``."""
     import torch
+    import torch.jit._recursive as jit_recursive
     import torch.jit._state as jit_state
 
     args = tuple(torch.from_numpy(np.ascontiguousarray(sample[t.name])) for t in spec.inputs)
-    # a fresh compilation unit: class names are not mangled by earlier traces in this process
-    saved_cu = jit_state._python_cu
+    # a fresh compilation unit: class names are not mangled by earlier exports in this process.
+    # The concrete type store must be fresh too: it caches types of the compilation unit it was
+    # filled with, and scripting a class again against dropped types crashes the process.
+    saved_cu, saved_store = jit_state._python_cu, jit_recursive.concrete_type_store
     jit_state._python_cu = torch._C.CompilationUnit()
+    jit_recursive.concrete_type_store = jit_recursive.ConcreteTypeStore()
     import warnings
 
     try:
@@ -44,14 +49,36 @@ def export(module: Any, spec: ModelSpec, sample: dict[str, np.ndarray], out_file
                 if spec.torchscript_mode == "script"
                 else torch.jit.trace(module, args, check_trace=False, strict=False)
             )
-        torch.jit.save(ts, str(out_file))
+        buf = io.BytesIO()
+        torch.jit.save(ts, buf)
     except Exception as exc:
         raise BuildError(
             f"model '{spec.name}': TorchScript {spec.torchscript_mode} failed: {exc!r}", code="ExportFailed"
         ) from exc
     finally:
-        jit_state._python_cu = saved_cu
+        jit_state._python_cu, jit_recursive.concrete_type_store = saved_cu, saved_store
+    write_without_debug_info(buf.getvalue(), out_file)
     normalize_serialization_id(out_file)
+
+
+def write_without_debug_info(archive: bytes, out_file: Path) -> None:
+    """Write a TorchScript archive without its ``*.debug_pkl`` records.
+
+    Those records hold the Python stack of the trace: absolute paths of the factory's file and of
+    site-packages, so the same model built in another checkout or venv would get other bytes (and
+    another S3 key). torch.jit.load (and Triton's libtorch) load an archive without them; only the
+    source positions in TorchScript error messages are lost.
+    """
+    import torch
+
+    reader = torch._C.PyTorchFileReader(io.BytesIO(archive))
+    writer = torch._C.PyTorchFileWriter(str(out_file))
+    for name in reader.get_all_records():
+        if name.endswith(".debug_pkl") or name == ".data/serialization_id":
+            continue
+        data = reader.get_record(name)
+        writer.write_record(name, data, len(data))
+    writer.write_end_of_file()
 
 
 def normalize_serialization_id(path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -115,10 +116,17 @@ DECLARATION_CASES: dict[str, tuple[str, str | None, str]] = {
 }
 
 
+class NoS3:
+    """An S3 client that fails the test on any use: proves that nothing was uploaded."""
+
+    def __getattr__(self, name: str) -> object:
+        raise AssertionError(f"the failed build used S3 ({name})")
+
+
 def _nothing_written(out: Path) -> None:
-    assert not (out / "manifest.json").exists()
-    assert not list(out.glob("cache/models/*")) if out.exists() else True
-    assert not (out / "uploads.json").exists()
+    """No file at all under the output directory (the advisory lock file aside)."""
+    left = [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()] if out.exists() else []
+    assert left in ([], [".lock"]), left
 
 
 @pytest.mark.parametrize("code", sorted(DECLARATION_CASES))
@@ -126,7 +134,7 @@ def test_fails_declaration(code: str, tmp_path: Path) -> None:
     body, endpoints, text = DECLARATION_CASES[code]
     decl = write_decl(tmp_path, body, endpoints=endpoints)
     with pytest.raises(TritonValidationError) as exc:
-        run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False)
+        run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False, s3_client=NoS3())
     codes = getattr(exc.value, "codes", [exc.value.code])
     assert code in codes, str(exc.value)
     assert text in str(exc.value)
@@ -218,7 +226,8 @@ RUNTIME_CASES: dict[str, tuple[str, str]] = {
 @pytest.mark.parametrize("code", sorted(RUNTIME_CASES))
 def test_fails_build(code: str, tmp_path: Path) -> None:
     body, text = RUNTIME_CASES[code]
-    decl = write_decl(tmp_path, body)
+    model = re.search(r"name: (\w+)", body).group(1)  # type: ignore[union-attr]
+    decl = write_decl(tmp_path, body, endpoints=SME.format(models=model))  # something to upload
     (tmp_path / "no_class").mkdir()
     (tmp_path / "no_class" / "model.py").write_text("import numpy as np\n")
     (tmp_path / "junk.onnx").write_bytes(b"not a protobuf at all \xff\xfe")
@@ -230,7 +239,7 @@ def test_fails_build(code: str, tmp_path: Path) -> None:
         "    def execute(self, requests):\n        return []\n"
     )
     with pytest.raises(BuildError) as exc:
-        run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False)
+        run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False, s3_client=NoS3())
     assert exc.value.code == code, str(exc.value)
     assert text in str(exc.value)
     _nothing_written(tmp_path / "out")
@@ -280,15 +289,42 @@ def test_fails_upload_to_a_missing_bucket(tmp_path: Path) -> None:
         server.stop()
 
 
+def test_fails_while_another_build_writes_to_the_same_out(tmp_path: Path) -> None:
+    import fcntl
+
+    decl = write_decl(tmp_path, tiny(), endpoints=SME.format(models="tiny"))
+    out = tmp_path / "out"
+    out.mkdir()
+    with (out / ".lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(
+            BuildError, match=r"another build is writing to .*use another --out \[BuildLocked\]"
+        ):
+            run_build(decl, out_dir=out, upload=True, progress=False, s3_client=NoS3())
+    _nothing_written(out)
+
+
+def test_every_code_raised_is_in_the_catalogue() -> None:
+    """A static scan: no code in cdk_triton/build or the declaration parser escapes the catalogue."""
+    root = Path(__file__).resolve().parents[3] / "cdk_triton"
+    raised: set[str] = set()
+    for f in [*(root / "build").rglob("*.py"), root / "config" / "spec.py"]:
+        text = f.read_text()
+        raised |= set(re.findall(r'code="(\w+)"', text))
+        raised |= set(re.findall(r'(?:TritonValidationError|errs\.add)\(\s*"(\w+)"', text))
+    assert raised and raised <= set(ALL_CODES), sorted(raised - set(ALL_CODES))
+
+
 def test_catalogue_is_complete() -> None:
     assert len(ALL_CODES) >= 20
     tested = (
         set(DECLARATION_CASES)
         | set(RUNTIME_CASES)
         | {"UnknownTritonRelease", "InvalidS3Uri", "InvalidYaml", "DeclarationNotFound", "UnknownOnlyModel"}
+        | {"BuildLocked"}
     )
-    # tested in test_steps.py (StateDictMismatch, OnnxIrVersionTooNew, PlanArchitectureMismatch), above
-    # (UploadFailed), or GPU only (TensorRTBuildFailed)
+    # tested in test_steps.py (StateDictMismatch, OnnxIrVersionTooNew, Plan*, TensorRTBuildFailed for an
+    # unknown precision; the builder returning no engine needs a GPU) or above (UploadFailed)
     others = {
         "StateDictMismatch",
         "OnnxIrVersionTooNew",

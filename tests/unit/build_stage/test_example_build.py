@@ -58,7 +58,8 @@ def test_sme_endpoint_is_a_directory_repository(example_build) -> None:  # type:
     assert ep.s3_uri.endswith("/")
     repo = m.resolve(ep.local_path)
     assert sorted(p.name for p in repo.iterdir()) == ["classifier", "preprocess", "resnet"]
-    assert (repo / "classifier" / "1").is_dir() and not any((repo / "classifier" / "1").iterdir())
+    # the ensemble's version folder holds a placeholder file: S3 keeps no empty folder (no marker keys)
+    assert [p.name for p in (repo / "classifier" / "1").iterdir()] == [".keep"]
     assert (repo / "resnet" / "1" / "model.onnx").is_file()
     assert (repo / "preprocess" / "1" / "model.py").is_file()
     assert not list(repo.rglob("__pycache__")) and not list(repo.rglob("*.pyc"))
@@ -171,10 +172,12 @@ DETERMINISM_ENDPOINTS = """
 
 
 def test_cli_builds_are_byte_identical(tmp_path: Path) -> None:
-    """Two forced builds (separate processes, as CI runs them) give byte-identical files."""
-    decl = write_decl(tmp_path / "decl", DETERMINISM_MODELS, endpoints=DETERMINISM_ENDPOINTS)
+    """Two forced builds (separate processes, as CI runs them) of the same declaration in two
+    checkouts at different paths give byte-identical files: no absolute path (of the factory's
+    file, of site-packages) reaches an artifact through TorchScript debug info or ONNX stack traces."""
     outs = []
-    for name in ("a", "b"):
+    for name, checkout in (("a", "decl"), ("b", "another/checkout/at/a/longer/path")):
+        decl = write_decl(tmp_path / checkout, DETERMINISM_MODELS, endpoints=DETERMINISM_ENDPOINTS)
         out = tmp_path / name
         proc = subprocess.run(
             [

@@ -88,7 +88,8 @@ def test_upload_then_noop_then_incremental(s3: Any, tmp_path: Path) -> None:
     keys = _keys(client)
     sme = m.endpoint("sme")
     prefix = sme.s3_uri.removeprefix("s3://test-bucket/")
-    assert {f"{prefix}ens/config.pbtxt", f"{prefix}ens/1/", f"{prefix}step_a/1/model.onnx"} <= keys
+    assert {f"{prefix}ens/config.pbtxt", f"{prefix}ens/1/.keep", f"{prefix}step_a/1/model.onnx"} <= keys
+    assert not [k for k in keys if k.endswith("/")]  # no folder markers: SageMaker would refuse them
     for t in m.endpoint("mme").target_models.values():
         assert t.s3_uri.removeprefix("s3://test-bucket/") in keys
     assert first.uploaded == len(keys)
@@ -147,3 +148,19 @@ def test_sse_kms_is_requested(s3: Any, tmp_path: Path) -> None:
         client.meta.events.unregister("before-call.s3.PutObject")
     assert seen and all(p["headers"].get("x-amz-server-side-encryption") == "aws:kms" for p in seen)
     assert all("x-amz-server-side-encryption-aws-kms-key-id" in p["headers"] for p in seen)
+
+
+def test_identical_files_under_two_keys_are_both_recorded(s3: Any, tmp_path: Path) -> None:
+    """Two SME endpoints serving the same model hold identical files under two prefixes: after an
+    upload, a build without --upload still finds every key recorded (manifest.uploaded is true)."""
+    client, calls, _ = s3
+    endpoints = "".join(
+        f"\n  - name: {n}\n    mode: SingleModel\n    instance_types: [ml.g5.xlarge]\n    models: [solo]\n"
+        for n in ("one", "two")
+    )
+    decl = write_decl(tmp_path, tiny("solo"), endpoints=endpoints, location="s3://test-bucket/twice/")
+    out = tmp_path / "out"
+    calls.clear()
+    first = run_build(decl, out_dir=out, upload=True, progress=False, s3_client=client)
+    assert first.uploaded == 2 and first.copied == 2  # the second prefix is copied server-side
+    assert run_build(decl, out_dir=out, progress=False).manifest.uploaded is True

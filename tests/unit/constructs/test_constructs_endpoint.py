@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import aws_cdk as cdk
+import pytest
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -15,6 +16,7 @@ from aws_cdk.assertions import Annotations, Match
 from constructs_support import EXAMPLE, TENSORRT, new_stack, only, template
 
 from cdk_triton.constructs import DataCapture, DeploymentGuardrails, ModelArtifacts, TritonEndpoint
+from cdk_triton.errors import TritonValidationError
 
 
 def _ep(stack: cdk.Stack, endpoint: str = "classifier", manifest: Any = EXAMPLE, **kw: Any) -> TritonEndpoint:
@@ -68,9 +70,24 @@ def test_local_nvme_instance_gets_no_volume_key_and_acknowledges_nag() -> None:
     assert "KmsKeyId" not in only(tpl, "AWS::SageMaker::EndpointConfig")["Properties"]
     tpl.resource_count_is("AWS::KMS::Key", 0)
     assert ep.volume_encryption_key is None and ep.has_local_storage
-    acks = json.dumps([m.data for m in ep.endpoint_config.node.metadata])
+    acks = json.dumps([m.data for m in ep.node.metadata])  # on the endpoint: covers its EndpointConfig
     assert "HIPAA.Security-SageMakerEndpointConfigurationKMSKeyConfigured" in acks
     assert "hardware-encrypted" in acks
+
+
+def test_local_nvme_kms_finding_is_acknowledged_in_a_real_hipaa_run(tmp_path: Any) -> None:
+    from cdk_nag import HIPAASecurityChecks
+
+    app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=False)
+    stack = cdk.Stack(app, "Hipaa", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    _ep(stack, instance_type="ml.g5.xlarge")
+    cdk.Validations.of(app).add_plugins(HIPAASecurityChecks(app))
+    app.synth()  # the stack passes the HIPAA pack; the KMS rule only through the acknowledgment
+    [report] = json.loads((tmp_path / "validation-report.json").read_text())["pluginReports"]
+    assert not any("KMSKeyConfigured" in v["ruleName"] for v in report["violations"]), report
+    [ack] = [v for v in report["suppressedViolations"] if "KMSKeyConfigured" in v["ruleName"]]
+    assert ack["violatingConstructs"][0]["constructPath"] == "Hipaa/Ep/EndpointConfig"
+    assert "hardware-encrypted" in ack["reason"]
 
 
 def test_ebs_only_instance_gets_a_rotating_volume_key() -> None:
@@ -313,3 +330,22 @@ def test_unknown_gpu_like_instance_type_warns() -> None:
         "*", Match.string_like_regexp("not in the vendored instance table")
     )
     assert len(found) == 1
+
+
+def test_fails_when_linear_or_rolling_steps_leave_sagemakers_range() -> None:
+    """Linear steps 10-50 % and rolling batches 5-50 % of the fleet; waits within 0..3600 s."""
+    cases = {
+        "Lin": dict(instance_count=4, deployment=DeploymentGuardrails.linear(percent=80)),
+        "Roll": dict(instance_count=1, deployment=DeploymentGuardrails.rolling(instance_count=1)),
+        "Wait": dict(deployment=DeploymentGuardrails.all_at_once(wait_interval=cdk.Duration.hours(2))),
+    }
+    expected = {
+        "Lin": ("InvalidTrafficStep", "deployment.step", "80 %"),
+        "Roll": ("InvalidTrafficStep", "deployment.rolling_batch", "1 instances"),
+        "Wait": ("InvalidTimeout", "deployment.wait_interval", "7200 s"),
+    }
+    for cid, kw in cases.items():
+        with pytest.raises(TritonValidationError) as info:
+            _ep(new_stack(), cid=cid, **kw)
+        assert (info.value.code, info.value.prop, info.value.value) == expected[cid]
+    _ep(new_stack(), instance_count=20, deployment=DeploymentGuardrails.rolling(instance_count=1))  # 5 %

@@ -97,6 +97,7 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
         s, "M", artifacts=ModelArtifacts.from_asset("/nonexistent/model.tar.gz")
     ),
     "DefaultModelNotInArtifacts": lambda s: sme(s, server_options=ServerOptions(default_model_name="nope")),
+    "DefaultModelRequired": lambda s: sme(s, artifacts=ModelArtifacts.from_bucket(_bucket(s), "repo/v1/")),
     "ServerOptionsModeConflict": lambda s: sme(s, server_options=ServerOptions(multi_model=True)),
     "UnknownTritonEnvironmentVariable": lambda s: sme(s, environment={"SAGEMAKER_TRITON_THREADCOUNT": "4"}),
     "ReservedEnvironmentVariable": lambda s: sme(s, environment={"SAGEMAKER_TRITON_THREAD_COUNT": "4"}),
@@ -127,6 +128,9 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     ),
     "UnsupportedManifestVersion": lambda s: sme(
         s, artifacts=ModelArtifacts.from_manifest(_BAD / "v99.json", "classifier")
+    ),
+    "MetricsNeedNewerImage": lambda s: sme(
+        s, image=TritonImage.for_version("23.02"), metrics=TritonMetrics()
     ),
     "MetricsNeedNetwork": lambda s: sme(s, metrics=TritonMetrics(), network_isolation=True),
     "SecurityGroupsWithoutVpc": lambda s: sme(
@@ -166,6 +170,64 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "StackResourceLimit": _too_many_resources,
 }
 
+#: code -> (prop, value) the error must name for the case above: the prop the user set, the value received.
+EXPECTED: dict[str, tuple[str, Any]] = {
+    "BurstableNotScalable": ("instance_type", "ml.t2.medium"),
+    "CanaryTooLarge": ("deployment.step", "60 %"),
+    "CloudWatchSettingsWithoutPublishing": ("publish_metrics_to_cloudwatch", False),
+    "ComputeCapabilityTooLow": ("instance_type", "ml.p2.xlarge"),
+    "DashboardTooLarge": ("endpoints", 80),
+    "DefaultModelInMme": ("default_model_name", "classifier"),
+    "DefaultModelNotInArtifacts": ("server_options.default_model_name", "nope"),
+    "DefaultModelRequired": ("server_options.default_model_name", None),
+    "GpuArchitectureMismatch": ("instance_type", "ml.g4dn.xlarge"),
+    "GpuArtifactsOnCpuInstance": ("instance_type", "ml.c6i.xlarge"),
+    "GpuScalingOnCpuInstance": ("instance_type", "ml.c6i.xlarge"),
+    "ImageNotInRegion": ("region", "eu-south-2"),
+    "InvalidAdditionalArg": ("additional_args", "cache-config=local"),
+    "InvalidAlarmThreshold": ("error_rate_percent", 0),
+    "InvalidArtifactKey": ("key", "repo/model.zip"),
+    "InvalidAssetPath": ("path", "/nonexistent/model.tar.gz"),
+    "InvalidByteSize": ("response_cache_byte_size", 0),
+    "InvalidCapacity": ("min_capacity/max_capacity", (3, 2)),
+    "InvalidDeploymentPolicy": ("deployment", "blue/green and rolling"),
+    "InvalidEndpointName": ("endpoint_name", "my_endpoint"),
+    "InvalidGpuLimit": ("model_load_gpu_limit", 1.5),
+    "InvalidInstanceCount": ("instance_count", 0),
+    "InvalidInstanceType": ("instance_type", "g5.xlarge"),
+    "InvalidLogLevel": ("log_verbose", -1),
+    "InvalidManifest": ("manifest", str(_BAD / "broken.json")),
+    "InvalidMetricNamespace": ("cloudwatch_metric_namespace", "AWS/Triton"),
+    "InvalidModelName": ("default_model_name", "bad name"),
+    "InvalidPort": ("port", 70000),
+    "InvalidPortRange": ("safe_port_range", (9000, 8000)),
+    "InvalidSamplingPercentage": ("data_capture.sampling_percentage", 120),
+    "InvalidTargetValue": ("target_percent", 150),
+    "InvalidThreadCount": ("thread_count", 0),
+    "InvalidTimeout": ("model_data_download_timeout", "10 s"),
+    "InvalidTrafficStep": ("deployment.step", 0),
+    "InvalidVariantName": ("variant_name", "all_traffic"),
+    "InvalidVolumeSize": ("volume_size", "100 GiB"),
+    "KmsKeyOnLocalStorage": ("volume_encryption_key", "TestStack/K"),
+    "ManagedFlagInAdditionalArgs": ("additional_args", "--model-repository=/tmp"),
+    "ManifestNotFound": ("manifest", "/nonexistent/m.json"),
+    "MetricsNeedNetwork": ("network_isolation", True),
+    "MetricsNeedNewerImage": ("metrics", "sagemaker-tritonserver:23.02-py3"),
+    "MetricsPublishingNeedsMetrics": ("allow_metrics", False),
+    "MmeNeedsSingleGpu": ("instance_type", "ml.g5.12xlarge"),
+    "PortConflict": ("ports", (8080, 8080)),
+    "ReservedEnvironmentVariable": ("environment", "SAGEMAKER_TRITON_THREAD_COUNT"),
+    "SecurityGroupsWithoutVpc": ("security_groups/vpc_subnets", "vpc_subnets"),
+    "ServerOptionsModeConflict": ("server_options.multi_model", True),
+    "StackResourceLimit": ("stack", "503 resources"),
+    "TooManyRollbackAlarms": ("deployment.rollback_alarms", 11),
+    "UnknownManifestEndpoint": ("endpoint", "nope"),
+    "UnknownTritonEnvironmentVariable": ("environment", "SAGEMAKER_TRITON_THREADCOUNT"),
+    "UnknownTritonVersion": ("version", "99.01"),
+    "UnsupportedManifestVersion": ("manifest schema_version", 99),
+    "UseTritonMetrics": ("server_options.publish_metrics_to_cloudwatch", True),
+}
+
 STACK_ENV = {"ImageNotInRegion": cdk.Environment(account="123456789012", region="eu-south-2")}
 
 
@@ -183,7 +245,7 @@ def test_fails_with_code_prop_value_allowed_fix_and_path(code: str) -> None:
         assert err.codes == [code], err.codes  # exactly one problem: this one
         err = err.errors[0]
     assert err.code == code
-    assert err.prop and isinstance(err.prop, str)
+    assert (err.prop, err.value) == EXPECTED[code]
     assert err.problem and err.allowed and err.fix
     assert err.path is not None and err.path.startswith(stack.node.path + "/"), err.path
     text = str(err)
@@ -192,8 +254,20 @@ def test_fails_with_code_prop_value_allowed_fix_and_path(code: str) -> None:
     assert repr(err.value)[:60] in text
 
 
+def test_unknown_environment_variable_suggests_the_closest_name() -> None:
+    err, _ = _raise("UnknownTritonEnvironmentVariable")
+    assert "SAGEMAKER_TRITON_THREAD_COUNT" in err.fix
+
+
+def test_readme_lists_every_code() -> None:
+    readme = (Path(__file__).resolve().parents[3] / "cdk_triton" / "constructs" / "README.md").read_text()
+    table = readme.split("## Error codes", 1)[1]
+    listed = [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")]
+    assert listed == list(ERROR_CODES)
+
+
 def test_catalogue_equals_the_codes_raised_in_tests() -> None:
-    assert set(CASES) == set(ERROR_CODES)
+    assert set(CASES) == set(ERROR_CODES) == set(EXPECTED)
     assert len(ERROR_CODES) >= 25
 
 

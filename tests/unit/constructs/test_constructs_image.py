@@ -113,3 +113,23 @@ def test_sagemaker_image_pull_is_scoped_to_the_image_repository() -> None:
     assert json.dumps(pull["Resource"]).endswith(
         ':ecr:us-east-1:763104351884:repository/sagemaker-tritonserver"]]}'
     )
+
+
+def test_legacy_versions_resolve_from_the_legacy_accounts() -> None:
+    """Images up to 23.05 live in per-region accounts (us-west-2 301217895009, us-east-1 785573368785)."""
+    for region, account in (("us-west-2", "301217895009"), ("us-east-1", "785573368785")):
+        stack = new_stack(env=cdk.Environment(account="123456789012", region=region))
+        _endpoint(stack, TritonImage.for_version("23.02"))
+        tpl = template(stack)
+        image = only(tpl, "AWS::SageMaker::Model")["Properties"]["PrimaryContainer"]["Image"]
+        assert image == f"{account}.dkr.ecr.{region}.amazonaws.com/sagemaker-tritonserver:23.02-py3"
+        pull = next(
+            s
+            for s in only(tpl, "AWS::IAM::ManagedPolicy")["Properties"]["PolicyDocument"]["Statement"]
+            if s["Sid"] == "PullTritonImage"
+        )
+        assert f":ecr:{region}:{account}:repository/sagemaker-tritonserver" in json.dumps(pull["Resource"])
+    stack = new_stack(env=None)
+    _endpoint(stack, TritonImage.for_version("23.02"))
+    mapping = template(stack).to_json()["Mappings"]["TritonImageAccounts2302"]
+    assert mapping["us-west-2"] == {"account": "301217895009"}

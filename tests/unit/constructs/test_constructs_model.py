@@ -16,7 +16,7 @@ from aws_cdk.assertions import Annotations, Match
 from constructs_support import EXAMPLE, TENSORRT, manifest_with, new_stack, only, template
 
 from cdk_triton.config.server_options import PingMode, ServerOptions
-from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonMetrics, TritonModel
+from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonImage, TritonMetrics, TritonModel
 
 
 def _statements(tpl: Any) -> list[dict[str, Any]]:
@@ -288,13 +288,42 @@ def test_vpc_config_and_network_isolation() -> None:
 def test_from_bucket_prefix_and_tar_gz() -> None:
     stack = new_stack()
     bucket = s3.Bucket.from_bucket_name(stack, "B", "models-123456789012")
-    TritonModel(stack, "Prefix", artifacts=ModelArtifacts.from_bucket(bucket, "repo/v1/"))
-    TritonModel(stack, "Archive", artifacts=ModelArtifacts.from_bucket(bucket, "repo/model.tar.gz"))
+    TritonModel(stack, "Prefix", artifacts=ModelArtifacts.from_bucket(bucket, "repo/v1/", default_model="a"))
+    TritonModel(
+        stack, "Archive", artifacts=ModelArtifacts.from_bucket(bucket, "repo/model.tar.gz", models=["b"])
+    )
     tpl = template(stack)
     models = tpl.find_resources("AWS::SageMaker::Model")
     by = {k[:6]: v["Properties"]["PrimaryContainer"] for k, v in models.items()}
     assert by["Prefix"]["ModelDataSource"]["S3DataSource"]["S3Uri"] == "s3://models-123456789012/repo/v1/"
     assert by["Archiv"]["ModelDataUrl"] == "s3://models-123456789012/repo/model.tar.gz"
+    # SAGEMAKER_TRITON_DEFAULT_MODEL_NAME is always set for SME: named, or the only model listed.
+    assert by["Prefix"]["Environment"]["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] == "a"
+    assert by["Archiv"]["Environment"]["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] == "b"
+
+
+def test_sme_default_model_from_server_options_when_artifacts_do_not_name_it() -> None:
+    stack = new_stack()
+    bucket = s3.Bucket.from_bucket_name(stack, "B", "models-123456789012")
+    TritonModel(
+        stack,
+        "M",
+        artifacts=ModelArtifacts.from_bucket(bucket, "repo/v1/"),
+        server_options=ServerOptions(default_model_name="resnet"),
+    )
+    assert _container(template(stack))["Environment"]["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] == "resnet"
+
+
+def test_metrics_publishing_on_a_23_07_or_newer_image() -> None:
+    stack = new_stack()
+    model = TritonModel(
+        stack,
+        "M",
+        artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"),
+        image=TritonImage.for_version("23.12"),
+        metrics=TritonMetrics(),
+    )
+    assert model.environment["SAGEMAKER_TRITON_PUBLISH_METRICS_TO_CLOUDWATCH"] == "true"
 
 
 def test_from_asset_uploads_a_tar_gz(tmp_path: Path) -> None:
@@ -349,3 +378,11 @@ def test_role_property_references_the_created_role() -> None:
     model = TritonModel(stack, "M", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"))
     role_id = next(iter(template(stack, collect=False).find_resources("AWS::IAM::Role")))
     assert stack.resolve(model.role.role_arn) == {"Fn::GetAtt": [role_id, "Arn"]}
+
+
+def test_not_uploaded_manifest_warns_once_per_stack() -> None:
+    stack = new_stack()
+    for cid, key in (("A", "classifier"), ("B", "multi")):
+        TritonModel(stack, cid, artifacts=ModelArtifacts.from_manifest(EXAMPLE, key))
+    warnings = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("not uploaded yet"))
+    assert len(warnings) == 1 and "endpoint 'classifier'" in json.dumps(warnings[0].entry.data)

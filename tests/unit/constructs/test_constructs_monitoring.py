@@ -171,3 +171,14 @@ def test_cpu_endpoint_alarms_skip_gpu_memory() -> None:
     tpl.resource_count_is("AWS::CloudWatch::Alarm", 2)
     for alarm in tpl.find_resources("AWS::CloudWatch::Alarm").values():
         assert "AlarmActions" not in alarm["Properties"]
+
+
+def test_dashboard_body_is_plain_json_or_a_join_for_an_env_agnostic_region() -> None:
+    stack = new_stack()
+    TritonDashboard(stack, "Dash", endpoints=[_ep(stack, "classifier", "Sme")])
+    body = only(template(stack), "AWS::CloudWatch::Dashboard")["Properties"]["DashboardBody"]
+    assert json.loads(body)["widgets"][1]["properties"]["region"] == "us-east-1"
+    agnostic = new_stack(env=None)
+    TritonDashboard(agnostic, "Dash", endpoints=[_ep(agnostic, "classifier", "Sme")])
+    body = only(template(agnostic), "AWS::CloudWatch::Dashboard")["Properties"]["DashboardBody"]
+    assert {"Ref": "AWS::Region"} in body["Fn::Join"][1]
