@@ -7,11 +7,18 @@ as ratios:
 - one instance vs one instance per core (the overlay's default), at concurrency 1 and 16;
 - the in-process floor: the same model and inputs in onnxruntime in one process (one session per
   worker thread, one intra-op thread each), at concurrency 1 and 16;
-- the SageMaker Runtime front's own cost (same server, through the 127.0.0.1 front).
+- the SageMaker Runtime front's own cost (same server, through the 127.0.0.1 front);
+- Triton's verbose log (the container's default, ``SAGEMAKER_TRITON_LOG_VERBOSE``) on vs off.
 
-The load generator is an asyncio keep-alive client in a separate process, talking to Triton's
-SageMaker port through the namespace's Unix socket. Results: bench/results/local.json.
-Each setting runs in two interleaved rounds and keeps its best (the machine may be shared).\nRun: ``.venv/bin/python bench/local_bench.py`` (about a minute on 2 cores).
+The servers run with ``log_verbose=0`` (at level 1 Triton writes ~1.6 kB of log per request; its
+cost is measured separately). For one instance per core at concurrency 16 the CPU milliseconds per
+request of every process (backend stubs, tritonserver, the socket bridge, the client) are recorded
+next to the floor's, to show where the time goes. The load generator is an
+asyncio keep-alive client in a separate process, talking to Triton's SageMaker port through the
+namespace's Unix socket; each result records ``client_cores`` (the client's CPU time / wall time)
+so a client bottleneck would show. Results: bench/results/local.json, with the load average
+before the run (the machine may be shared). Each setting runs in two interleaved rounds and keeps
+its best. Run: ``.venv/bin/python bench/local_bench.py`` (about a minute on 2 cores).
 """
 
 from __future__ import annotations
@@ -123,12 +130,36 @@ def _load_job(args: tuple) -> LoadResult:
     )
 
 
-def _measure(pool, sock: str, body: bytes, ctype: str, url: str | None = None, endpoint: str = "") -> dict:
+def _cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _role(pid: int, launcher: int) -> str:
+    if pid == launcher:
+        return "socket_bridge"
+    cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
+    return "backend_stubs" if cmd.endswith(b"_stub") else "tritonserver"
+
+
+def _measure(
+    pool, sock: str, body: bytes, ctype: str, url: str | None = None, endpoint: str = "", server=None
+) -> dict:
+    """c1 and c16 results; with ``server``, the CPU milliseconds per c16 request of each process."""
     pool.apply(_load_job, ((sock, body, ctype, 4, WARMUP, url, endpoint),))
     c1 = pool.apply(_load_job, ((sock, body, ctype, 1, C1_REQUESTS, url, endpoint),))
+    pids = server.process_ids() if server is not None else []
+    before = {p: _cpu_s(p) for p in pids}
     c16 = pool.apply(_load_job, ((sock, body, ctype, 16, C16_REQUESTS, url, endpoint),))
     assert c1.errors == 0 and c16.errors == 0, (c1.first_error, c16.first_error)
-    return {"c1": c1.summary(), "c16": c16.summary()}
+    out = {"c1": c1.summary(), "c16": c16.summary()}
+    if pids:
+        cpu: dict[str, float] = {"client": c16.client_cpu_s}
+        for p in pids:
+            role = _role(p, server.proc.pid)
+            cpu[role] = cpu.get(role, 0.0) + _cpu_s(p) - before[p]
+        out["c16"]["cpu_ms_per_request"] = {k: round(v / C16_REQUESTS * 1e3, 3) for k, v in cpu.items()}
+    return out
 
 
 def _keep_best(results: dict, label: str, new: dict) -> None:
@@ -166,15 +197,18 @@ def _floor(path: Path, x: np.ndarray) -> dict:
     sessions = [session() for _ in range(workers)]
     out = LoadResult()
     lock = threading.Lock()
+    cpu: list[float] = []
 
     def work(sess, n):
         mine = []
+        t_cpu = time.thread_time()
         for _ in range(n):
             t0 = time.perf_counter()
             sess.run(["y"], {"x": x})
             mine.append(time.perf_counter() - t0)
         with lock:
             out.latencies.extend(mine)
+            cpu.append(time.thread_time() - t_cpu)
 
     threads = [
         threading.Thread(target=work, args=(sessions[i], C16_REQUESTS // workers)) for i in range(workers)
@@ -185,7 +219,9 @@ def _floor(path: Path, x: np.ndarray) -> dict:
     for t in threads:
         t.join()
     out.wall_s = time.perf_counter() - t0
-    return {"c1": c1.summary(), "c16": out.summary(), "workers": workers}
+    c16 = out.summary()
+    c16["cpu_ms_per_request"] = {"onnxruntime": round(sum(cpu) / len(out.latencies) * 1e3, 3)}
+    return {"c1": c1.summary(), "c16": c16, "workers": workers}
 
 
 def main() -> dict:
@@ -193,8 +229,11 @@ def main() -> dict:
     import tritonclient
 
     from cdk_triton.config.manifest import read_manifest
+    from cdk_triton.config.server_options import ServerOptions
     from cdk_triton.local import CpuOverlay, LocalEndpoint, build_request
 
+    load_before = os.getloadavg()
+    quiet, verbose = ServerOptions(log_verbose=0), ServerOptions(log_verbose=1)
     t_start = time.perf_counter()
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="cdk-triton-bench-") as tmp:
@@ -204,21 +243,25 @@ def main() -> dict:
         ctx = multiprocessing.get_context("spawn")
         with ctx.Pool(1) as pool:
             configs = (
-                ("one_instance", "nodb", CpuOverlay(instance_count=1)),
-                ("one_instance_dynamic_batching", "db", CpuOverlay(instance_count=1)),
-                ("one_per_core", "nodb", CpuOverlay()),
-                ("one_per_core_dynamic_batching", "db", CpuOverlay()),
+                ("one_instance", "nodb", CpuOverlay(instance_count=1), quiet),
+                ("one_instance_dynamic_batching", "db", CpuOverlay(instance_count=1), quiet),
+                ("one_per_core", "nodb", CpuOverlay(), quiet),
+                ("one_per_core_dynamic_batching", "db", CpuOverlay(), quiet),
+                ("one_per_core_verbose_log", "nodb", CpuOverlay(), verbose),
             )
             for round_ in range(ROUNDS):  # interleaved rounds; the best of each: the machine is shared
-                for label, endpoint, overlay in configs:
-                    with LocalEndpoint(manifest, endpoint, overlay=overlay) as ep:
+                for label, endpoint, overlay, options in configs:
+                    with LocalEndpoint(manifest, endpoint, overlay=overlay, server_options=options) as ep:
                         assert ep.server is not None
-                        _keep_best(results, label, _measure(pool, ep.server.socket_path, body, ctype))
+                        server = ep.server if label == "one_per_core" else None
+                        _keep_best(
+                            results, label, _measure(pool, ep.server.socket_path, body, ctype, server=server)
+                        )
                         if label == "one_per_core":
                             front = _measure(pool, "", body, ctype, url=ep.url, endpoint=endpoint)
                             _keep_best(results, "one_per_core_through_front", front)
                     print(f"round {round_ + 1} {label}: {json.dumps(results[label])}", flush=True)
-        results["in_process_floor"] = _floor(Path(tmp) / "mlp.onnx", x)
+                _keep_best(results, "in_process_floor", _floor(Path(tmp) / "mlp.onnx", x))
 
     def tput(k: str, c: str) -> float:
         return results[k][c]["throughput_rps"]
@@ -243,6 +286,11 @@ def main() -> dict:
         / p50("in_process_floor", "c1"),
         "c16_throughput_front_vs_direct": tput("one_per_core_through_front", "c16")
         / tput("one_per_core", "c16"),
+        "c16_throughput_verbose_log_vs_off": tput("one_per_core_verbose_log", "c16")
+        / tput("one_per_core", "c16"),
+        "c16_client_cores_max": max(
+            results[k]["c16"]["client_cores"] for k in results if k != "in_process_floor"
+        ),
     }
     summary = [
         {
@@ -281,6 +329,12 @@ def main() -> dict:
             "unit": "x",
             "target": None,
         },
+        {
+            "label": "Triton verbose log (container default) vs off, throughput at concurrency 16",
+            "value": ratios["c16_throughput_verbose_log_vs_off"],
+            "unit": "x",
+            "target": None,
+        },
     ]
     report = {
         "name": "local",
@@ -295,6 +349,8 @@ def main() -> dict:
             "tritonclient": getattr(tritonclient, "__version__", ""),
         },
         "requests": {"c1": C1_REQUESTS, "c16": C16_REQUESTS},
+        "server_options": "log_verbose=0 (except one_per_core_verbose_log)",
+        "load_average_before": [round(v, 2) for v in load_before],
         "results": results,
         "ratios": {k: round(v, 3) for k, v in ratios.items()},
         "wall_s": round(time.perf_counter() - t_start, 1),

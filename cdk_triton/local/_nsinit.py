@@ -1,8 +1,9 @@
 """The first process inside the server's private namespaces (run as ``python -m cdk_triton.local._nsinit CFG``).
 
 It brings up loopback, stages ``/opt/ml/models`` (a bind mount visible only in this mount
-namespace), forwards a path-based Unix socket to Triton's SageMaker port on 127.0.0.1, starts
-``tritonserver`` and stops it on SIGTERM. Without namespaces (fallback) it does the same minus
+namespace), forwards a path-based Unix socket (mode 0600) to Triton's SageMaker port on 127.0.0.1
+(``os.splice`` in a thread per direction: the bytes never enter Python), starts ``tritonserver``
+and stops it on SIGTERM. Without namespaces (fallback) it does the same minus
 loopback and mounts. Standard library only.
 """
 
@@ -18,6 +19,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 
@@ -62,34 +64,60 @@ def bind_at(src: str, dst: str, stash: str) -> None:
     _mount("--bind", src, dst)
 
 
-async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    """Move bytes from ``src`` to ``dst`` until EOF, in the kernel (splice through a pipe)."""
+    r, w = os.pipe()
     try:
-        while data := await reader.read(262144):
-            writer.write(data)
-            await writer.drain()
-    except (ConnectionError, OSError):
+        while n := os.splice(src.fileno(), w, 1 << 20):
+            while n:
+                n -= os.splice(r, dst.fileno(), n)
+    except OSError:
         pass
     finally:
-        with contextlib.suppress(Exception):
-            writer.close()
+        os.close(r)
+        os.close(w)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
+
+
+def _bridge(client: socket.socket, port: int) -> None:
+    """One connection from the host's Unix socket to Triton's TCP port: a thread per direction."""
+    try:
+        upstream = socket.create_connection(("127.0.0.1", port))
+    except OSError:
+        client.close()
+        return
+    upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
+    back.start()
+    _pump(client, upstream)
+    back.join()
+    client.close()
+    upstream.close()
+
+
+def _accept(listener: socket.socket, port: int) -> None:
+    while True:
+        try:
+            client, _ = listener.accept()
+        except OSError:  # closed: stopping
+            return
+        threading.Thread(target=_bridge, args=(client, port), daemon=True).start()
 
 
 async def _serve(cfg: dict, proc: subprocess.Popen) -> int:
     port = int(cfg["port"])
-
-    async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-        try:
-            r2, w2 = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            w.close()
-            return
-        await asyncio.gather(_pipe(r, w2), _pipe(r2, w))
-
     sock_path = cfg["socket"]
     with contextlib.suppress(FileNotFoundError):
         os.unlink(sock_path)
-    server = await asyncio.start_unix_server(handle, path=sock_path, limit=1 << 20, backlog=512)
-    os.chmod(sock_path, 0o600)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    umask = os.umask(0o177)  # the socket is born 0600: only this user reaches the server
+    try:
+        listener.bind(sock_path)
+    finally:
+        os.umask(umask)
+    listener.listen(512)
+    threading.Thread(target=_accept, args=(listener, port), daemon=True).start()
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -104,7 +132,7 @@ async def _serve(cfg: dict, proc: subprocess.Popen) -> int:
         except TimeoutError:
             proc.kill()
             await waiter
-    server.close()
+    listener.close()
     with contextlib.suppress(FileNotFoundError):
         os.unlink(sock_path)
     return int(proc.returncode or 0)

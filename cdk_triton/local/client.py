@@ -312,21 +312,32 @@ class FrontClient:
         accept: str | None = None,
         timeout: float = 120.0,
     ) -> tuple[int, dict[str, str], bytes]:
-        import http.client
-        import urllib.parse
+        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout)
 
-        headers = {"Content-Type": content_type}
-        if accept:
-            headers["Accept"] = accept
-        if target_model is not None:
-            headers["X-Amzn-SageMaker-Target-Model"] = target_model
-        host, port = self.url.split("://", 1)[1].rsplit(":", 1)
-        conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
-        try:
-            conn.request(
-                "POST", f"/endpoints/{urllib.parse.quote(self.name, safe='')}/invocations", body, headers
-            )
-            resp = conn.getresponse()
-            return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
-        finally:
-            conn.close()
+
+def invoke_front(
+    url: str,
+    endpoint: str,
+    body: bytes,
+    content_type: str,
+    target_model: str | None = None,
+    accept: str | None = None,
+    timeout: float = 120.0,
+) -> tuple[int, dict[str, str], bytes]:
+    """``POST /endpoints/<endpoint>/invocations`` on a front URL: (status, lower-case headers, body)."""
+    import http.client
+    import urllib.parse
+
+    headers = {"Content-Type": content_type}
+    if accept:
+        headers["Accept"] = accept
+    if target_model is not None:
+        headers["X-Amzn-SageMaker-Target-Model"] = target_model
+    host, port = url.split("://", 1)[1].rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    try:
+        conn.request("POST", f"/endpoints/{urllib.parse.quote(endpoint, safe='')}/invocations", body, headers)
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()

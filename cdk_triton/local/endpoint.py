@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import http.client
 import logging
 import os
 import shutil
@@ -203,20 +202,9 @@ class LocalEndpoint:
         timeout: float = 120.0,
     ) -> Reply:
         """``InvokeEndpoint`` through the front over HTTP: returns (status, headers, body)."""
-        headers = {"Content-Type": content_type}
-        if accept:
-            headers["Accept"] = accept
-        if target_model is not None:
-            headers["X-Amzn-SageMaker-Target-Model"] = target_model
-        conn = http.client.HTTPConnection("127.0.0.1", int(self.url.rsplit(":", 1)[1]), timeout=timeout)
-        try:
-            conn.request(
-                "POST", f"/endpoints/{urllib.parse.quote(self.name, safe='')}/invocations", body, headers
-            )
-            resp = conn.getresponse()
-            return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
-        finally:
-            conn.close()
+        from cdk_triton.local.client import invoke_front
+
+        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout)
 
     def container(
         self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None

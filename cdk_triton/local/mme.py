@@ -2,16 +2,21 @@
 
 On the first request for a TargetModel it checks and extracts the archive to
 ``<staging>/<alnum>/model`` (seen by the server as ``/opt/ml/models/<alnum>/model``), asks the
-server to load it (``POST /models``), and keeps models in least-recently-used order. After a load
-that leaves the resident memory of the server and its backends above the budget, idle models are
-unloaded (LRU first); a load answered 507 (out of memory) unloads the LRU idle model and retries.
-A model is never unloaded while a request on it is in flight.
+server to load it (``POST /models``), and keeps models in least-recently-used order.
+
+Memory budget: the resident memory (sum of RSS) of ``tritonserver`` and its backend stubs. It is
+checked after every load (before the request that caused it runs) and after requests (at most once
+a second, in the background: inference can grow a model's memory). While it is exceeded, idle
+models other than the most recently used one are unloaded, least recently used first. A load
+answered 507 (out of memory) unloads the LRU idle model and retries. A model is never unloaded while
+a request on it is in flight, and a request for a model being unloaded waits, then reloads it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import http.client
 import json
 import logging
 import shutil
@@ -102,6 +107,8 @@ class ModelManager:
         self._cond = threading.Condition()
         self._states: dict[str, _State] = {}
         self.events: list[MmeEvent] = []
+        self._budget_checked = 0.0
+        self._budget_thread: threading.Thread | None = None
         self._by_name = {t.target_model: t for t in entry.target_models.values()}
         self._by_name.update(entry.target_models)
 
@@ -142,6 +149,28 @@ class ModelManager:
                 st.inflight -= 1
                 st.last_used = time.monotonic()
                 self._cond.notify_all()
+            self._check_budget_soon(keep=target.target_model)
+
+    def _check_budget_soon(self, keep: str) -> None:
+        """After a request: check the budget in the background, at most once a second."""
+        if self.memory_budget_bytes is None:
+            return
+        with self._cond:
+            now = time.monotonic()
+            busy = self._budget_thread is not None and self._budget_thread.is_alive()
+            if busy or now - self._budget_checked < 1.0:
+                return
+            self._budget_checked = now
+            self._budget_thread = threading.Thread(
+                target=self._enforce_budget_quietly, args=(keep,), name="cdk-triton-budget", daemon=True
+            )
+            self._budget_thread.start()
+
+    def _enforce_budget_quietly(self, keep: str) -> None:
+        try:
+            self._enforce_budget(keep=keep)
+        except (OSError, http.client.HTTPException, LocalServerError) as exc:  # the server is stopping
+            log.debug("memory budget check failed: %s", exc)
 
     def _acquire(self, target: TargetModel) -> None:
         key = target.target_model

@@ -44,6 +44,22 @@ SAGEMAKER_MODELS_DIR = "/opt/ml/models"
 SHM_PREFIX = "cdk_triton_"
 
 
+def shm_prefix() -> str:
+    """A unique prefix for one server's python-backend shared-memory regions (``/dev/shm/<prefix>*``).
+
+    ``CDK_TRITON_SHM_PREFIX`` (letters, digits, ``_``; default ``cdk_triton_``) tags the regions of one
+    user or test session, so concurrent sessions can tell theirs apart.
+    """
+    base = os.environ.get("CDK_TRITON_SHM_PREFIX") or SHM_PREFIX
+    if not base.replace("_", "").isalnum():
+        raise LocalServerError(
+            f"CDK_TRITON_SHM_PREFIX '{base}' may contain only letters, digits and '_'; unset it or use e.g. "
+            "'cdk_triton_mine_'",
+            code="InvalidShmPrefix",
+        )
+    return f"{base}{uuid.uuid4().hex[:10]}_"
+
+
 @functools.cache
 def namespace_prefix() -> tuple[str, ...] | None:
     """The ``unshare`` prefix that gives a private network + mount namespace here, or None."""
@@ -127,7 +143,7 @@ class TritonServer:
                 code="NamespaceUnavailable",
             )
         self.namespace = prefix
-        self.shm_prefix = f"{SHM_PREFIX}{uuid.uuid4().hex[:10]}_"
+        self.shm_prefix = shm_prefix()
         self.socket_path = str(Path(tempfile.gettempdir()) / f"cdk-triton-{uuid.uuid4().hex[:12]}.sock")
         self.log_path = self.workdir / "tritonserver.log"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -135,6 +151,13 @@ class TritonServer:
         self.port = options.port or DEFAULT_PORT
         if self.namespace is None:
             self.port = free_port()  # on the host the container's fixed port may be taken
+            log.warning(
+                "NO PRIVATE NETWORK NAMESPACE: tritonserver's SageMaker port %d will bind 0.0.0.0 and be reachable "
+                "from other hosts while this local endpoint runs (run as root or enable unprivileged user "
+                "namespaces, e.g. sysctl kernel.unprivileged_userns_clone=1 or, on Ubuntu 23.10+, "
+                "kernel.apparmor_restrict_unprivileged_userns=0, to keep it private)",
+                self.port,
+            )
 
     # ------------------------------------------------------------------ argv
     def argv(self, binary: str, backend_dir: str) -> list[str]:
@@ -195,13 +218,6 @@ class TritonServer:
         }
         cfg_path = self.workdir / "server.json"
         cfg_path.write_text(json.dumps(cfg, indent=1))
-        if self.namespace is None:
-            log.warning(
-                "NO PRIVATE NETWORK NAMESPACE: tritonserver's SageMaker port %d binds 0.0.0.0 and is reachable "
-                "from other hosts while this local endpoint runs (run as root or enable unprivileged user "
-                "namespaces to keep it private)",
-                self.port,
-            )
         log.info("starting tritonserver: %s", " ".join(argv))
         launcher = [*(self.namespace or ()), sys.executable, "-m", "cdk_triton.local._nsinit", str(cfg_path)]
         pyenv = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
@@ -283,10 +299,17 @@ class TritonServer:
         return pids_in_group(self.proc.pid)
 
     def rss_bytes(self) -> int:
-        """Resident memory of the server and its backend stubs."""
+        """Resident memory (sum of RSS) of ``tritonserver`` and its backend stubs.
+
+        The launcher that owns the namespaces and the socket bridge is not counted: SageMaker runs no
+        such process, so the memory budget covers what the container would hold.
+        """
         total = 0
         page = os.sysconf("SC_PAGE_SIZE")
+        launcher = self.proc.pid if self.proc is not None else None
         for pid in self.process_ids():
+            if pid == launcher:
+                continue
             with contextlib.suppress(OSError, ValueError, IndexError):
                 total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
         return total

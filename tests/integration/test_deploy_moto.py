@@ -51,7 +51,9 @@ def moto_endpoint() -> Iterator[str]:
         import urllib.request
 
         # moto's state is per process: leave nothing for the other moto-based tests of this session
-        urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/moto-api/reset", method="POST"))
+        urllib.request.urlopen(
+            urllib.request.Request(f"http://127.0.0.1:{port}/moto-api/reset", method="POST")
+        )
         server.stop()
         sm_models.FakeEndpointConfig.validate_instance_type = original  # type: ignore[method-assign]
 

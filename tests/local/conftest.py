@@ -22,6 +22,10 @@ from tests.local import artifacts
 # Every process the tests start inherits this marker (the server environment copies os.environ).
 SESSION_MARK = f"CDK_TRITON_TEST_SESSION={uuid.uuid4().hex}"
 os.environ["CDK_TRITON_TEST_SESSION"] = SESSION_MARK.split("=", 1)[1]
+# Shared memory of this session's servers (also those of a `serve` subprocess) carries this prefix:
+# other sessions running the local tests at the same time have their own.
+SHM_PREFIX = f"cdk_triton_t{os.environ['CDK_TRITON_TEST_SESSION'][:8]}_"
+os.environ["CDK_TRITON_SHM_PREFIX"] = SHM_PREFIX
 # Tests that open Triton's SageMaker port (0.0.0.0) do it inside a private network namespace, or fail.
 os.environ["CDK_TRITON_REQUIRE_NAMESPACE"] = "1"
 
@@ -50,11 +54,10 @@ def _ours() -> set[int]:
 
 @pytest.fixture(scope="session", autouse=True)
 def no_process_left_behind() -> Iterator[None]:
-    shm_before = set(glob.glob("/dev/shm/cdk_triton_*"))
     yield
     left = _ours()
     assert not left, f"processes left behind by the local endpoint tests: {sorted(left)}"
-    shm_left = set(glob.glob("/dev/shm/cdk_triton_*")) - shm_before
+    shm_left = glob.glob(f"/dev/shm/{SHM_PREFIX}*")
     assert not shm_left, f"shared memory left behind: {sorted(shm_left)}"
 
 

@@ -1,8 +1,13 @@
 """The bad config/artifact corpus: every pair must fail locally with the real server's error text.
 
 Each pair is packed as an MME archive and loaded through the real server (``POST /models``), so
-the text asserted is what the server answers; texts of the ONNX Runtime / libtorch backends are
-those of the real backends (LOCAL_TRITON.md, triton backend ``CompareDimsSupported``).
+the text asserted is what the server answers. Missing version folder and unknown platform are the
+server's own texts (LOCAL_TRITON.md); the CPU backends copy the real backends' texts: onnxruntime_backend
+``ValidateInputs`` / ``ValidateOutputs`` (counts, data types: ``unexpected datatype FP32 for input 'x',
+expecting TYPE_INT64``), backend common ``CheckAllowedModelInput`` / ``CompareDimsSupported`` (names,
+dims) and pytorch_backend (the ``<name>__<index>`` rule, ``unexpected datatype FP32 for inference
+output``). Two are ours, because the real backend fails later or not at all on CPU: the TorchScript
+warm-up failure (libtorch fails the first request instead) and TensorRT's GPU message.
 """
 
 from __future__ import annotations
@@ -80,7 +85,17 @@ def _cases(tmp: Path) -> dict[str, tuple[object, dict[str, bytes], str]]:
                 outputs=[t("y", "TYPE_FP32", [C])],
             ),
             {"1/model.onnx": good_onnx},
-            "unexpected datatype TYPE_FP32 for inference input 'x', expecting TYPE_INT64",
+            ", unexpected datatype FP32 for input 'x', expecting TYPE_INT64",
+        ),
+        "onnx_wrong_output_dtype": (
+            A.config(
+                "m",
+                platform="onnxruntime_onnx",
+                inputs=[t("x", "TYPE_FP32", [F])],
+                outputs=[t("y", "TYPE_FP64", [C])],
+            ),
+            {"1/model.onnx": good_onnx},
+            ", unexpected datatype FP32 for output 'y', expecting TYPE_FP64",
         ),
         "onnx_wrong_dims": (
             A.config(
@@ -173,7 +188,7 @@ def _cases(tmp: Path) -> dict[str, tuple[object, dict[str, bytes], str]]:
                 outputs=[t("OUTPUT__0", "TYPE_FP64", [C])],
             ),
             {"1/model.pt": ts},
-            "unexpected datatype TYPE_FP32 for inference output 'OUTPUT__0', expecting TYPE_FP64",
+            "unexpected datatype FP32 for inference output 'OUTPUT__0', expecting FP64",
         ),
         "torchscript_wrong_output_dims": (
             A.config(
@@ -263,6 +278,7 @@ CASE_NAMES = [
     "onnx_wrong_output_name",
     "onnx_input_count",
     "onnx_wrong_dtype",
+    "onnx_wrong_output_dtype",
     "onnx_wrong_dims",
     "onnx_static_batch_with_batching",
     "onnx_opset_too_new_for_24_09",

@@ -181,3 +181,31 @@ def test_sme_tar_gz_packaging_is_checked_and_extracted(manifest, tmp_path: Path)
         assert info.value.code == "ArtifactHashMismatch"
     finally:
         archive.unlink()
+
+
+@pytest.mark.parametrize("filters", [True, False], ids=["data_filter", "python_3_11_0_to_3"])
+def test_archives_extract_only_inside_their_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filters: bool
+) -> None:
+    import io
+    import tarfile
+
+    from cdk_triton.local.repository import extract_archive
+
+    if not filters:  # Python 3.11.0-3.11.3 have no extraction filters: the members are checked by hand
+        monkeypatch.delattr(tarfile, "data_filter")
+
+    def archive(name: str, members: dict[str, bytes]) -> Path:
+        path = tmp_path / name
+        with tarfile.open(path, "w:gz") as tar:
+            for member, data in members.items():
+                info = tarfile.TarInfo(member)
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+        return path
+
+    extract_archive(archive("good.tar.gz", {"m/config.pbtxt": b"x", "m/1/model.py": b"y"}), tmp_path / "ok")
+    assert (tmp_path / "ok" / "m" / "1" / "model.py").read_bytes() == b"y"
+    with pytest.raises((TritonValidationError, tarfile.TarError)):
+        extract_archive(archive("evil.tar.gz", {"../evil": b"x"}), tmp_path / "bad" / "root")
+    assert not (tmp_path / "bad" / "evil").exists()

@@ -18,6 +18,7 @@ from cdk_triton.local import (
     invoke_tensors,
     parse_response,
 )
+from cdk_triton.local.client import BINARY_CONTENT_TYPE, resolve_sample, tensors_from_kserve
 from cdk_triton.local.repository import sha256_file
 
 pytestmark = pytest.mark.triton
@@ -47,27 +48,44 @@ def test_two_archives_with_a_preprocess_step_each_keep_their_own(mme: LocalEndpo
     np.testing.assert_allclose(b.outputs["SCORES"], facts.eager("onnx_b", 2 * x), atol=1e-5)  # b's preprocess
 
 
-def test_boto3_with_logical_and_hashed_target_model_names(
-    mme: LocalEndpoint, manifest, facts, boto_runtime
+def _sample(mme: LocalEndpoint, target: str) -> tuple[str, dict, dict]:
+    """(TargetModel header, sample inputs, sample outputs) of one target model."""
+    sample, header = resolve_sample(mme, target)
+    inputs = tensors_from_kserve(json.loads(mme.manifest.resolve(sample.request).read_text()))
+    expected = tensors_from_kserve(json.loads(mme.manifest.resolve(sample.response).read_text()), "outputs")
+    assert header is not None
+    return header, inputs, expected
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["json", "binary"])
+@pytest.mark.parametrize("target", ["pipe_a", "ts", "onnx", "py"])
+def test_every_target_through_boto3_and_the_container_invoke_route(
+    mme: LocalEndpoint, boto_runtime, target: str, binary: bool
 ) -> None:
-    client = boto_runtime(mme.url)
+    header, inputs, expected = _sample(mme, target)
+    body, ctype = build_request(inputs, binary=binary)
+    resp = boto_runtime(mme.url).invoke_endpoint(
+        EndpointName="multi", Body=body, ContentType=ctype, TargetModel=target
+    )
+    assert resp["ContentType"].startswith(BINARY_CONTENT_TYPE if binary else "application/json")
+    via_boto3 = parse_response(resp["Body"].read(), resp["ContentType"])
+    mme.models.load(target)  # loaded, as SageMaker does before it calls the container
+    status, headers, data = mme.container("POST", f"/models/{header}/invoke", body, {"Content-Type": ctype})
+    assert status == 200, data
+    via_container = parse_response(data, headers["content-type"])
+    for name, exp in expected.items():
+        np.testing.assert_allclose(via_boto3[name], exp, atol=1e-5, rtol=1e-4)
+        np.testing.assert_allclose(via_container[name], exp, atol=1e-5, rtol=1e-4)
+
+
+def test_boto3_with_the_hashed_target_model_name(mme: LocalEndpoint, manifest, facts, boto_runtime) -> None:
     hashed = manifest.endpoint("multi").target_models["ts"].target_model
     body, ctype = build_request({"INPUT__0": facts.x}, binary=True)
-    for name in ("ts", hashed):
-        resp = client.invoke_endpoint(EndpointName="multi", Body=body, ContentType=ctype, TargetModel=name)
-        out = parse_response(resp["Body"].read(), resp["ContentType"])
-        np.testing.assert_allclose(out["OUTPUT__0"], facts.eager("ts", facts.x), atol=1e-5)
-
-
-def test_container_model_invoke_route(mme: LocalEndpoint, manifest, facts) -> None:
-    hashed = manifest.endpoint("multi").target_models["ts"].target_model
-    mme.models.load("ts")
-    body, ctype = build_request({"INPUT__0": facts.x})
-    status, headers, data = mme.container("POST", f"/models/{hashed}/invoke", body, {"Content-Type": ctype})
-    assert status == 200, data
-    np.testing.assert_allclose(
-        parse_response(data, headers["content-type"])["OUTPUT__0"], facts.eager("ts", facts.x), atol=1e-5
+    resp = boto_runtime(mme.url).invoke_endpoint(
+        EndpointName="multi", Body=body, ContentType=ctype, TargetModel=hashed
     )
+    out = parse_response(resp["Body"].read(), resp["ContentType"])
+    np.testing.assert_allclose(out["OUTPUT__0"], facts.eager("ts", facts.x), atol=1e-5)
 
 
 def test_load_invoke_unload_reload(mme: LocalEndpoint, manifest) -> None:

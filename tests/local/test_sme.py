@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import stat
 
 import numpy as np
 import pytest
@@ -149,6 +151,7 @@ def test_served_files_have_the_manifest_hashes(sme: LocalEndpoint, manifest) -> 
 
 def test_sagemaker_port_is_not_reachable_from_the_host(sme: LocalEndpoint) -> None:
     assert sme.server is not None and sme.server.namespace, "tests run where a private namespace can be made"
+    assert stat.S_IMODE(os.stat(sme.server.socket_path).st_mode) == 0o600  # the bridge: this user only
     with socket.socket() as s:
         s.settimeout(1)
         assert s.connect_ex(("127.0.0.1", sme.server.port)) != 0 or pytest.skip("port taken on the host")

@@ -32,6 +32,11 @@ CONFIG_TO_NUMPY: dict[str, Any] = {
 NUMPY_TO_CONFIG = {np.dtype(v).name: k for k, v in CONFIG_TO_NUMPY.items() if v is not np.object_}
 
 
+def server_type(config_type: str) -> str:
+    """``TRITONSERVER_DataTypeString`` of a config data type: ``TYPE_FP32`` -> ``FP32``, ``TYPE_STRING`` -> ``BYTES``."""
+    return "BYTES" if config_type == "TYPE_STRING" else config_type.removeprefix("TYPE_")
+
+
 def shape_str(shape: list[int] | tuple[int, ...]) -> str:
     """Triton's ``ShapeToString``: ``[-1,3,32,32]``."""
     return "[" + ",".join(str(int(d)) for d in shape) + "]"

@@ -21,6 +21,7 @@ from cpu_backend import (  # noqa: E402
     compare_dims,
     config_dims,
     model_file,
+    server_type,
     thread_parameter,
 )
 
@@ -120,8 +121,10 @@ class TritonPythonModel(BatchingModel):
                     )
                 model_type = _ORT_TO_CONFIG.get(node.type, node.type)
                 if model_type != io["data_type"]:
+                    # onnxruntime_backend ValidateInputs/ValidateOutputs, quote slip included: the model's
+                    # type as TRITONSERVER_DataTypeString (FP32), the config's as written (TYPE_INT64)
                     raise ValueError(
-                        f"unable to load model '{name}, unexpected datatype {model_type} for inference {kind} "
+                        f"unable to load model '{name}, unexpected datatype {server_type(model_type)} for {kind} "
                         f"'{io['name']}', expecting {io['data_type']}"
                     )
                 dims = [int(d) for d in (io.get("reshape") or {}).get("shape", [])] or config_dims(io)

@@ -18,7 +18,14 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from cpu_backend import BatchingModel, compare_dims, config_dims, model_file, thread_parameter  # noqa: E402
+from cpu_backend import (  # noqa: E402
+    BatchingModel,
+    compare_dims,
+    config_dims,
+    model_file,
+    server_type,
+    thread_parameter,
+)
 
 _INDEXED = re.compile(r"^(.+)__(\d+)$")
 
@@ -150,9 +157,10 @@ class TritonPythonModel(BatchingModel):
             io = cfg_out[io_name]
             got = _config_type(torch, tensor.dtype)
             if got != io["data_type"]:
+                # the text libtorch's ReadOutputTensors gives at the first request
                 raise ValueError(
-                    f"unable to load model '{self.name}, unexpected datatype {got} for inference output "
-                    f"'{io_name}', expecting {io['data_type']}"
+                    f"unexpected datatype {server_type(got)} for inference output '{io_name}', expecting "
+                    f"{server_type(io['data_type'])}"
                 )
             model_shape = list(tensor.shape)
             if self.max_batch_size > 0:
