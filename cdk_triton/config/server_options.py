@@ -255,13 +255,14 @@ class ServerOptions:
                 "drop allow_metrics=False; publishing reads Triton's metrics endpoint",
             )
         if not wants_cw and (self.cloudwatch_log_group or self.cloudwatch_metric_namespace):
+            prop = "cloudwatch_metric_namespace" if self.cloudwatch_metric_namespace else "cloudwatch_log_group"
             err(
                 "CloudWatchSettingsWithoutPublishing",
-                "publish_metrics_to_cloudwatch",
-                False,
-                "is off while a CloudWatch log group or namespace is set",
-                "publish_metrics_to_cloudwatch=True",
-                "turn publishing on or drop the CloudWatch settings",
+                prop,
+                getattr(self, prop),
+                "is set while publish_metrics_to_cloudwatch is off",
+                "CloudWatch settings only with publish_metrics_to_cloudwatch=True",
+                "turn publishing on (metrics=TritonMetrics(...) on a construct) or drop the CloudWatch settings",
             )
         if self.cloudwatch_metric_namespace is not None and (
             not _CW_NAMESPACE.fullmatch(self.cloudwatch_metric_namespace)

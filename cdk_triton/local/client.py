@@ -153,8 +153,8 @@ class InvokeResult:
         """For each 2-D float output (a classifier's logits): the top-k (class, score) of the first row."""
         out = {}
         for name, arr in self.outputs.items():
-            if arr.dtype.kind == "f" and arr.ndim >= 1:
-                row = arr.reshape(-1, arr.shape[-1])[0] if arr.ndim > 1 else arr
+            if arr.dtype.kind == "f" and arr.ndim == 2:
+                row = arr[0]
                 idx = np.argsort(row)[::-1][:k]
                 out[name] = [(int(i), float(row[i])) for i in idx]
         return out

@@ -174,7 +174,7 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
 EXPECTED: dict[str, tuple[str, Any]] = {
     "BurstableNotScalable": ("instance_type", "ml.t2.medium"),
     "CanaryTooLarge": ("deployment.step", "60 %"),
-    "CloudWatchSettingsWithoutPublishing": ("publish_metrics_to_cloudwatch", False),
+    "CloudWatchSettingsWithoutPublishing": ("cloudwatch_metric_namespace", "Team/Triton"),
     "ComputeCapabilityTooLow": ("instance_type", "ml.p2.xlarge"),
     "DashboardTooLarge": ("endpoints", 80),
     "DefaultModelInMme": ("default_model_name", "classifier"),
