@@ -255,7 +255,9 @@ class ServerOptions:
                 "drop allow_metrics=False; publishing reads Triton's metrics endpoint",
             )
         if not wants_cw and (self.cloudwatch_log_group or self.cloudwatch_metric_namespace):
-            prop = "cloudwatch_metric_namespace" if self.cloudwatch_metric_namespace else "cloudwatch_log_group"
+            prop = (
+                "cloudwatch_metric_namespace" if self.cloudwatch_metric_namespace else "cloudwatch_log_group"
+            )
             err(
                 "CloudWatchSettingsWithoutPublishing",
                 prop,
