@@ -80,6 +80,14 @@ class _Errors:
         )
 
 
+def _is_mapping(d: Any, path: str, what: str, allowed: str, errs: _Errors) -> bool:
+    """True for a mapping; else records an InvalidType error naming what was expected."""
+    if isinstance(d, dict):
+        return True
+    errs.add("InvalidType", path, what, d, "is not a mapping", allowed, "write a mapping")
+    return False
+
+
 def _check_keys(
     d: Mapping[str, Any], cls: type, path: str, errs: _Errors, extra: tuple[str, ...] = ()
 ) -> None:
@@ -200,10 +208,7 @@ class TensorSpec:
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: _Errors) -> TensorSpec | None:
-        if not isinstance(d, dict):
-            errs.add(
-                "InvalidType", path, "tensor", d, "is not a mapping", "name, dtype, shape", "write a mapping"
-            )
+        if not _is_mapping(d, path, "tensor", "name, dtype, shape", errs):
             return None
         _check_keys(d, cls, path, errs)
         name = _typed(d, "name", str, path, errs, required=True)
@@ -348,16 +353,9 @@ class ModelSource:
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: _Errors) -> ModelSource | None:
-        if not isinstance(d, dict):
-            errs.add(
-                "InvalidType",
-                path,
-                "source",
-                d,
-                "is not a mapping",
-                "factory (+kwargs, seed, state_dict), torchscript, onnx or python",
-                "write a mapping",
-            )
+        if not _is_mapping(
+            d, path, "source", "factory (+kwargs, seed, state_dict), torchscript, onnx or python", errs
+        ):
             return None
         _check_keys(d, cls, path, errs)
         src = cls(
@@ -478,16 +476,7 @@ class InstanceGroup:
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: _Errors) -> InstanceGroup | None:
-        if not isinstance(d, dict):
-            errs.add(
-                "InvalidType",
-                path,
-                "instance_group",
-                d,
-                "is not a mapping",
-                "kind, count, gpus",
-                "write a mapping",
-            )
+        if not _is_mapping(d, path, "instance_group", "kind, count, gpus", errs):
             return None
         _check_keys(d, cls, path, errs)
         kind = _typed(d, "kind", str, path, errs, default="KIND_GPU").upper()
@@ -529,16 +518,7 @@ class Warmup:
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: _Errors) -> Warmup | None:
-        if not isinstance(d, dict):
-            errs.add(
-                "InvalidType",
-                path,
-                "warmup",
-                d,
-                "is not a mapping",
-                "name, batch_size, count, data",
-                "write a mapping",
-            )
+        if not _is_mapping(d, path, "warmup", "name, batch_size, count, data", errs):
             return None
         _check_keys(d, cls, path, errs)
         data = _typed(d, "data", str, path, errs, default="zero")
@@ -574,16 +554,7 @@ class OnnxOptions:
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: _Errors) -> OnnxOptions:
-        if not isinstance(d, dict):
-            errs.add(
-                "InvalidType",
-                path,
-                "onnx",
-                d,
-                "is not a mapping",
-                "opset, exporter, tensorrt_accelerator",
-                "write a mapping",
-            )
+        if not _is_mapping(d, path, "onnx", "opset, exporter, tensorrt_accelerator", errs):
             return cls()
         _check_keys(d, cls, path, errs)
         exporter = _typed(d, "exporter", str, path, errs, default="dynamo")
@@ -640,16 +611,7 @@ class TensorRTOptions:
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: _Errors) -> TensorRTOptions:
-        if not isinstance(d, dict):
-            errs.add(
-                "InvalidType",
-                path,
-                "tensorrt",
-                d,
-                "is not a mapping",
-                "precision, workspace_mib, ...",
-                "write a mapping",
-            )
+        if not _is_mapping(d, path, "tensorrt", "precision, workspace_mib, ...", errs):
             return cls()
         _check_keys(d, cls, path, errs)
         prec = _typed(d, "precision", str, path, errs, default="fp16")
@@ -686,16 +648,7 @@ class SampleSpec:
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: _Errors) -> SampleSpec:
-        if not isinstance(d, dict):
-            errs.add(
-                "InvalidType",
-                path,
-                "sample",
-                d,
-                "is not a mapping",
-                "seed, batch_size, atol, rtol",
-                "write a mapping",
-            )
+        if not _is_mapping(d, path, "sample", "seed, batch_size, atol, rtol", errs):
             return cls()
         _check_keys(d, cls, path, errs)
         return cls(
@@ -718,16 +671,7 @@ class EnsembleStep:
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: _Errors) -> EnsembleStep | None:
-        if not isinstance(d, dict):
-            errs.add(
-                "InvalidType",
-                path,
-                "step",
-                d,
-                "is not a mapping",
-                "model, input_map, output_map",
-                "write a mapping",
-            )
+        if not _is_mapping(d, path, "step", "model, input_map, output_map", errs):
             return None
         _check_keys(d, cls, path, errs)
         model = _typed(d, "model", str, path, errs, required=True)
@@ -791,16 +735,7 @@ class ModelSpec:
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: _Errors) -> ModelSpec | None:
-        if not isinstance(d, dict):
-            errs.add(
-                "InvalidType",
-                path,
-                "model",
-                d,
-                "is not a mapping",
-                "name, format, source, inputs, ...",
-                "write a mapping",
-            )
+        if not _is_mapping(d, path, "model", "name, format, source, inputs, ...", errs):
             return None
         _check_keys(d, cls, path, errs)
         name = _typed(d, "name", str, path, errs, required=True)
@@ -1118,16 +1053,7 @@ class EndpointSpec:
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: _Errors) -> EndpointSpec | None:
-        if not isinstance(d, dict):
-            errs.add(
-                "InvalidType",
-                path,
-                "endpoint",
-                d,
-                "is not a mapping",
-                "name, mode, instance_types, models",
-                "write a mapping",
-            )
+        if not _is_mapping(d, path, "endpoint", "name, mode, instance_types, models", errs):
             return None
         _check_keys(d, cls, path, errs)
         name = _typed(d, "name", str, path, errs, required=True)
