@@ -14,6 +14,7 @@ a request on it is in flight, and a request for a model being unloaded waits, th
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import http.client
@@ -33,6 +34,9 @@ from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.overlay import CpuOverlay
 from cdk_triton.local.repository import prepare_target_model
 from cdk_triton.local.server import SAGEMAKER_MODELS_DIR, TritonServer
+
+#: How many load/unload events a ModelManager keeps.
+MAX_EVENTS = 1000
 
 log = logging.getLogger("cdk_triton.local")
 
@@ -106,7 +110,8 @@ class ModelManager:
         self.load_wait_timeout = load_wait_timeout
         self._cond = threading.Condition()
         self._states: dict[str, _State] = {}
-        self.events: list[MmeEvent] = []
+        # the most recent load/unload/evict events (bounded: `serve` may run for days)
+        self.events: collections.deque[MmeEvent] = collections.deque(maxlen=MAX_EVENTS)
         self._budget_checked = 0.0
         self._budget_thread: threading.Thread | None = None
         self._by_name = {t.target_model: t for t in entry.target_models.values()}

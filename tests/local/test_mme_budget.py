@@ -145,3 +145,15 @@ def test_a_request_for_a_model_being_evicted_waits_and_reloads(tmp_path: Path) -
     manager._unload("a.tar.gz", reason="test")
     worker.join(5)
     assert done == ["a.tar.gz"] and manager.loaded() == ["a.tar.gz"]
+
+
+def test_event_log_keeps_only_the_most_recent_events(tmp_path: Path) -> None:
+    from cdk_triton.local.mme import MAX_EVENTS
+
+    manager = _manager(tmp_path, FakeServer(per_model=1), budget=10**9)
+    for _ in range(MAX_EVENTS // 2 + 1):  # each round trip logs a load and an unload
+        manager.load("a")
+        manager.unload("a")
+    manager.load("b")
+    assert len(manager.events) == MAX_EVENTS
+    assert manager.events[-1].target_model == "b.tar.gz" and manager.events[-1].action == "load"
