@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from cdk_triton.config.spec import DTYPES
 from cdk_triton.errors import BuildError
 
 
@@ -64,21 +65,8 @@ class _TritonError(Exception):
         return self._msg
 
 
-_NP = {
-    "TYPE_BOOL": np.bool_,
-    "TYPE_UINT8": np.uint8,
-    "TYPE_UINT16": np.uint16,
-    "TYPE_UINT32": np.uint32,
-    "TYPE_UINT64": np.uint64,
-    "TYPE_INT8": np.int8,
-    "TYPE_INT16": np.int16,
-    "TYPE_INT32": np.int32,
-    "TYPE_INT64": np.int64,
-    "TYPE_FP16": np.float16,
-    "TYPE_FP32": np.float32,
-    "TYPE_FP64": np.float64,
-    "TYPE_STRING": np.object_,
-}
+#: model_config TYPE_<x> -> numpy type, from the declarations' table (bfloat16 has no numpy type).
+_NP = {f"TYPE_{name}": np.dtype(np_name).type for name, np_name in DTYPES.items() if name != "BF16"}
 
 
 def _shim() -> types.ModuleType:

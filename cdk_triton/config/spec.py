@@ -88,6 +88,32 @@ def _is_mapping(d: Any, path: str, what: str, allowed: str, errs: _Errors) -> bo
     return False
 
 
+def _one_of(
+    errs: _Errors,
+    path: str,
+    key: str,
+    value: Any,
+    choices: tuple[str, ...],
+    code: str,
+    what: str,
+    fix: str,
+    shown: Any = None,
+) -> bool:
+    """True when ``value`` is one of ``choices``; else records ``code`` naming the allowed values."""
+    if value in choices:
+        return True
+    errs.add(
+        code,
+        f"{path}.{key}",
+        key,
+        value if shown is None else shown,
+        f"is not {what}",
+        ", ".join(choices),
+        fix,
+    )
+    return False
+
+
 def _check_keys(
     d: Mapping[str, Any], cls: type, path: str, errs: _Errors, extra: tuple[str, ...] = ()
 ) -> None:
@@ -482,16 +508,17 @@ class InstanceGroup:
         kind = _typed(d, "kind", str, path, errs, default="KIND_GPU").upper()
         if not kind.startswith("KIND_"):
             kind = "KIND_" + kind
-        if kind not in INSTANCE_KINDS:
-            errs.add(
-                "InvalidInstanceGroup",
-                f"{path}.kind",
-                "kind",
-                d.get("kind"),
-                "is not an instance group kind",
-                ", ".join(INSTANCE_KINDS),
-                "use KIND_GPU on GPU endpoints",
-            )
+        _one_of(
+            errs,
+            path,
+            "kind",
+            kind,
+            INSTANCE_KINDS,
+            "InvalidInstanceGroup",
+            "an instance group kind",
+            "use KIND_GPU on GPU endpoints",
+            d.get("kind"),
+        )
         count = _typed(d, "count", int, path, errs, default=1)
         if count < 1:
             errs.add(
@@ -522,16 +549,9 @@ class Warmup:
             return None
         _check_keys(d, cls, path, errs)
         data = _typed(d, "data", str, path, errs, default="zero")
-        if data not in WARMUP_DATA:
-            errs.add(
-                "InvalidWarmup",
-                f"{path}.data",
-                "data",
-                data,
-                "is not a warmup data kind",
-                ", ".join(WARMUP_DATA),
-                "use zero or random",
-            )
+        _one_of(
+            errs, path, "data", data, WARMUP_DATA, "InvalidWarmup", "a warmup data kind", "use zero or random"
+        )
         return cls(
             name=_typed(d, "name", str, path, errs, default="warmup"),
             batch_size=_typed(d, "batch_size", int, path, errs, default=1),
@@ -558,27 +578,27 @@ class OnnxOptions:
             return cls()
         _check_keys(d, cls, path, errs)
         exporter = _typed(d, "exporter", str, path, errs, default="dynamo")
-        if exporter not in ONNX_EXPORTERS:
-            errs.add(
-                "InvalidOption",
-                f"{path}.exporter",
-                "exporter",
-                exporter,
-                "is not an ONNX exporter",
-                ", ".join(ONNX_EXPORTERS),
-                "use dynamo",
-            )
+        _one_of(
+            errs,
+            path,
+            "exporter",
+            exporter,
+            ONNX_EXPORTERS,
+            "InvalidOption",
+            "an ONNX exporter",
+            "use dynamo",
+        )
         prec = _typed(d, "tensorrt_precision", str, path, errs, default="fp16")
-        if prec not in ("fp32", "fp16"):
-            errs.add(
-                "UnknownPrecision",
-                f"{path}.tensorrt_precision",
-                "tensorrt_precision",
-                prec,
-                "is not a TensorRT accelerator precision",
-                "fp32, fp16",
-                "use fp16",
-            )
+        _one_of(
+            errs,
+            path,
+            "tensorrt_precision",
+            prec,
+            ("fp32", "fp16"),
+            "UnknownPrecision",
+            "a TensorRT accelerator precision",
+            "use fp16",
+        )
         return cls(
             opset=_typed(d, "opset", int, path, errs),
             exporter=exporter,
@@ -615,16 +635,9 @@ class TensorRTOptions:
             return cls()
         _check_keys(d, cls, path, errs)
         prec = _typed(d, "precision", str, path, errs, default="fp16")
-        if prec not in PRECISIONS:
-            errs.add(
-                "UnknownPrecision",
-                f"{path}.precision",
-                "precision",
-                prec,
-                "is not a TensorRT precision",
-                ", ".join(PRECISIONS),
-                "use fp16",
-            )
+        _one_of(
+            errs, path, "precision", prec, PRECISIONS, "UnknownPrecision", "a TensorRT precision", "use fp16"
+        )
         return cls(
             precision=prec,
             workspace_mib=_typed(d, "workspace_mib", int, path, errs, default=1024),
@@ -846,16 +859,16 @@ class ModelSpec:
                 "remove them",
             )
         mode = _typed(d, "torchscript_mode", str, path, errs, default="trace")
-        if mode not in TORCHSCRIPT_MODES:
-            errs.add(
-                "InvalidOption",
-                f"{path}.torchscript_mode",
-                "torchscript_mode",
-                mode,
-                "is not a TorchScript mode",
-                ", ".join(TORCHSCRIPT_MODES),
-                "use trace",
-            )
+        _one_of(
+            errs,
+            path,
+            "torchscript_mode",
+            mode,
+            TORCHSCRIPT_MODES,
+            "InvalidOption",
+            "a TorchScript mode",
+            "use trace",
+        )
         steps = [
             EnsembleStep.from_dict(s, f"{path}.steps[{i}]", errs)
             for i, s in enumerate(_typed(d, "steps", list, path, errs, default=[]))
@@ -1060,29 +1073,23 @@ class EndpointSpec:
         mode = _typed(d, "mode", str, path, errs, required=True)
         aliases = {"single": SINGLE_MODEL, "sme": SINGLE_MODEL, "multi": MULTI_MODEL, "mme": MULTI_MODEL}
         mode = aliases.get(str(mode).lower(), mode) if mode else mode
-        if mode is not None and mode not in (SINGLE_MODEL, MULTI_MODEL):
-            errs.add(
-                "UnknownEndpointMode",
-                f"{path}.mode",
+        if mode is not None:
+            _one_of(
+                errs,
+                path,
                 "mode",
                 mode,
-                "is not an endpoint mode",
-                f"{SINGLE_MODEL}, {MULTI_MODEL}",
+                (SINGLE_MODEL, MULTI_MODEL),
+                "UnknownEndpointMode",
+                "an endpoint mode",
                 "use SingleModel or MultiModel",
             )
         its = _typed(d, "instance_types", list, path, errs, required=True) or []
         models = _typed(d, "models", list, path, errs, required=True) or []
         packaging = _typed(d, "packaging", str, path, errs, default="directory")
-        if packaging not in PACKAGINGS:
-            errs.add(
-                "InvalidPackaging",
-                f"{path}.packaging",
-                "packaging",
-                packaging,
-                "is not a packaging",
-                ", ".join(PACKAGINGS),
-                "use directory",
-            )
+        _one_of(
+            errs, path, "packaging", packaging, PACKAGINGS, "InvalidPackaging", "a packaging", "use directory"
+        )
         if mode == MULTI_MODEL and "packaging" in d and packaging != "tar.gz":
             errs.add(
                 "InvalidPackaging",

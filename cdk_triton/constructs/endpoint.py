@@ -134,10 +134,9 @@ class DeploymentGuardrails:
         rollback_alarms: Sequence[cloudwatch.IAlarm] | None = None,
     ) -> DeploymentGuardrails:
         """Blue/green canary: a share (<= 50 %) first, then the rest."""
-        step = TrafficStep(percent=None if instance_count else percent, instance_count=instance_count)
         return DeploymentGuardrails(
             traffic_routing="CANARY",
-            step=step,
+            step=_step(percent, instance_count),
             wait_interval=wait_interval,
             rollback_alarms=_tuple(rollback_alarms),
         )
@@ -151,10 +150,9 @@ class DeploymentGuardrails:
         rollback_alarms: Sequence[cloudwatch.IAlarm] | None = None,
     ) -> DeploymentGuardrails:
         """Blue/green linear: equal steps with a bake time between them."""
-        step = TrafficStep(percent=None if instance_count else percent, instance_count=instance_count)
         return DeploymentGuardrails(
             traffic_routing="LINEAR",
-            step=step,
+            step=_step(percent, instance_count),
             wait_interval=wait_interval,
             rollback_alarms=_tuple(rollback_alarms),
         )
@@ -168,10 +166,16 @@ class DeploymentGuardrails:
         rollback_alarms: Sequence[cloudwatch.IAlarm] | None = None,
     ) -> DeploymentGuardrails:
         """Rolling update in batches of the fleet."""
-        batch = TrafficStep(percent=None if instance_count else percent, instance_count=instance_count)
         return DeploymentGuardrails(
-            rolling_batch=batch, wait_interval=wait_interval, rollback_alarms=_tuple(rollback_alarms)
+            rolling_batch=_step(percent, instance_count),
+            wait_interval=wait_interval,
+            rollback_alarms=_tuple(rollback_alarms),
         )
+
+
+def _step(percent: int | None, instance_count: int | None) -> TrafficStep:
+    """A traffic step or rolling batch: an instance count when given, else a share of the fleet."""
+    return TrafficStep(percent=None if instance_count else percent, instance_count=instance_count)
 
 
 def _tuple(alarms: Sequence[cloudwatch.IAlarm] | None) -> tuple[cloudwatch.IAlarm, ...] | None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from cdk_triton.config.manifest import Sample
+from cdk_triton.config.spec import DTYPES
 from cdk_triton.errors import TritonValidationError
 
 if TYPE_CHECKING:
@@ -26,20 +27,11 @@ if TYPE_CHECKING:
 BINARY_CONTENT_TYPE = "application/vnd.sagemaker-triton.binary+json"
 _HEADER_SIZE = re.compile(r"json-header-size=(\d+)")
 
+#: KServe v2 datatype -> numpy type (KServe says BYTES where model_config says STRING).
 _NP = {
-    "BOOL": np.bool_,
-    "UINT8": np.uint8,
-    "UINT16": np.uint16,
-    "UINT32": np.uint32,
-    "UINT64": np.uint64,
-    "INT8": np.int8,
-    "INT16": np.int16,
-    "INT32": np.int32,
-    "INT64": np.int64,
-    "FP16": np.float16,
-    "FP32": np.float32,
-    "FP64": np.float64,
-    "BYTES": np.object_,
+    ("BYTES" if name == "STRING" else name): np.dtype(np_name).type
+    for name, np_name in DTYPES.items()
+    if name != "BF16"
 }
 
 

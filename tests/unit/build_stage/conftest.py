@@ -1,6 +1,9 @@
-"""Build-stage fixtures: one shared build of the example."""
+"""Build-stage fixtures: one shared build of the example, a moto S3 server on 127.0.0.1."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from build_stage_helpers import EXAMPLE
@@ -13,3 +16,26 @@ def example_build(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-
 
     out = tmp_path_factory.mktemp("example-out")
     return run_build(EXAMPLE, out_dir=out, progress=False)
+
+
+@pytest.fixture(scope="module")
+def moto_s3() -> Iterator[Any]:
+    """A boto3 S3 client on a moto server of its own (127.0.0.1, free port), stopped after the module."""
+    import boto3
+    from botocore.config import Config
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield boto3.client(
+            "s3",
+            endpoint_url=f"http://{host}:{port}",
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            config=Config(s3={"addressing_style": "path"}),
+        )
+    finally:
+        server.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from build_stage_helpers import tiny, write_decl
@@ -261,32 +262,14 @@ def _good_onnx(path: Path) -> None:
     )
 
 
-def test_fails_upload_to_a_missing_bucket(tmp_path: Path) -> None:
-    import boto3
-    from botocore.config import Config
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        client = boto3.client(
-            "s3",
-            endpoint_url=f"http://{host}:{port}",
-            region_name="us-east-1",
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-            config=Config(s3={"addressing_style": "path"}),
-        )
-        decl = write_decl(
-            tmp_path, tiny(), endpoints=SME.format(models="tiny"), location="s3://no-such-bucket/p/"
-        )
-        with pytest.raises(BuildError, match=r"upload to s3://no-such-bucket/ failed.*\[UploadFailed\]"):
-            run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False, s3_client=client)
-        assert not (tmp_path / "out" / "manifest.json").exists()
-        assert "no-such-bucket" not in {b["Name"] for b in client.list_buckets()["Buckets"]}
-    finally:
-        server.stop()
+def test_fails_upload_to_a_missing_bucket(tmp_path: Path, moto_s3: Any) -> None:
+    decl = write_decl(
+        tmp_path, tiny(), endpoints=SME.format(models="tiny"), location="s3://no-such-bucket/p/"
+    )
+    with pytest.raises(BuildError, match=r"upload to s3://no-such-bucket/ failed.*\[UploadFailed\]"):
+        run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False, s3_client=moto_s3)
+    assert not (tmp_path / "out" / "manifest.json").exists()
+    assert "no-such-bucket" not in {b["Name"] for b in moto_s3.list_buckets()["Buckets"]}
 
 
 def test_fails_while_another_build_writes_to_the_same_out(tmp_path: Path) -> None:

@@ -34,22 +34,8 @@ ENSEMBLE = """
 
 
 @pytest.fixture(scope="module")
-def s3() -> Any:
-    import boto3
-    from botocore.config import Config
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    client = boto3.client(
-        "s3",
-        endpoint_url=f"http://{host}:{port}",
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        config=Config(s3={"addressing_style": "path"}),
-    )
+def s3(moto_s3: Any) -> Any:
+    client = moto_s3
     client.create_bucket(Bucket="test-bucket")
     calls: Counter[str] = Counter()
     methods: Counter[str] = Counter()
@@ -58,7 +44,6 @@ def s3() -> Any:
     )
     client.meta.events.register("before-send.s3.*", lambda request, **kw: methods.update([request.method]))
     yield client, calls, methods
-    server.stop()
 
 
 def _decl(tmp: Path, width: int = 3) -> Path:
