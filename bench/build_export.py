@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 
 from bench.build_common import timed, write_result
-from cdk_triton.build import run_build
+from cdk_triton.builder import run_build
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "build" / "models.yaml"

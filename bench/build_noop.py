@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 
 from bench.build_common import timed, write_result
-from cdk_triton.build import run_build
+from cdk_triton.builder import run_build
 
 FACTORY = textwrap.dedent("""
     import torch

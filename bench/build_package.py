@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from bench.build_common import make_repository, timed, write_result
-from cdk_triton.build.package import pack, write_tar
+from cdk_triton.builder.package import pack, write_tar
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ from bench.build_common import make_repository, write_result
 CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-from cdk_triton.build.package import pack
+from cdk_triton.builder.package import pack
 repo = Path(sys.argv[1])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()

@@ -16,7 +16,7 @@ from cdk_triton.errors import BuildError, CdkTritonError, TritonValidationError
 
 # subcommand modules; each defines register(subparsers) and sets func=callable(args)->int
 _COMMAND_MODULES = (
-    "cdk_triton.build.commands",
+    "cdk_triton.builder.commands",
     "cdk_triton.local.commands",
     "cdk_triton.demo",
 )

@@ -48,10 +48,10 @@ def _have(module: str) -> bool:
 
 def _stage_build(root: Path, rep: StageReport) -> Path | None:
     manifest_path = root / "build" / "out" / "manifest.json"
-    if not _have("cdk_triton.build"):
-        rep.detail.append("cdk_triton.build is not part of this version")
+    if not _have("cdk_triton.builder"):
+        rep.detail.append("cdk_triton.builder is not part of this version")
         return manifest_path if manifest_path.is_file() else None
-    from cdk_triton.build import run_build
+    from cdk_triton.builder import run_build
 
     result = run_build(root / "build" / "models.yaml", out_dir=root / "build" / "out", progress=True)
     rep.status = "ok"

@@ -5,7 +5,7 @@ A Python API of frozen dataclasses, and ``BuildSpec.from_dict`` which maps the G
 Unknown keys are errors naming their path (``models[2].inputs[0].dtype``) and the closest valid key.
 Validation is eager: every problem is collected and raised once (TritonValidationErrors).
 
-Standard library only: the build stage (``cdk_triton.build``) does the side effects.
+Standard library only: the build stage (``cdk_triton.builder``) does the side effects.
 """
 
 from __future__ import annotations

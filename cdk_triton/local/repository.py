@@ -41,7 +41,7 @@ def _mismatch(what: str, path: Path, expected: str, got: str) -> TritonValidatio
 def tree_sha256(root: Path) -> str:
     """The build's tree hash of a directory: sha256 over sorted ``<path>\\0<file sha256>\\n`` lines.
 
-    Same definition as ``cdk_triton.build.package.tree_digest`` (``__pycache__`` and ``*.pyc`` skipped).
+    Same definition as ``cdk_triton.builder.package.tree_digest`` (``__pycache__`` and ``*.pyc`` skipped).
     """
     files: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root):

@@ -21,7 +21,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "build" / "models.yaml"
 
 @pytest.fixture(scope="module")
 def example_manifest_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from cdk_triton.build import run_build
+    from cdk_triton.builder import run_build
 
     result = run_build(EXAMPLE, out_dir=tmp_path_factory.mktemp("example-build"), progress=False)
     return Path(result.manifest_path)

@@ -12,7 +12,7 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from constructs_support import CFN_LINT, EXAMPLE, ROOT
+from tests.unit.constructs.support import CFN_LINT, EXAMPLE, ROOT
 
 
 def _load_app_module() -> ModuleType:

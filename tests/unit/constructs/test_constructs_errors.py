@@ -14,7 +14,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
-from constructs_support import EXAMPLE, TENSORRT, new_stack
+from tests.unit.constructs.support import EXAMPLE, TENSORRT, new_stack
 
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (

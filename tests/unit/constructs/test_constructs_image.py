@@ -7,7 +7,7 @@ import json
 import aws_cdk as cdk
 from aws_cdk import aws_ecr as ecr
 from aws_cdk.assertions import Match
-from constructs_support import EXAMPLE, new_stack, only, template
+from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
 
 from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonImage
 

@@ -8,7 +8,7 @@ from typing import Any
 import aws_cdk as cdk
 from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match
-from constructs_support import EXAMPLE, new_stack, only, template
+from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
 
 from cdk_triton.constructs import ModelArtifacts, TritonAlarms, TritonDashboard, TritonEndpoint, TritonMetrics
 

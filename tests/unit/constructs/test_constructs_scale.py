@@ -7,7 +7,7 @@ import json
 import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Annotations, Match
-from constructs_support import EXAMPLE, big_mme_manifest, new_stack, template
+from tests.unit.constructs.support import EXAMPLE, big_mme_manifest, new_stack, template
 
 from cdk_triton.constructs import (
     ModelArtifacts,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
-from constructs_support import EXAMPLE, new_stack, only, template
+from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
 
 from cdk_triton.constructs import ModelArtifacts, TritonEndpoint
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from constructs_scenarios import SCENARIOS, build_all
-from constructs_support import CFN_LINT, COLLECTED
+from tests.unit.constructs.scenarios import SCENARIOS, build_all
+from tests.unit.constructs.support import CFN_LINT, COLLECTED
 
 
 @pytest.fixture(scope="module")

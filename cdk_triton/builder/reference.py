@@ -1,6 +1,6 @@
 """Eager reference models: resolve factories, seed them, run them on numpy inputs.
 
-torch is imported inside the functions so ``import cdk_triton.build`` stays light.
+torch is imported inside the functions so ``import cdk_triton.builder`` stays light.
 """
 
 from __future__ import annotations

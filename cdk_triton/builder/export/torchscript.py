@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from cdk_triton.build.export import check_io
-from cdk_triton.build.pbtxt import IoTensor
-from cdk_triton.build.reference import Runner, torch_runner
-from cdk_triton.build.samples import triton_dtype
+from cdk_triton.builder.export import check_io
+from cdk_triton.builder.pbtxt import IoTensor
+from cdk_triton.builder.reference import Runner, torch_runner
+from cdk_triton.builder.samples import triton_dtype
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError
 

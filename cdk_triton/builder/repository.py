@@ -12,7 +12,7 @@ import shutil
 import uuid
 from pathlib import Path
 
-from cdk_triton.build.package import iter_tree, tree_digest
+from cdk_triton.builder.package import iter_tree, tree_digest
 
 
 def copy_model_dir(src: Path, dest: Path) -> None:

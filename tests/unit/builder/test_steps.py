@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from build_stage_helpers import tiny, write_decl
+from tests.unit.builder.helpers import tiny, write_decl
 
-from cdk_triton.build import compat, run_build
-from cdk_triton.build.export import tensorrt as trt
-from cdk_triton.build.package import pack
-from cdk_triton.build.parity import compare
-from cdk_triton.build.pbtxt import IoTensor, build_config, parse_pbtxt, to_pbtxt
+from cdk_triton.builder import compat, run_build
+from cdk_triton.builder.export import tensorrt as trt
+from cdk_triton.builder.package import pack
+from cdk_triton.builder.parity import compare
+from cdk_triton.builder.pbtxt import IoTensor, build_config, parse_pbtxt, to_pbtxt
 from cdk_triton.config.spec import BuildSpec
 from cdk_triton.errors import BuildError
 
@@ -42,7 +42,7 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
 
 
 def _spec(tmp: Path, body: str) -> BuildSpec:
-    from cdk_triton.build.declarations import load_spec
+    from cdk_triton.builder.declarations import load_spec
 
     return load_spec(write_decl(tmp, body))
 
@@ -60,9 +60,9 @@ def test_perturbed_artifact_fails_parity(tiny_build, tmp_path: Path) -> None:  #
     import onnx
     from onnx import numpy_helper
 
-    from cdk_triton.build.export import onnx as onnx_export
-    from cdk_triton.build.reference import build_eager, torch_runner
-    from cdk_triton.build.samples import sample_inputs
+    from cdk_triton.builder.export import onnx as onnx_export
+    from cdk_triton.builder.reference import build_eager, torch_runner
+    from cdk_triton.builder.samples import sample_inputs
 
     result, tmp = tiny_build
     rel = next(k for k in result.manifest.models["t_onnx"].files if k.endswith(".onnx"))
@@ -250,7 +250,7 @@ def test_tensorrt_plan_builds_on_gpu(tmp_path: Path) -> None:
 
 
 def test_python_model_runs_outside_triton(tmp_path: Path) -> None:
-    from cdk_triton.build.python_model import PythonModelRunner
+    from cdk_triton.builder.python_model import PythonModelRunner
 
     root = Path(__file__).resolve().parents[3] / "build" / "preprocess" / "model.py"
     cfg = {"output": [{"name": "PIXELS", "data_type": "TYPE_FP32", "dims": ["3", "32", "32"]}]}
@@ -340,10 +340,10 @@ def test_fails_plan_for_another_gpu_or_profile(tmp_path: Path) -> None:
 
 
 def test_plan_built_on_another_gpu_is_refused_or_skipped(tmp_path: Path) -> None:
-    from build_stage_helpers import EXAMPLE
+    from tests.unit.builder.helpers import EXAMPLE
 
-    from cdk_triton.build.declarations import load_spec
-    from cdk_triton.build.pipeline import Reporter, _Build
+    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.pipeline import Reporter, _Build
 
     spec = load_spec(EXAMPLE)
     b = _Build(spec, tmp_path, Reporter(False))
@@ -360,9 +360,9 @@ def test_torchscript_export_is_deterministic_in_process_and_path_free(tmp_path: 
 
     import torch
 
-    from cdk_triton.build.export import torchscript as ts_export
-    from cdk_triton.build.reference import build_eager
-    from cdk_triton.build.samples import sample_inputs
+    from cdk_triton.builder.export import torchscript as ts_export
+    from cdk_triton.builder.reference import build_eager
+    from cdk_triton.builder.samples import sample_inputs
 
     spec = _spec(
         tmp_path, tiny("t", "torchscript") + tiny("s", "torchscript") + "    torchscript_mode: script\n"

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from build_stage_helpers import tiny, write_decl
+from tests.unit.builder.helpers import tiny, write_decl
 
-from cdk_triton.build import run_build
+from cdk_triton.builder import run_build
 
 ENDPOINTS = """
   - name: sme

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from cdk_triton.build.export import check_io
-from cdk_triton.build.pbtxt import IoTensor
-from cdk_triton.build.reference import Runner
+from cdk_triton.builder.export import check_io
+from cdk_triton.builder.pbtxt import IoTensor
+from cdk_triton.builder.reference import Runner
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError
 
@@ -126,7 +126,7 @@ def inspect(
     """Config inputs/outputs read from the ONNX graph, cross-checked with the declaration."""
     import onnx
 
-    from cdk_triton.build.compat import check_onnx_model
+    from cdk_triton.builder.compat import check_onnx_model
 
     model = onnx.load(str(path), load_external_data=False)
     try:

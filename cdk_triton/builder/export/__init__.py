@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cdk_triton.build.pbtxt import IoTensor
+from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.config.spec import ModelSpec, TensorSpec
 from cdk_triton.errors import BuildError
 

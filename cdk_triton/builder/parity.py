@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cdk_triton.build.samples import tolerance, triton_dtype
+from cdk_triton.builder.samples import tolerance, triton_dtype
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError
 

@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the build and print a summary table."""
-    from cdk_triton.build.pipeline import run_build
+    from cdk_triton.builder.pipeline import run_build
 
     result = run_build(
         args.config,

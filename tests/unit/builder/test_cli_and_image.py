@@ -7,7 +7,7 @@ import tomllib
 from pathlib import Path
 
 import yaml
-from build_stage_helpers import ROOT, tiny, write_decl
+from tests.unit.builder.helpers import ROOT, tiny, write_decl
 
 from cdk_triton.cli import main
 from cdk_triton.config import tables

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.build.pbtxt import IoTensor
+from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.config import tables
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError

@@ -19,15 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from cdk_triton.build import compat
-from cdk_triton.build.cache import ModelCache, model_key, tool_versions
-from cdk_triton.build.declarations import load_spec
-from cdk_triton.build.package import pack, tree_digest
-from cdk_triton.build.parity import check_deterministic, compare
-from cdk_triton.build.pbtxt import PLATFORMS, IoTensor, build_config, sha256_text, to_dict, to_pbtxt
-from cdk_triton.build.reference import Runner, forget_local_modules, source_fingerprint
-from cdk_triton.build.repository import assemble
-from cdk_triton.build.samples import sample_inputs, tolerance, v2_tensors, write_json_if_changed
+from cdk_triton.builder import compat
+from cdk_triton.builder.cache import ModelCache, model_key, tool_versions
+from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.package import pack, tree_digest
+from cdk_triton.builder.parity import check_deterministic, compare
+from cdk_triton.builder.pbtxt import PLATFORMS, IoTensor, build_config, sha256_text, to_dict, to_pbtxt
+from cdk_triton.builder.reference import Runner, forget_local_modules, source_fingerprint
+from cdk_triton.builder.repository import assemble
+from cdk_triton.builder.samples import sample_inputs, tolerance, v2_tensors, write_json_if_changed
 from cdk_triton.config.manifest import (
     MANIFEST_FILENAME,
     SCHEMA_VERSION,
@@ -148,7 +148,7 @@ class _Build:
             local_arch = None
             if m.format == "tensorrt":
                 try:
-                    from cdk_triton.build.export.tensorrt import require_tensorrt
+                    from cdk_triton.builder.export.tensorrt import require_tensorrt
 
                     _, cc, gpu_name = require_tensorrt()
                     local_arch = f"sm{cc[0]}{cc[1]}"
@@ -198,7 +198,7 @@ class _Build:
                             code="TensorNameMismatch",
                         )
             if m.source and m.source.factory:
-                from cdk_triton.build.reference import resolve_factory
+                from cdk_triton.builder.reference import resolve_factory
 
                 resolve_factory(self.spec, m)
             if m.format == "onnx" and m.onnx.opset is not None:
@@ -252,7 +252,7 @@ class _Build:
 
     def _check_prebuilt_plans(self, m: ModelSpec) -> None:
         """Refuse prebuilt plans for another GPU before anything is written."""
-        from cdk_triton.build.export import tensorrt as trt_export
+        from cdk_triton.builder.export import tensorrt as trt_export
 
         metas = [
             trt_export.load_plan_dir(self.spec.resolve_path(d), model=m.name)[1] for d in m.tensorrt.plans
@@ -311,9 +311,9 @@ class _Build:
     def _reference(self, m: ModelSpec) -> Runner:
         if m.name in self._eager:
             return self._eager[m.name]
-        from cdk_triton.build.export import onnx as onnx_export
-        from cdk_triton.build.export import torchscript as ts_export
-        from cdk_triton.build.reference import build_eager, torch_runner
+        from cdk_triton.builder.export import onnx as onnx_export
+        from cdk_triton.builder.export import torchscript as ts_export
+        from cdk_triton.builder.reference import build_eager, torch_runner
 
         src = m.source
         assert src is not None
@@ -330,9 +330,9 @@ class _Build:
 
     def _artifact(self, m: ModelSpec) -> Runner:
         """A CPU runner of the built artifact (from the cache)."""
-        from cdk_triton.build.export import onnx as onnx_export
-        from cdk_triton.build.export import torchscript as ts_export
-        from cdk_triton.build.python_model import PythonModelRunner
+        from cdk_triton.builder.export import onnx as onnx_export
+        from cdk_triton.builder.export import torchscript as ts_export
+        from cdk_triton.builder.python_model import PythonModelRunner
 
         p = self.plan[m.name]
         assert p.record is not None
@@ -362,8 +362,8 @@ class _Build:
         return run
 
     def _export_model(self, m: ModelSpec, tmp: Path) -> dict[str, Any]:
-        from cdk_triton.build.export import check_io
-        from cdk_triton.build.samples import triton_dtype
+        from cdk_triton.builder.export import check_io
+        from cdk_triton.builder.samples import triton_dtype
 
         vdir = tmp / "1"
         vdir.mkdir()
@@ -373,7 +373,7 @@ class _Build:
         extra: dict[str, Any] = {}
         cc_files: dict[str, str] | None = None
         if m.format == "python":
-            from cdk_triton.build.python_model import PythonModelRunner
+            from cdk_triton.builder.python_model import PythonModelRunner
 
             path = self.spec.resolve_path(src.python or "")
             if path.is_dir():
@@ -434,11 +434,11 @@ class _Build:
                         )
             module = None
             if src.factory:
-                from cdk_triton.build.reference import build_eager
+                from cdk_triton.builder.reference import build_eager
 
                 module = build_eager(self.spec, m)
             if m.format == "torchscript":
-                from cdk_triton.build.export import torchscript as ts_export
+                from cdk_triton.builder.export import torchscript as ts_export
 
                 target = vdir / "model.pt"
                 if module is not None:
@@ -448,7 +448,7 @@ class _Build:
                 ins, outs, art = ts_export.inspect(target, m, sample)
                 actual = art(sample)
             else:
-                from cdk_triton.build.export import onnx as onnx_export
+                from cdk_triton.builder.export import onnx as onnx_export
 
                 onnx_file = (vdir / "model.onnx") if m.format == "onnx" else (tmp.parent / f"{tmp.name}.onnx")
                 if module is not None:
@@ -485,7 +485,7 @@ class _Build:
         self, m: ModelSpec, onnx_file: Path, ins: list[IoTensor], vdir: Path, extra: dict[str, Any]
     ) -> dict[str, str] | None:
         """Build a plan on this GPU (when there is one) and add the declared prebuilt plans."""
-        from cdk_triton.build.export import tensorrt as trt_export
+        from cdk_triton.builder.export import tensorrt as trt_export
 
         plans: list[tuple[Path, dict[str, Any]]] = []
         try:
@@ -736,8 +736,8 @@ def run_build(
         loc = spec.artifact_location
         entries: dict[str, EndpointEntry] = {}
         uploads: list[Any] = []
-        from cdk_triton.build.export.tensorrt import check_plans
-        from cdk_triton.build.upload import UploadObject
+        from cdk_triton.builder.export.tensorrt import check_plans
+        from cdk_triton.builder.upload import UploadObject
 
         reporter.start("package", len(endpoints), "endpoints")
         for ep in endpoints:
@@ -775,7 +775,7 @@ def run_build(
             reporter.advance("package", 1, what=ep.name)
         reporter.finish("package")
         ledger = out / "uploads.json"
-        from cdk_triton.build import upload as upload_mod
+        from cdk_triton.builder import upload as upload_mod
 
         prefix = f"s3://{loc.bucket}/"
         objects = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from build_stage_helpers import EXAMPLE, tiny, write_decl
+from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
 
-from cdk_triton.build.declarations import load_spec
+from cdk_triton.builder.declarations import load_spec
 from cdk_triton.config.manifest import MULTI_MODEL, SINGLE_MODEL
 from cdk_triton.config.spec import BuildSpec, ModelSpec
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors

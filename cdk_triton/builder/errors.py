@@ -3,7 +3,7 @@
 Declaration problems raise :class:`~cdk_triton.errors.TritonValidationError` (exit code 2) before
 anything is written; failures while building raise :class:`~cdk_triton.errors.BuildError` (exit
 code 1) with one of the runtime codes below. Every code is tested in
-``tests/unit/build_stage/test_errors_catalogue.py``.
+``tests/unit/builder/test_errors_catalogue.py``.
 """
 
 from __future__ import annotations

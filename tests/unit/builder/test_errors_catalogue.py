@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from build_stage_helpers import tiny, write_decl
+from tests.unit.builder.helpers import tiny, write_decl
 
-from cdk_triton.build import run_build
-from cdk_triton.build.errors import ALL_CODES, BUILD_ERRORS, DECLARATION_ERRORS
+from cdk_triton.builder import run_build
+from cdk_triton.builder.errors import ALL_CODES, BUILD_ERRORS, DECLARATION_ERRORS
 from cdk_triton.errors import BuildError, TritonValidationError
 
 SME = """
@@ -288,7 +288,7 @@ def test_fails_while_another_build_writes_to_the_same_out(tmp_path: Path) -> Non
 
 
 def test_every_code_raised_is_in_the_catalogue() -> None:
-    """A static scan: no code in cdk_triton/build or the declaration parser escapes the catalogue."""
+    """A static scan: no code in cdk_triton/builder or the declaration parser escapes the catalogue."""
     root = Path(__file__).resolve().parents[3] / "cdk_triton"
     raised: set[str] = set()
     for f in [*(root / "build").rglob("*.py"), root / "config" / "spec.py"]:

@@ -12,9 +12,9 @@ import textwrap
 import time
 from pathlib import Path
 
-from build_stage_helpers import write_decl
+from tests.unit.builder.helpers import write_decl
 
-from cdk_triton.build import run_build
+from cdk_triton.builder import run_build
 
 BIG = """
   - name: big
@@ -39,7 +39,7 @@ ENDPOINTS = """
 DRIVER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from cdk_triton.build import package
+    from cdk_triton.builder import package
     signal_file = Path(sys.argv[3])
     original = package._ProgressReader.read
     def slow_read(self, n=-1):
@@ -47,7 +47,7 @@ DRIVER = textwrap.dedent("""
         time.sleep(0.05)
         return original(self, 1 << 16)
     package._ProgressReader.read = slow_read
-    from cdk_triton.build import run_build
+    from cdk_triton.builder import run_build
     run_build(sys.argv[1], out_dir=sys.argv[2], progress=False)
 """)
 

@@ -7,11 +7,11 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-from build_stage_helpers import tiny, write_decl
+from tests.unit.builder.helpers import tiny, write_decl
 
-from cdk_triton.build import run_build
-from cdk_triton.build.declarations import load_spec
-from cdk_triton.build.reference import factory_sources
+from cdk_triton.builder import run_build
+from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.reference import factory_sources
 
 FACTORY = """
 import torch
