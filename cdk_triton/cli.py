@@ -18,6 +18,7 @@ from cdk_triton.errors import BuildError, CdkTritonError, TritonValidationError
 _COMMAND_MODULES = (
     "cdk_triton.builder.commands",
     "cdk_triton.local.commands",
+    "cdk_triton.tune.commands",
     "cdk_triton.demo",
 )
 
