@@ -13,19 +13,40 @@ import json
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from cdk_triton.config.manifest import Sample
+from cdk_triton.config.manifest import EndpointEntry, Manifest, Sample
 from cdk_triton.config.spec import DTYPES
 from cdk_triton.errors import TritonValidationError
-
-if TYPE_CHECKING:
-    from cdk_triton.local.endpoint import LocalEndpoint
+from cdk_triton.local.front import Reply, invoke_front
 
 BINARY_CONTENT_TYPE = "application/vnd.sagemaker-triton.binary+json"
 _HEADER_SIZE = re.compile(r"json-header-size=(\d+)")
+
+
+class EndpointLike(Protocol):
+    """What the invoke helpers use of an endpoint: a ``LocalEndpoint`` or a :class:`FrontClient`."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    @property
+    def entry(self) -> EndpointEntry: ...
+
+    @property
+    def name(self) -> str: ...
+
+    def invoke(
+        self,
+        body: bytes,
+        content_type: str,
+        target_model: str | None = None,
+        accept: str | None = None,
+        timeout: float = 120.0,
+    ) -> Reply: ...
+
 
 #: KServe v2 datatype -> numpy type (KServe says BYTES where model_config says STRING).
 _NP = {
@@ -171,9 +192,7 @@ def compare_outputs(
     return ok, worst
 
 
-def resolve_sample(
-    endpoint: LocalEndpoint | FrontClient, target_model: str | None
-) -> tuple[Sample, str | None]:
+def resolve_sample(endpoint: EndpointLike, target_model: str | None) -> tuple[Sample, str | None]:
     """The manifest sample for an endpoint (SME) or a target model (MME), and the TargetModel header."""
     entry, manifest = endpoint.entry, endpoint.manifest
     if target_model is not None:
@@ -226,7 +245,7 @@ def resolve_sample(
 
 
 def invoke_sample(
-    endpoint: LocalEndpoint | FrontClient, target_model: str | None = None, binary: bool = False
+    endpoint: EndpointLike, target_model: str | None = None, binary: bool = False
 ) -> InvokeResult:
     """Send the manifest's sample request through the front and compare with the sample response.
 
@@ -255,7 +274,7 @@ def invoke_sample(
 
 
 def invoke_tensors(
-    endpoint: LocalEndpoint | FrontClient,
+    endpoint: EndpointLike,
     inputs: dict[str, np.ndarray],
     *,
     target_model: str | None = None,
@@ -286,8 +305,8 @@ def invoke_tensors(
 class FrontClient:
     """A started local endpoint seen from another process (``cdk-triton invoke``): manifest + front URL.
 
-    Has the parts of LocalEndpoint that :func:`invoke_sample` uses (``manifest``, ``entry``, ``name``,
-    ``invoke``), so a detached ``serve`` can be invoked the same way.
+    An :class:`EndpointLike` (``manifest``, ``entry``, ``name``, ``invoke``), so a detached ``serve``
+    is invoked the same way as a LocalEndpoint.
     """
 
     def __init__(self, manifest: Any, endpoint: str, url: str):
@@ -303,33 +322,5 @@ class FrontClient:
         target_model: str | None = None,
         accept: str | None = None,
         timeout: float = 120.0,
-    ) -> tuple[int, dict[str, str], bytes]:
+    ) -> Reply:
         return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout)
-
-
-def invoke_front(
-    url: str,
-    endpoint: str,
-    body: bytes,
-    content_type: str,
-    target_model: str | None = None,
-    accept: str | None = None,
-    timeout: float = 120.0,
-) -> tuple[int, dict[str, str], bytes]:
-    """``POST /endpoints/<endpoint>/invocations`` on a front URL: (status, lower-case headers, body)."""
-    import http.client
-    import urllib.parse
-
-    headers = {"Content-Type": content_type}
-    if accept:
-        headers["Accept"] = accept
-    if target_model is not None:
-        headers["X-Amzn-SageMaker-Target-Model"] = target_model
-    host, port = url.split("://", 1)[1].rsplit(":", 1)
-    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
-    try:
-        conn.request("POST", f"/endpoints/{urllib.parse.quote(endpoint, safe='')}/invocations", body, headers)
-        resp = conn.getresponse()
-        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
-    finally:
-        conn.close()

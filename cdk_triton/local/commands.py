@@ -19,7 +19,20 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError
+from cdk_triton.local.client import (
+    FrontClient,
+    build_request,
+    invoke_sample,
+    invoke_tensors,
+    resolve_sample,
+    tensors_from_kserve,
+)
+from cdk_triton.local.endpoint import LocalEndpoint
+from cdk_triton.local.front import RuntimeFront
+from cdk_triton.local.load import run_load_processes
+from cdk_triton.local.overlay import CpuOverlay
 
 DEFAULT_MANIFEST = "build/out/manifest.json"
 DEFAULT_STATE_DIR = ".cdk-triton/local"
@@ -135,8 +148,6 @@ def _alive(pid: int) -> bool:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from cdk_triton.config.manifest import read_manifest
-
     manifest = read_manifest(args.manifest)
     names = args.endpoints or sorted(manifest.endpoints)
     for name in names:
@@ -144,10 +155,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.detach:
         return _serve_detached(args, names)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    from cdk_triton.local.endpoint import LocalEndpoint
-    from cdk_triton.local.front import RuntimeFront
-    from cdk_triton.local.overlay import CpuOverlay
-
     front = RuntimeFront(port=args.port).start()
     endpoints: list[LocalEndpoint] = []
     stop = threading.Event()
@@ -277,10 +284,7 @@ def _serve_detached(args: argparse.Namespace, names: list[str]) -> int:
 # ---------------------------------------------------------------------------- invoke / bench / stop
 
 
-def _front_client(args: argparse.Namespace) -> Any:
-    from cdk_triton.config.manifest import read_manifest
-    from cdk_triton.local.client import FrontClient
-
+def _front_client(args: argparse.Namespace) -> FrontClient:
     state = (
         {}
         if (getattr(args, "url", None) and getattr(args, "manifest", None))
@@ -291,8 +295,6 @@ def _front_client(args: argparse.Namespace) -> Any:
 
 
 def cmd_invoke(args: argparse.Namespace) -> int:
-    from cdk_triton.local.client import invoke_sample, invoke_tensors, tensors_from_kserve
-
     client = _front_client(args)
     target = args.target_model
     if args.input:
@@ -328,9 +330,6 @@ def cmd_invoke(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from cdk_triton.local.client import build_request, resolve_sample, tensors_from_kserve
-    from cdk_triton.local.load import run_load_processes
-
     client = _front_client(args)
     sample, header = resolve_sample(client, args.target_model)
     body, ctype = build_request(

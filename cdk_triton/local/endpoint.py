@@ -15,7 +15,7 @@ from cdk_triton.config.manifest import Manifest
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import release
 from cdk_triton.errors import TritonValidationError
-from cdk_triton.local.front import Reply, RuntimeFront, aws_error
+from cdk_triton.local.front import Reply, RuntimeFront, aws_error, invoke_front
 from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, _error_text
 from cdk_triton.local.overlay import CpuOverlay, OverlayChange
 from cdk_triton.local.repository import prepare_sme_repository
@@ -202,8 +202,6 @@ class LocalEndpoint:
         timeout: float = 120.0,
     ) -> Reply:
         """``InvokeEndpoint`` through the front over HTTP: returns (status, headers, body)."""
-        from cdk_triton.local.client import invoke_front
-
         return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout)
 
     def container(

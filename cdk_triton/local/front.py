@@ -5,10 +5,12 @@ boto3 talks to it exactly as to AWS (``endpoint_url=front.url``): the same route
 codes and shapes (CONTRACT.md section 2): ValidationError 400, ModelError 424 with
 OriginalStatusCode / OriginalMessage / LogStreamArn, ModelNotReadyException 429, InternalFailure
 500, ServiceUnavailable 503. Standard library only (``http.server.ThreadingHTTPServer``).
+:func:`invoke_front` is its HTTP client (``LocalEndpoint.invoke`` and ``FrontClient.invoke`` call it).
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import socket
@@ -175,3 +177,28 @@ class RuntimeFront:
             self._thread.join(timeout=5)
             self._thread = None
         self._httpd.server_close()
+
+
+def invoke_front(
+    url: str,
+    endpoint: str,
+    body: bytes,
+    content_type: str,
+    target_model: str | None = None,
+    accept: str | None = None,
+    timeout: float = 120.0,
+) -> Reply:
+    """``POST /endpoints/<endpoint>/invocations`` on a front URL: (status, lower-case headers, body)."""
+    headers = {"Content-Type": content_type}
+    if accept:
+        headers["Accept"] = accept
+    if target_model is not None:
+        headers["X-Amzn-SageMaker-Target-Model"] = target_model
+    host, port = url.split("://", 1)[1].rsplit(":", 1)
+    conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
+    try:
+        conn.request("POST", f"/endpoints/{urllib.parse.quote(endpoint, safe='')}/invocations", body, headers)
+        resp = conn.getresponse()
+        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
+    finally:
+        conn.close()
