@@ -343,13 +343,12 @@ def test_plan_built_on_another_gpu_is_refused_or_skipped(tmp_path: Path) -> None
     from tests.unit.builder.helpers import EXAMPLE
 
     from cdk_triton.builder.declarations import load_spec
-    from cdk_triton.builder.pipeline import Reporter, _Build
+    from cdk_triton.builder.plan import local_arch_mismatch
 
     spec = load_spec(EXAMPLE)
-    b = _Build(spec, tmp_path, Reporter(False))
     trt_model = spec.model("classifier_trt")
-    assert b._local_arch_mismatch(trt_model, "sm86", "NVIDIA A10G") is None  # ml.g5 = A10G
-    why = b._local_arch_mismatch(trt_model, "sm90", "NVIDIA H100")
+    assert local_arch_mismatch(spec, trt_model, "sm86", "NVIDIA A10G") is None  # ml.g5 = A10G
+    why = local_arch_mismatch(spec, trt_model, "sm90", "NVIDIA H100")
     assert why and "sm90" in why and "ml.g5.xlarge" in why and "sm86" in why
 
 
