@@ -18,7 +18,7 @@ from cdk_triton.builder import outputs, plan, repository
 from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, BuildResult, StepOutput
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export import step as export_step
-from cdk_triton.builder.report import Reporter, summary_rows
+from cdk_triton.builder.report import Reporter
 
 __all__ = ["ENSEMBLE_PLACEHOLDER", "STEPS", "BuildResult", "Reporter", "run_build"]
 
@@ -93,3 +93,22 @@ def run_build(
         result.rows = summary_rows(ctx)
         ctx.lock.close()
     return result
+
+
+def summary_rows(ctx: BuildContext) -> list[dict[str, str]]:
+    """One row per model of the build: format, exported/cached/skipped, largest parity difference."""
+    rows = []
+    for n in ctx.built:
+        rec = ctx.plan[n].record
+        parity = rec.exported.parity_max_abs_diff if rec is not None else None
+        rows.append(
+            {
+                "model": n,
+                "format": rec.format if rec is not None else "",
+                "status": "exported" if n in ctx.fresh else "cached",
+                "parity": f"{parity:.2e}" if parity is not None else "-",
+            }
+        )
+    for n in ctx.result.skipped_models:
+        rows.append({"model": n, "format": ctx.plan[n].spec.format, "status": "skipped", "parity": "-"})
+    return rows

@@ -1,11 +1,8 @@
-"""Progress reporting (rich progress bars on stderr, or silence) and the build's summary rows."""
+"""Progress reporting: rich progress bars and warnings on stderr, or silence."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from cdk_triton.builder.context import BuildContext
+from typing import Any
 
 
 class Reporter:
@@ -53,22 +50,3 @@ class Reporter:
     def warn(self, text: str) -> None:
         if self._progress is not None:
             self._progress.console.print(f"[yellow]warning:[/yellow] {text}")
-
-
-def summary_rows(ctx: BuildContext) -> list[dict[str, str]]:
-    """One row per model of the build: format, exported/cached/skipped, largest parity difference."""
-    rows = []
-    for n in ctx.built:
-        rec = ctx.plan[n].record
-        parity = rec.exported.parity_max_abs_diff if rec is not None else None
-        rows.append(
-            {
-                "model": n,
-                "format": rec.format if rec is not None else "",
-                "status": "exported" if n in ctx.fresh else "cached",
-                "parity": f"{parity:.2e}" if parity is not None else "-",
-            }
-        )
-    for n in ctx.result.skipped_models:
-        rows.append({"model": n, "format": ctx.plan[n].spec.format, "status": "skipped", "parity": "-"})
-    return rows
