@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cdk_triton.builder.compat import check_onnx_model
 from cdk_triton.builder.export import check_io
 from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.builder.reference import Runner
@@ -127,8 +128,6 @@ def inspect(
 ) -> tuple[list[IoTensor], list[IoTensor], dict[str, Any]]:
     """Config inputs/outputs read from the ONNX graph, cross-checked with the declaration."""
     import onnx
-
-    from cdk_triton.builder.compat import check_onnx_model
 
     model = onnx.load(str(path), load_external_data=False)
     try:
