@@ -15,8 +15,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from isal import igzip_threaded
-
 BLOCK = 1 << 20
 COMPRESS_LEVEL = 1  # isal levels 0-3; 1 is ~300 MB/s per core with ratios close to gzip -6
 
@@ -119,6 +117,8 @@ def pack(
     try:
         with tmp.open("wb") as raw:
             hw = _HashingWriter(raw)
+            from isal import igzip_threaded
+
             gz = igzip_threaded.open(
                 hw, "wb", compresslevel=COMPRESS_LEVEL, threads=threads, block_size=BLOCK
             )

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from cdk_triton.builder.samples import tolerance, triton_dtype
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def compare(
@@ -19,6 +22,8 @@ def compare(
             raise BuildError(
                 f"model '{spec.name}': {what} produced no output '{t.name}'", code="ParityMismatch"
             )
+        import numpy as np
+
         e, a = np.asarray(expected[t.name]), np.asarray(actual[t.name])
         if e.shape != a.shape:
             raise BuildError(
@@ -46,6 +51,8 @@ def compare(
 def check_deterministic(spec: ModelSpec, first: dict[str, np.ndarray], second: dict[str, np.ndarray]) -> None:
     """The eager model must give the same output twice (dropout in train mode, random ops...)."""
     for k in first:
+        import numpy as np
+
         if not np.array_equal(first[k], second[k], equal_nan=True):
             diff = float(np.max(np.abs(first[k].astype(np.float64) - second[k].astype(np.float64))))
             raise BuildError(

@@ -6,9 +6,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf import json_format, text_format
-from tritonclient.grpc import model_config_pb2 as mc
-
 from cdk_triton.config.spec import ModelSpec
 
 #: format -> (platform, backend, default file name)
@@ -19,6 +16,13 @@ PLATFORMS: dict[str, tuple[str | None, str | None, str | None]] = {
     "python": (None, "python", "model.py"),
     "ensemble": ("ensemble", None, None),
 }
+
+
+def _mc() -> Any:
+    """tritonclient's ModelConfig protobuf module, imported on first use (it pulls in protobuf)."""
+    from tritonclient.grpc import model_config_pb2
+
+    return model_config_pb2
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -38,6 +42,7 @@ def build_config(
     cc_model_filenames: dict[str, str] | None = None,
 ) -> Any:
     """The ModelConfig message of one model."""
+    mc = _mc()
     platform, backend, _ = PLATFORMS[spec.format]
     cfg = mc.ModelConfig(name=spec.name, max_batch_size=spec.max_batch_size)
     if spec.format == "python":
@@ -97,21 +102,27 @@ def _config_name(spec: ModelSpec, inputs: list[IoTensor], declared: str) -> str:
 
 
 def _dtype(name: str) -> int:
-    return int(mc.DataType.Value(f"TYPE_{name}"))
+    return int(_mc().DataType.Value(f"TYPE_{name}"))
 
 
 def to_pbtxt(cfg: Any) -> str:
     """Text format of a ModelConfig (what Triton reads)."""
+    from google.protobuf import text_format
+
     return str(text_format.MessageToString(cfg))
 
 
 def parse_pbtxt(text: str) -> Any:
     """Parse config.pbtxt text into a ModelConfig (raises text_format.ParseError)."""
-    return text_format.Parse(text, mc.ModelConfig())
+    from google.protobuf import text_format
+
+    return text_format.Parse(text, _mc().ModelConfig())
 
 
 def to_dict(cfg: Any) -> dict[str, Any]:
     """The manifest's JSON form of a config."""
+    from google.protobuf import json_format
+
     return dict(json_format.MessageToDict(cfg, preserving_proto_field_name=True))
 
 

@@ -13,17 +13,20 @@ import sys
 import types
 import uuid
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from cdk_triton.config.spec import DTYPES
 from cdk_triton.errors import BuildError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class _Tensor:
     def __init__(self, name: str, array: np.ndarray) -> None:
         self._name = name
+        import numpy as np
+
         self._array = np.asarray(array)
 
     def name(self) -> str:
@@ -66,7 +69,10 @@ class _TritonError(Exception):
 
 
 #: model_config TYPE_<x> -> numpy type, from the declarations' table (bfloat16 has no numpy type).
-_NP = {f"TYPE_{name}": np.dtype(np_name).type for name, np_name in DTYPES.items() if name != "BF16"}
+def _np_types() -> dict[str, Any]:
+    import numpy as np
+
+    return {f"TYPE_{name}": np.dtype(np_name).type for name, np_name in DTYPES.items() if name != "BF16"}
 
 
 def _shim() -> types.ModuleType:
@@ -90,7 +96,7 @@ def _shim() -> types.ModuleType:
         return next((o for o in config.get("input", []) if o["name"] == name), None)
 
     def triton_string_to_numpy(s: str) -> Any:
-        return _NP[s]
+        return _np_types()[s]
 
     for fn in (
         get_input_tensor_by_name,

@@ -13,14 +13,15 @@ import sys
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from cdk_triton.config.spec import BuildSpec, ModelSpec
 from cdk_triton.errors import BuildError
 
-Runner = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
+if TYPE_CHECKING:
+    import numpy as np
+
+Runner: TypeAlias = "Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]"
 
 
 @contextmanager
@@ -99,6 +100,8 @@ def build_eager(spec: BuildSpec, model: ModelSpec) -> Any:
     assert src is not None and src.factory and src.seed is not None
     fn = resolve_factory(spec, model)
     torch.manual_seed(src.seed)
+    import numpy as np
+
     np.random.seed(src.seed % (2**32))
     try:
         module = fn(**src.kwargs)
@@ -137,6 +140,8 @@ def torch_runner(
     out_names = output_names or [t.name for t in model.outputs]
 
     def run(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        import numpy as np
+
         args = [torch.from_numpy(np.ascontiguousarray(inputs[n])) for n in in_names]
         with torch.inference_mode():
             out = module(*args)

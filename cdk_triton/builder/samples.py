@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from cdk_triton.config.spec import DTYPES, ModelSpec, TensorSpec
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: default parity tolerance (atol, rtol) per output dtype.
 DEFAULT_TOLERANCE: dict[str, tuple[float, float]] = {
@@ -21,6 +22,8 @@ DEFAULT_TOLERANCE: dict[str, tuple[float, float]] = {
 
 def np_dtype(dtype: str) -> np.dtype[Any]:
     """The numpy dtype of a Triton dtype name (FP32 -> float32)."""
+    import numpy as np
+
     if dtype == "BF16":
         return np.dtype("float32")
     return np.dtype(DTYPES[dtype])
@@ -28,6 +31,8 @@ def np_dtype(dtype: str) -> np.dtype[Any]:
 
 def triton_dtype(dt: Any) -> str:
     """The Triton dtype name of a numpy dtype."""
+    import numpy as np
+
     name = np.dtype(dt).name
     for k, v in DTYPES.items():
         if v == name:
@@ -53,6 +58,8 @@ def random_tensor(t: TensorSpec, batch: int | None, rng: np.random.Generator) ->
 
 def sample_inputs(spec: ModelSpec, *, batch: int | None = None) -> dict[str, np.ndarray]:
     """The declared sample input of ``spec``: one random tensor per input from ``spec.sample.seed``."""
+    import numpy as np
+
     rng = np.random.default_rng(spec.sample.seed)
     b = batch if batch is not None else (spec.sample.batch_size if spec.max_batch_size > 0 else None)
     return {t.name: random_tensor(t, b, rng) for t in spec.inputs}

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from cdk_triton.builder.compat import check_onnx_model
 from cdk_triton.builder.export import check_io
 from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.builder.reference import Runner
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 TWO_GB = 2 * 1024**3
 
@@ -48,6 +50,7 @@ def export(
     module: Any, spec: ModelSpec, sample: dict[str, np.ndarray], out_file: Path, *, opset: int
 ) -> None:
     """Export ``module`` to ``out_file`` (plus ``<file>.data`` only for models over 2 GB)."""
+    import numpy as np
     import torch
 
     args = tuple(torch.from_numpy(np.ascontiguousarray(sample[t.name])) for t in spec.inputs)
@@ -126,8 +129,6 @@ def inspect(
     """Config inputs/outputs read from the ONNX graph, cross-checked with the declaration."""
     import onnx
 
-    from cdk_triton.builder.compat import check_onnx_model
-
     model = onnx.load(str(path), load_external_data=False)
     try:
         onnx.checker.check_model(str(path))
@@ -202,6 +203,8 @@ def load_runner(path: Path, spec: ModelSpec) -> Runner:
     out_names = [t.name for t in spec.outputs]
 
     def run(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        import numpy as np
+
         feed = {t.name: np.ascontiguousarray(inputs[t.name]) for t in spec.inputs}
         res = sess.run(out_names, feed)
         return dict(zip(out_names, res, strict=True))

@@ -5,9 +5,7 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from cdk_triton.builder.export import check_io
 from cdk_triton.builder.pbtxt import IoTensor
@@ -15,6 +13,9 @@ from cdk_triton.builder.reference import Runner, torch_runner
 from cdk_triton.builder.samples import triton_dtype
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _INDEXED = re.compile(r"^.+__\d+$")
 
@@ -28,6 +29,7 @@ def config_names(names: list[str], prefix: str) -> list[str]:
 
 def export(module: Any, spec: ModelSpec, sample: dict[str, np.ndarray], out_file: Path) -> None:
     """Trace (or script) ``module`` and save it to ``out_file``."""
+    import numpy as np
     import torch
     import torch.jit._recursive as jit_recursive
     import torch.jit._state as jit_state

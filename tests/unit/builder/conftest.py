@@ -1,4 +1,4 @@
-"""Build-stage fixtures: one shared build of the example, a moto S3 server on 127.0.0.1."""
+"""Build-stage fixtures: one shared build of the example, one of three tiny models, a moto S3 server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.unit.builder.helpers import EXAMPLE
+
+from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
 
 
 @pytest.fixture(scope="session")
@@ -16,6 +17,31 @@ def example_build(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-
 
     out = tmp_path_factory.mktemp("example-out")
     return run_build(EXAMPLE, out_dir=out, progress=False)
+
+
+@pytest.fixture(scope="session")
+def tiny_build(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Three tiny models (ONNX, traced and scripted TorchScript) built once into a temp directory."""
+    tmp = tmp_path_factory.mktemp("tiny")
+    body = (
+        tiny("t_onnx")
+        + tiny("t_ts", "torchscript")
+        + tiny("t_script", "torchscript")
+        + "    torchscript_mode: script\n"
+    )
+    decl = write_decl(
+        tmp,
+        body,
+        endpoints="""
+  - name: m
+    mode: MultiModel
+    instance_types: [ml.g5.xlarge]
+    models: [t_onnx, t_ts, t_script]
+""",
+    )
+    from cdk_triton.builder import run_build
+
+    return run_build(decl, out_dir=tmp / "out", progress=False), tmp
 
 
 @pytest.fixture(scope="module")

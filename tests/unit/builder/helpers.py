@@ -1,10 +1,14 @@
-"""Build-stage test helpers: a tiny declaration writer."""
+"""Build-stage test helpers: a tiny declaration writer, prebuilt TensorRT plan directories."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
+
+from cdk_triton.builder.export import tensorrt as trt
+from cdk_triton.config.spec import BuildSpec
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -38,3 +42,57 @@ def write_decl(
 
 def tiny(name: str = "tiny", format: str = "onnx", factory: str = "tiny") -> str:
     return TINY_MODEL.format(name=name, format=format, factory=factory)
+
+
+def spec_of(tmp: Path, body: str) -> BuildSpec:
+    """The validated declaration of ``body`` (written into ``tmp``)."""
+    from cdk_triton.builder.declarations import load_spec
+
+    return load_spec(write_decl(tmp, body))
+
+
+def fake_plan(directory: Path, arch: str, *, max_batch: int = 4, trt_version: str = "10.4.0") -> str:
+    """A plan directory as a GPU build leaves it (the plan bytes are opaque to packaging)."""
+    directory.mkdir(parents=True)
+    (directory / "model.plan").write_bytes(f"engine for {arch}".encode())
+    prof = trt.Profile(name="x", min=(1, 4), opt=(2, 4), max=(max_batch, 4))
+    cc = (int(arch[2:-1]), int(arch[-1]))
+    meta = trt.plan_metadata(
+        tensorrt_version=trt_version,
+        compute_capability=cc,
+        gpu_name="gpu",
+        precision="fp16",
+        profile_list=[prof],
+    )
+    (directory / "plan.json").write_text(json.dumps(meta))
+    return directory.name
+
+
+def plans_decl(tmp: Path, instance_types: str, **kw: int) -> Path:
+    a = fake_plan(tmp / "plans_sm86", "sm86", **kw)
+    b = fake_plan(tmp / "plans_sm75", "sm75", **kw)
+    return write_decl(
+        tmp,
+        tiny("multi_plan", "tensorrt") + f"    tensorrt: {{plans: [{a}, {b}]}}\n",
+        endpoints=f"""
+  - name: ep
+    mode: MultiModel
+    instance_types: [{instance_types}]
+    models: [multi_plan]
+""",
+    )
+
+
+PYTHON_MODEL = """
+  - name: {name}
+    format: python
+    source: {{python: preprocess}}
+    inputs: [{{name: IMAGE, dtype: UINT8, shape: [32, 32, 3]}}]
+    outputs: [{{name: PIXELS, dtype: FP32, shape: [3, 32, 32]}}]
+    max_batch_size: 4
+"""
+
+
+def python_model(name: str = "pre") -> str:
+    """A python model declaration (the example's preprocess step): builds without torch."""
+    return PYTHON_MODEL.format(name=name)
