@@ -92,10 +92,26 @@ def validation_error(
     fix: str,
 ) -> TritonValidationError:
     """A TritonValidationError located at ``scope``'s construct path (the code must be catalogued)."""
+    return catalogued(
+        code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix, path=scope.node.path
+    )
+
+
+def catalogued(
+    code: str,
+    *,
+    prop: str,
+    value: Any,
+    problem: str,
+    allowed: str,
+    fix: str,
+    path: str | None = None,
+) -> TritonValidationError:
+    """A TritonValidationError with a catalogued code; the pure checks leave ``path`` to their caller."""
     if code not in ERROR_CODES:  # pragma: no cover - guards the catalogue
         raise KeyError(f"error code {code!r} is not in cdk_triton.constructs.errors.ERROR_CODES")
     return TritonValidationError(
-        code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix, path=scope.node.path
+        code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix, path=path
     )
 
 
