@@ -224,28 +224,12 @@ class TritonEndpoint(Construct, _DefersAcknowledgments):
             cdk.Annotations.of(self).add_warning_v2(warning_id, message)
         self._raise(errs + found)
 
-        volume_key_arn = self._volume_key(volume_encryption_key)
-        variant: dict[str, Any] = {
-            "variant_name": variant_name,
-            "model_name": self.model.model_name,
-            "initial_instance_count": instance_count,
-            "initial_variant_weight": 1,
-            "instance_type": instance_type,
-        }
-        if container_startup_health_check_timeout is not None:
-            variant["container_startup_health_check_timeout_in_seconds"] = int(
-                container_startup_health_check_timeout.to_seconds()
-            )
-        if model_data_download_timeout is not None:
-            variant["model_data_download_timeout_in_seconds"] = int(model_data_download_timeout.to_seconds())
-        if volume_size is not None:
-            variant["volume_size_in_gb"] = int(volume_size.to_gibibytes())
-        self.endpoint_config = sagemaker.CfnEndpointConfig(
-            self,
-            "EndpointConfig",
-            production_variants=[sagemaker.CfnEndpointConfig.ProductionVariantProperty(**variant)],
-            kms_key_id=volume_key_arn,
-            data_capture_config=self._data_capture(data_capture) if data_capture is not None else None,
+        self._define_endpoint_config(
+            volume_encryption_key=volume_encryption_key,
+            volume_size=volume_size,
+            container_startup_health_check_timeout=container_startup_health_check_timeout,
+            model_data_download_timeout=model_data_download_timeout,
+            data_capture=data_capture,
         )
         self._acknowledge_nag_findings()
         self._define_endpoint(deployment)
@@ -301,6 +285,40 @@ class TritonEndpoint(Construct, _DefersAcknowledgments):
         key.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
         self.volume_encryption_key = key
         return key.attr_arn
+
+    def _define_endpoint_config(
+        self,
+        *,
+        volume_encryption_key: kms.IKey | None,
+        volume_size: cdk.Size | None,
+        container_startup_health_check_timeout: cdk.Duration | None,
+        model_data_download_timeout: cdk.Duration | None,
+        data_capture: DataCapture | None,
+    ) -> None:
+        """The EndpointConfig: one production variant, the volume key, data capture."""
+        volume_key_arn = self._volume_key(volume_encryption_key)
+        variant: dict[str, Any] = {
+            "variant_name": self.variant_name,
+            "model_name": self.model.model_name,
+            "initial_instance_count": self.instance_count,
+            "initial_variant_weight": 1,
+            "instance_type": self.instance_type,
+        }
+        if container_startup_health_check_timeout is not None:
+            variant["container_startup_health_check_timeout_in_seconds"] = int(
+                container_startup_health_check_timeout.to_seconds()
+            )
+        if model_data_download_timeout is not None:
+            variant["model_data_download_timeout_in_seconds"] = int(model_data_download_timeout.to_seconds())
+        if volume_size is not None:
+            variant["volume_size_in_gb"] = int(volume_size.to_gibibytes())
+        self.endpoint_config = sagemaker.CfnEndpointConfig(
+            self,
+            "EndpointConfig",
+            production_variants=[sagemaker.CfnEndpointConfig.ProductionVariantProperty(**variant)],
+            kms_key_id=volume_key_arn,
+            data_capture_config=self._data_capture(data_capture) if data_capture is not None else None,
+        )
 
     def _data_capture(self, dc: DataCapture) -> sagemaker.CfnEndpointConfig.DataCaptureConfigProperty:
         prefix = data_capture_prefix(dc)

@@ -17,8 +17,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from cdk_triton.constructs._tokens import is_token, pseudo, seconds, stack_info
 from cdk_triton.constructs import metrics as m
+from cdk_triton.constructs._tokens import is_token, pseudo, seconds, stack_info
 from cdk_triton.constructs.endpoint import TritonEndpoint
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -313,6 +313,17 @@ class TritonAlarms(Construct):
         self._dims: list[dict[str, str]] = m.dimension_list(endpoint.endpoint_name, endpoint.variant_name)
         self._periods = evaluation_periods
         self.alarms: list[cloudwatch.CfnAlarm] = []
+        self._define_alarms(endpoint, period_s, error_rate_percent, latency_ms, gpu_memory_percent)
+
+    def _define_alarms(
+        self,
+        endpoint: TritonEndpoint,
+        period_s: int,
+        error_rate_percent: float,
+        latency_ms: float,
+        gpu_memory_percent: float,
+    ) -> None:
+        """The 5XX error rate (metric math), p99 ModelLatency and per-GPU memory alarms."""
 
         def stat(spec: m.MetricSpec, qid: str) -> dict[str, Any]:
             return {
