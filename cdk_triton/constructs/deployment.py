@@ -18,7 +18,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from cdk_triton.constructs._tokens import known_duration, seconds
-from cdk_triton.constructs.metrics import INVOCATION_5XX_ERRORS, alarm_metric, dimension_list
+from cdk_triton.constructs.metrics import INVOCATION_5XX_ERRORS, dimension_list
 
 if TYPE_CHECKING:
     from aws_cdk import aws_s3 as s3
@@ -191,7 +191,8 @@ def rollback_alarm(scope: Construct, *, endpoint_name: str, variant_name: str) -
         scope,
         "RollbackAlarm",
         alarm_description=f"cdk-triton: 5XX errors on {endpoint_name} roll a deployment back",
-        **alarm_metric(INVOCATION_5XX_ERRORS),
+        namespace=INVOCATION_5XX_ERRORS.namespace,
+        metric_name=INVOCATION_5XX_ERRORS.name,
         dimensions=[
             cloudwatch.CfnAlarm.DimensionProperty(name=d["name"], value=d["value"])
             for d in dimension_list(endpoint_name, variant_name)

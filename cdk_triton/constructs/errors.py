@@ -11,7 +11,7 @@ from typing import Any
 
 from constructs import IConstruct
 
-from cdk_triton.errors import TritonValidationError
+from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 
 #: code -> what it means. Codes marked "(config)" come from ServerOptions / tables / manifest and are
 #: re-raised by the constructs with the construct path.
@@ -117,8 +117,6 @@ def catalogued(
 
 def located(scope: IConstruct, err: TritonValidationError) -> TritonValidationError:
     """Re-locate an error from the config layer at the construct path (keeps its code)."""
-    from cdk_triton.errors import TritonValidationErrors
-
     if isinstance(err, TritonValidationErrors):
         return TritonValidationErrors([located(scope, e) for e in err.errors])
     return err.at(scope.node.path)

@@ -14,7 +14,6 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
-from tests.unit.constructs.support import EXAMPLE, TENSORRT, new_stack
 
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (
@@ -32,6 +31,7 @@ from cdk_triton.constructs import (
 )
 from cdk_triton.constructs import endpoint as endpoint_module
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
+from tests.unit.constructs.support import EXAMPLE, TENSORRT, new_stack
 
 
 def sme(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
