@@ -25,7 +25,6 @@ from cdk_triton.config import tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag, checks
-from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import is_token, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.checks import CFN_RESOURCE_LIMIT
@@ -39,6 +38,7 @@ from cdk_triton.constructs.deployment import (
     render_deployment_config,
     rollback_alarm,
 )
+from cdk_triton.constructs.endpoint_base import ImportedTritonEndpoint, ITritonEndpoint, TritonEndpointBase
 from cdk_triton.constructs.image import TritonImage
 from cdk_triton.constructs.model import TritonMetrics, TritonModel, _DefersAcknowledgments
 from cdk_triton.constructs.scaling import TritonScaling
@@ -56,6 +56,7 @@ __all__ = [
     "DeploymentGuardrails",
     "ResourceHeadroom",
     "TrafficStep",
+    "ITritonEndpoint",
     "TritonEndpoint",
     "resource_headroom",
 ]
@@ -104,7 +105,7 @@ def resource_headroom(stack: cdk.Stack, *, annotate: bool = False) -> ResourceHe
 # ---------------------------------------------------------------------------- the endpoint
 
 
-class TritonEndpoint(Construct, _DefersAcknowledgments):
+class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
     """Defines a SageMaker real-time endpoint serving NVIDIA Triton: Model, EndpointConfig, Endpoint.
 
     Checks the instance type against the artifacts (GPU architecture of TensorRT plans, single-GPU
@@ -118,6 +119,10 @@ class TritonEndpoint(Construct, _DefersAcknowledgments):
             instance_type="ml.g5.xlarge")
         endpoint.auto_scale(max_capacity=4).scale_on_gpu_utilization(target_percent=60)
     """
+
+    variant_name: str
+    instance_type: str
+    instance_count: int
 
     def __init__(
         self,
@@ -447,119 +452,54 @@ class TritonEndpoint(Construct, _DefersAcknowledgments):
                 "put further endpoints in another stack",
             )
 
-    # ------------------------------------------------------------------ metrics
-    def metric(
-        self,
-        metric_name: str,
+    def _scaling_endpoint_name(self) -> str:
+        return self.attr_endpoint_name
+
+    # ------------------------------------------------------------------ import
+    @staticmethod
+    def from_endpoint_attributes(
+        scope: Construct,
+        construct_id: str,
         *,
-        namespace: str = m.SAGEMAKER,
-        statistic: str = "Sum",
-        period: cdk.Duration | None = None,
-        label: str | None = None,
-    ) -> cloudwatch.Metric:
-        """A metric of this endpoint's variant (dimensions EndpointName and VariantName)."""
-        return m.variant_metric(
-            metric_name,
-            self.endpoint_name,
-            self.variant_name,
-            namespace=namespace,
-            statistic=statistic,
-            period=period,
-            label=label,
+        endpoint_name: str,
+        endpoint_arn: str | None = None,
+        variant_name: str | None = None,
+        instance_type: str | None = None,
+        gpu_count: int | None = None,
+        mode: str | None = None,
+        instance_count: int | None = None,
+        metrics_namespace: str | None = None,
+    ) -> ITritonEndpoint:
+        """An endpoint defined in another stack (or outside CDK), for metrics, scaling, alarms and grants.
+
+        Args:
+            endpoint_name: the endpoint's name (all features).
+            endpoint_arn: Default: the ARN of ``endpoint_name`` in this stack's account and region.
+            variant_name: the production variant (scaling, metrics, dashboard, alarms). Default: unknown.
+            instance_type: Default: unknown (no burstable check; GPU count from ``gpu_count``).
+            gpu_count: GPUs per instance (GPU scaling, GPU graph and alarm). Default: the instance
+                type's, else unknown.
+            mode: 'SME' or 'MME' (the MME-only metrics and graphs). Default: unknown.
+            instance_count: the variant's instance count (dashboard, capacity warning). Default: unknown.
+            metrics_namespace: where Triton's own metrics are published (dashboard). Default: none.
+        """
+        return ImportedTritonEndpoint(
+            scope,
+            construct_id,
+            endpoint_name=endpoint_name,
+            endpoint_arn=endpoint_arn,
+            variant_name=variant_name,
+            instance_type=instance_type,
+            gpu_count=gpu_count,
+            mode=mode,
+            instance_count=instance_count,
+            metrics_namespace=metrics_namespace,
         )
 
-    def _metric(self, spec: m.MetricSpec, **kw: Any) -> cloudwatch.Metric:
-        return m.metric_of(spec, self.endpoint_name, self.variant_name, **kw)
-
-    def metric_invocations(self, **kw: Any) -> cloudwatch.Metric:
-        """Invocations (Sum)."""
-        return self._metric(m.INVOCATIONS, **kw)
-
-    def metric_invocations_per_instance(self, **kw: Any) -> cloudwatch.Metric:
-        """InvocationsPerInstance (Sum)."""
-        return self._metric(m.INVOCATIONS_PER_INSTANCE, **kw)
-
-    def metric_model_latency(self, **kw: Any) -> cloudwatch.Metric:
-        """ModelLatency in microseconds (p99 unless told)."""
-        return self._metric(m.MODEL_LATENCY, **kw)
-
-    def metric_overhead_latency(self, **kw: Any) -> cloudwatch.Metric:
-        """OverheadLatency in microseconds (p99 unless told)."""
-        return self._metric(m.OVERHEAD_LATENCY, **kw)
-
-    def metric_invocation4xx_errors(self, **kw: Any) -> cloudwatch.Metric:
-        """Invocation4XXErrors (Sum)."""
-        return self._metric(m.INVOCATION_4XX_ERRORS, **kw)
-
-    def metric_invocation5xx_errors(self, **kw: Any) -> cloudwatch.Metric:
-        """Invocation5XXErrors (Sum)."""
-        return self._metric(m.INVOCATION_5XX_ERRORS, **kw)
-
-    def metric_cpu_utilization(self, **kw: Any) -> cloudwatch.Metric:
-        """CPUUtilization (0-100 x vCPUs, Average)."""
-        return self._metric(m.CPU_UTILIZATION, **kw)
-
-    def metric_memory_utilization(self, **kw: Any) -> cloudwatch.Metric:
-        """MemoryUtilization (Average)."""
-        return self._metric(m.MEMORY_UTILIZATION, **kw)
-
-    def metric_gpu_utilization(self, **kw: Any) -> cloudwatch.Metric:
-        """GPUUtilization (0-100 x GPU count, Average)."""
-        return self._metric(m.GPU_UTILIZATION, **kw)
-
-    def metric_gpu_memory_utilization(self, **kw: Any) -> cloudwatch.Metric:
-        """GPUMemoryUtilization (0-100 x GPU count, Average)."""
-        return self._metric(m.GPU_MEMORY_UTILIZATION, **kw)
-
-    def metric_disk_utilization(self, **kw: Any) -> cloudwatch.Metric:
-        """DiskUtilization (Average)."""
-        return self._metric(m.DISK_UTILIZATION, **kw)
-
-    def metric_loaded_model_count(self, **kw: Any) -> cloudwatch.Metric:
-        """LoadedModelCount (MME, Average)."""
-        return self._metric(m.LOADED_MODEL_COUNT, **kw)
-
-    def metric_model_cache_hit(self, **kw: Any) -> cloudwatch.Metric:
-        """ModelCacheHit (MME, Sum)."""
-        return self._metric(m.MODEL_CACHE_HIT, **kw)
-
-    def metric_model_loading_wait_time(self, **kw: Any) -> cloudwatch.Metric:
-        """ModelLoadingWaitTime in microseconds (MME, Average)."""
-        return self._metric(m.MODEL_LOADING_WAIT_TIME, **kw)
-
-    def metric_model_loading_time(self, **kw: Any) -> cloudwatch.Metric:
-        """ModelLoadingTime in microseconds (MME, Average)."""
-        return self._metric(m.MODEL_LOADING_TIME, **kw)
-
-    def metric_model_downloading_time(self, **kw: Any) -> cloudwatch.Metric:
-        """ModelDownloadingTime in microseconds (MME, Average)."""
-        return self._metric(m.MODEL_DOWNLOADING_TIME, **kw)
-
-    def metric_model_unloading_time(self, **kw: Any) -> cloudwatch.Metric:
-        """ModelUnloadingTime in microseconds (MME, Average)."""
-        return self._metric(m.MODEL_UNLOADING_TIME, **kw)
-
-    # ------------------------------------------------------------------ grants & scaling
-    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
-        """Allow ``grantee`` to call ``sagemaker:InvokeEndpoint`` on this endpoint."""
-        return iam.Grant.add_to_principal(
-            grantee=grantee, actions=["sagemaker:InvokeEndpoint"], resource_arns=[self.endpoint_arn]
-        )
-
-    def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
-        """Define the scalable target of the variant; add policies on the returned TritonScaling."""
-        self.scaling = TritonScaling(
-            self,
-            "Scaling",
-            endpoint_name=self.attr_endpoint_name,
-            variant_name=self.variant_name,
-            instance_type=self.instance_type,
-            gpu_count=self.gpu_count,
-            instance_count=self.instance_count,
-            min_capacity=min_capacity,
-            max_capacity=max_capacity,
-        )
-        return self.scaling
+    @staticmethod
+    def from_endpoint_name(scope: Construct, construct_id: str, endpoint_name: str) -> ITritonEndpoint:
+        """An endpoint known by name only: ``grant_invoke`` (other features need more attributes)."""
+        return ImportedTritonEndpoint(scope, construct_id, endpoint_name=endpoint_name)
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -78,6 +78,9 @@ ERROR_CODES: dict[str, str] = {
     "DashboardTooLarge": "more widgets than CloudWatch allows on one dashboard",
     # scale
     "StackResourceLimit": "the stack would exceed CloudFormation's resource limit; split endpoints into more stacks",
+    # imported endpoints
+    "MissingEndpointAttribute": "a feature asked of an imported endpoint that was imported without the attribute it needs",
+    "InvalidEndpointMode": "from_endpoint_attributes mode is neither 'SME' nor 'MME'",
 }
 
 

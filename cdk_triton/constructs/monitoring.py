@@ -19,7 +19,7 @@ from constructs import Construct
 
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import is_token, pseudo, seconds, stack_info
-from cdk_triton.constructs.endpoint import TritonEndpoint
+from cdk_triton.constructs.endpoint_base import ITritonEndpoint, require
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.errors import TritonValidationError, raise_all
 
@@ -46,7 +46,7 @@ class TritonDashboard(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        endpoints: Sequence[TritonEndpoint],
+        endpoints: Sequence[ITritonEndpoint],
         dashboard_name: str | None = None,
         period: cdk.Duration | None = None,
     ) -> None:
@@ -97,17 +97,19 @@ class TritonDashboard(Construct):
         props.update(extra)
         return {"type": "metric", "width": _WIDTH, "height": _HEIGHT, "properties": props}
 
-    def _endpoint_rows(self, ep: TritonEndpoint) -> list[list[dict[str, Any]]]:
+    def _endpoint_rows(self, ep: ITritonEndpoint) -> list[list[dict[str, Any]]]:
         """A header, then the endpoint's graphs three to a row (a fixed count per endpoint)."""
-        dims = ["EndpointName", ep.endpoint_name, "VariantName", ep.variant_name]
-        mode = "multi-model" if ep.is_multi_model else "single-model"
+        variant = require(ep, "variant_name", "a dashboard")
+        dims = ["EndpointName", ep.endpoint_name, "VariantName", variant]
+        mode = {True: "multi-model", False: "single-model", None: "mode unknown"}[ep.is_multi_model]
+        gpus = "?" if ep.gpu_count is None else ep.gpu_count
         header = {
             "type": "text",
             "width": 24,
             "height": 2,
             "properties": {
-                "markdown": f"## Triton endpoint `{ep.endpoint_name}`\n{mode}, {ep.instance_type} "
-                f"({ep.gpu_count} GPU), variant `{ep.variant_name}`"
+                "markdown": f"## Triton endpoint `{ep.endpoint_name}`\n{mode}, "
+                f"{ep.instance_type or 'instance type unknown'} ({gpus} GPU), variant `{variant}`"
             },
         }
         graphs = self._invocation_graphs(dims)
@@ -157,9 +159,11 @@ class TritonDashboard(Construct):
             ),
         ]
 
-    def _instances_graph(self, ep: TritonEndpoint, dims: list[str]) -> dict[str, Any]:
+    def _instances_graph(self, ep: ITritonEndpoint, dims: list[str]) -> dict[str, Any]:
         scaling = ep.scaling
-        annotations = [{"value": ep.instance_count, "label": "initial instance count"}]
+        annotations: list[dict[str, Any]] = []
+        if ep.instance_count is not None:
+            annotations.append({"value": ep.instance_count, "label": "initial instance count"})
         if scaling is not None:
             annotations += [
                 {"value": scaling.min_capacity, "label": "min capacity"},
@@ -259,7 +263,7 @@ class TritonAlarms(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        endpoint: TritonEndpoint,
+        endpoint: ITritonEndpoint,
         topic: sns.ITopic | None = None,
         create_topic: bool = False,
         error_rate_percent: float = 5,
@@ -310,14 +314,16 @@ class TritonAlarms(Construct):
         self._actions = [self.topic_arn] if self.topic_arn is not None else None
         # CloudFormation property shapes as plain dicts (camelCase, as jsii expects): the alarms are
         # internal, and jsii serializes a dict in one piece instead of one typed struct per level.
-        self._dims: list[dict[str, str]] = m.dimension_list(endpoint.endpoint_name, endpoint.variant_name)
+        self._dims: list[dict[str, str]] = m.dimension_list(
+            endpoint.endpoint_name, require(endpoint, "variant_name", "alarms")
+        )
         self._periods = evaluation_periods
         self.alarms: list[cloudwatch.CfnAlarm] = []
         self._define_alarms(endpoint, period_s, error_rate_percent, latency_ms, gpu_memory_percent)
 
     def _define_alarms(
         self,
-        endpoint: TritonEndpoint,
+        endpoint: ITritonEndpoint,
         period_s: int,
         error_rate_percent: float,
         latency_ms: float,
@@ -365,6 +371,12 @@ class TritonAlarms(Construct):
             dimensions=self._dims,
         )
         self.gpu_memory_alarm: cloudwatch.CfnAlarm | None = None
+        if endpoint.gpu_count is None:
+            cdk.Annotations.of(self).add_warning_v2(
+                "cdk-triton:GpuMemoryAlarmSkipped",
+                f"{endpoint.endpoint_name} was imported without instance_type or gpu_count; "
+                "no GPU-memory alarm is defined",
+            )
         if endpoint.gpu_count:
             self.gpu_memory_alarm = self._alarm(
                 "GpuMemory",

@@ -45,7 +45,7 @@ class TritonScaling(Construct):
             variant_name: the production variant that scales.
             instance_type: checked to be autoscalable (not burstable). Default: unknown, not checked.
             gpu_count: GPUs per instance, for ``scale_on_gpu_utilization``. Default: unknown (that
-                policy then refuses with ``GpuCountRequired``).
+                policy then refuses with ``MissingEndpointAttribute``).
             instance_count: the variant's initial count, warned about when outside the range.
                 Default: unknown, not checked.
             min_capacity: Default: 1.
@@ -129,11 +129,12 @@ class TritonScaling(Construct):
             errs.append(
                 validation_error(
                     self,
-                    "GpuCountRequired",
+                    "MissingEndpointAttribute",
                     prop="gpu_count",
                     value=None,
-                    problem="is unknown, and GPUUtilization's target is the per-GPU percentage times the GPU count",
-                    allowed="an endpoint with a known instance type or GPU count",
+                    problem="is needed for scale_on_gpu_utilization (the target is the per-GPU percentage "
+                    "times the GPU count), and the endpoint was imported without it",
+                    allowed="an endpoint imported with instance_type=... or gpu_count=...",
                     fix="pass instance_type=... or gpu_count=... to TritonEndpoint.from_endpoint_attributes",
                 )
             )
