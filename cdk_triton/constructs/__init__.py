@@ -4,14 +4,9 @@ Importing this package imports aws_cdk but never torch, protobuf or tritonclient
 """
 
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
-from cdk_triton.constructs.endpoint import (
-    DataCapture,
-    DeploymentGuardrails,
-    ResourceHeadroom,
-    TrafficStep,
-    TritonEndpoint,
-    resource_headroom,
-)
+from cdk_triton.constructs.deployment import DataCapture, DeploymentGuardrails, TrafficStep
+from cdk_triton.constructs.endpoint import ResourceHeadroom, TritonEndpoint, resource_headroom
+from cdk_triton.constructs.endpoint_base import ITritonEndpoint
 from cdk_triton.constructs.errors import ERROR_CODES
 from cdk_triton.constructs.image import ImageConfig, TritonImage
 from cdk_triton.constructs.model import TritonMetrics, TritonModel
@@ -23,6 +18,7 @@ __all__ = [
     "ArtifactsConfig",
     "DataCapture",
     "DeploymentGuardrails",
+    "ITritonEndpoint",
     "ImageConfig",
     "ModelArtifacts",
     "ResourceHeadroom",

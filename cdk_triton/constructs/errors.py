@@ -11,7 +11,7 @@ from typing import Any
 
 from constructs import IConstruct
 
-from cdk_triton.errors import TritonValidationError
+from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 
 #: code -> what it means. Codes marked "(config)" come from ServerOptions / tables / manifest and are
 #: re-raised by the constructs with the construct path.
@@ -78,6 +78,9 @@ ERROR_CODES: dict[str, str] = {
     "DashboardTooLarge": "more widgets than CloudWatch allows on one dashboard",
     # scale
     "StackResourceLimit": "the stack would exceed CloudFormation's resource limit; split endpoints into more stacks",
+    # imported endpoints
+    "MissingEndpointAttribute": "a feature asked of an imported endpoint that was imported without the attribute it needs",
+    "InvalidEndpointMode": "from_endpoint_attributes mode is neither 'SME' nor 'MME'",
 }
 
 
@@ -92,17 +95,31 @@ def validation_error(
     fix: str,
 ) -> TritonValidationError:
     """A TritonValidationError located at ``scope``'s construct path (the code must be catalogued)."""
+    return catalogued(
+        code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix, path=scope.node.path
+    )
+
+
+def catalogued(
+    code: str,
+    *,
+    prop: str,
+    value: Any,
+    problem: str,
+    allowed: str,
+    fix: str,
+    path: str | None = None,
+) -> TritonValidationError:
+    """A TritonValidationError with a catalogued code; the pure checks leave ``path`` to their caller."""
     if code not in ERROR_CODES:  # pragma: no cover - guards the catalogue
         raise KeyError(f"error code {code!r} is not in cdk_triton.constructs.errors.ERROR_CODES")
     return TritonValidationError(
-        code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix, path=scope.node.path
+        code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix, path=path
     )
 
 
 def located(scope: IConstruct, err: TritonValidationError) -> TritonValidationError:
     """Re-locate an error from the config layer at the construct path (keeps its code)."""
-    from cdk_triton.errors import TritonValidationErrors
-
     if isinstance(err, TritonValidationErrors):
         return TritonValidationErrors([located(scope, e) for e in err.errors])
     return err.at(scope.node.path)

@@ -20,7 +20,7 @@ from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
-from cdk_triton.constructs.errors import validation_error
+from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.image import ImageConfig, TritonImage
 from cdk_triton.errors import TritonValidationError, raise_all
 
@@ -117,141 +117,50 @@ class TritonModel(Construct):
         self._image_source = image or TritonImage.for_version(triton_version or DEFAULT_TRITON_VERSION)
         self.triton_version: str | None = self._image_source.triton_version
 
-        errs: list[TritonValidationError] = []
-        opts = server_options or ServerOptions()
-        if server_options is not None and server_options.multi_model and not art.is_multi_model:
-            errs.append(
-                validation_error(
-                    self,
-                    "ServerOptionsModeConflict",
-                    prop="server_options.multi_model",
-                    value=server_options.multi_model,
-                    problem=f"contradicts the artifacts, which are packaged for {art.mode}",
-                    allowed="False (unset): the artifacts decide the endpoint mode",
-                    fix="drop multi_model from server_options, or package the models for a multi-model endpoint",
-                )
-            )
-        opts = dataclasses.replace(opts, multi_model=art.is_multi_model)
-        if not opts.multi_model and opts.default_model_name is None:
-            # Always set for SME: the binary's /invocations reads SAGEMAKER_TRITON_DEFAULT_MODEL_NAME
-            # itself, even when `serve` could pick the only model of the repository.
-            default = art.default_model or (art.models[0] if len(art.models) == 1 else None)
-            if default is not None:
-                opts = dataclasses.replace(opts, default_model_name=default)
-            else:
-                errs.append(
-                    validation_error(
-                        self,
-                        "DefaultModelRequired",
-                        prop="server_options.default_model_name",
-                        value=None,
-                        problem="is unknown for a single-model endpoint: /invocations serves "
-                        "SAGEMAKER_TRITON_DEFAULT_MODEL_NAME, which the artifacts do not name",
-                        allowed="the model directory behind /invocations (for an ensemble: the ensemble)"
-                        + (f": one of {', '.join(sorted(art.models))}" if art.models else ""),
-                        fix="pass default_model=... to ModelArtifacts.from_bucket / from_asset, or "
-                        "server_options=ServerOptions(default_model_name=...)",
-                    )
-                )
-        if (
-            not opts.multi_model
-            and opts.default_model_name is not None
-            and art.models
-            and opts.default_model_name not in art.models
-        ):
-            errs.append(
-                validation_error(
-                    self,
-                    "DefaultModelNotInArtifacts",
-                    prop="server_options.default_model_name",
-                    value=opts.default_model_name,
-                    problem="is not a model in the artifacts",
-                    allowed=", ".join(sorted(art.models)),
-                    fix="name one of the packaged models (for an ensemble: the ensemble itself)",
-                )
-            )
-        if metrics is None and opts.publish_metrics_to_cloudwatch:
-            errs.append(
-                validation_error(
-                    self,
-                    "UseTritonMetrics",
-                    prop="server_options.publish_metrics_to_cloudwatch",
-                    value=True,
-                    problem="is set directly, so no log group and no CloudWatch grants would be defined",
-                    allowed="publish_metrics_to_cloudwatch unset, with metrics=TritonMetrics(...)",
-                    fix="pass metrics=TritonMetrics(namespace=...) instead: it sets the variables, "
-                    "creates the log group and grants exactly what publishing needs",
-                )
-            )
-        if metrics is not None and not _publishes_metrics(self.triton_version):
-            errs.append(
-                validation_error(
-                    self,
-                    "MetricsNeedNewerImage",
-                    prop="metrics",
-                    value=f"sagemaker-tritonserver:{self.triton_version}-py3",
-                    problem="has no CloudWatch agent: SageMaker's Triton images publish metrics from 23.07",
-                    allowed="TritonImage.for_version of 23.07 or later (e.g. "
-                    f"{DEFAULT_TRITON_VERSION}), or your own image",
-                    fix="choose a newer Triton version, or drop metrics",
-                )
-            )
-        if metrics is not None and network_isolation:
-            errs.append(
-                validation_error(
-                    self,
-                    "MetricsNeedNetwork",
-                    prop="network_isolation",
-                    value=True,
-                    problem="blocks the CloudWatch agent that publishes Triton's metrics",
-                    allowed="network_isolation=False when metrics is set",
-                    fix="drop metrics, or turn network isolation off",
-                )
-            )
-        if vpc is None and (security_groups or vpc_subnets is not None):
-            errs.append(
-                validation_error(
-                    self,
-                    "SecurityGroupsWithoutVpc",
-                    prop="security_groups/vpc_subnets",
-                    value=[sg.node.path for sg in security_groups or []] or "vpc_subnets",
-                    problem="are set without a vpc",
-                    allowed="security_groups and vpc_subnets together with vpc",
-                    fix="pass vpc=..., or drop security_groups and vpc_subnets",
-                )
-            )
+        opts, errs = _resolve_server_options(art, server_options)
+        errs += _check_props(
+            opts,
+            metrics=metrics,
+            triton_version=self.triton_version,
+            network_isolation=network_isolation,
+            network_without_vpc=(
+                [sg.node.path for sg in security_groups or []] or "vpc_subnets"
+                if vpc is None and (security_groups or vpc_subnets is not None)
+                else None
+            ),
+        )
         raw_env = dict(environment or {})
-        errs += check_raw_environment(raw_env)
-        for name in sorted(raw_env):
-            if name in ENV_FIELDS:
-                errs.append(
-                    validation_error(
-                        self,
-                        "ReservedEnvironmentVariable",
-                        prop="environment",
-                        value=name,
-                        problem="is managed by ServerOptions",
-                        allowed="variables ServerOptions does not manage",
-                        fix=f"set ServerOptions({ENV_FIELDS[name]}=...) instead",
-                    )
-                )
-
+        errs += _check_environment(raw_env)
         self.metrics_namespace: str | None = None
         if metrics is not None:
-            namespace = metrics.namespace or f"Triton/{cdk.Names.unique_id(self)}"
-            self.metrics_namespace = namespace
-            opts = dataclasses.replace(
-                opts,
-                publish_metrics_to_cloudwatch=True,
-                cloudwatch_metric_namespace=namespace,
-                cloudwatch_log_group=_LOG_GROUP_PLACEHOLDER,
-                metrics_port=metrics.metrics_port if metrics.metrics_port is not None else opts.metrics_port,
-            )
+            self.metrics_namespace = metrics.namespace or f"Triton/{cdk.Names.unique_id(self)}"
+            opts = _with_metrics(opts, metrics, self.metrics_namespace)
         errs += opts.validate()
-        if errs:  # config-layer errors carry no path: locate them here (node.path is a jsii call)
+        if errs:  # the checks' and config-layer errors carry no path: locate them here (a jsii call)
             path = self.node.path
             raise_all([e if e.path else e.at(path) for e in errs])
 
+        self.environment: dict[str, str] = self._define_environment(opts, metrics, raw_env)
+        self._image: ImageConfig = self._image_source.bind(self)
+        self._statements: list[dict[str, Any]] = []
+        self._acks: list[cdk.Acknowledgment] = []
+        self._grant_artifacts(art)
+        self._grant_image()
+        if self.metrics_log_group is not None:
+            self._grant_metrics(self.metrics_log_group.attr_arn, self.metrics_namespace or "")
+        if endpoint_name is not None:
+            self._grant_endpoint_logs(endpoint_name)
+        vpc_config = self._vpc_config(vpc, vpc_subnets, security_groups)
+        self._define_role(role)
+        self._define_model(art, vpc_config, network_isolation=network_isolation, model_name=model_name)
+        if not isinstance(scope, _DefersAcknowledgments):
+            self._flush_acks()
+
+    # ------------------------------------------------------------------ steps
+    def _define_environment(
+        self, opts: ServerOptions, metrics: TritonMetrics | None, raw_env: dict[str, str]
+    ) -> dict[str, str]:
+        """The metrics log group (when published) and the container environment."""
         self.metrics_log_group: logs.CfnLogGroup | None = None
         log_group_token: str | None = None
         if metrics is not None:
@@ -270,18 +179,15 @@ class TritonModel(Construct):
             env["SAGEMAKER_TRITON_PUBLISH_METRICS_TO_CLOUDWATCH"] = "true"
             env["SAGEMAKER_TRITON_CLOUDWATCH_LOG_GROUP"] = log_group_token
         env.update(raw_env)
-        self.environment: dict[str, str] = env
+        return env
 
-        self._image: ImageConfig = self._image_source.bind(self)
-        self._statements: list[dict[str, Any]] = []
-        self._acks: list[cdk.Acknowledgment] = []
-        self._grant_artifacts(art)
-        self._grant_image()
-        if self.metrics_log_group is not None:
-            self._grant_metrics(self.metrics_log_group.attr_arn, self.metrics_namespace or "")
-        if endpoint_name is not None:
-            self._grant_endpoint_logs(endpoint_name)
-
+    def _vpc_config(
+        self,
+        vpc: ec2.IVpc | None,
+        vpc_subnets: ec2.SubnetSelection | None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None,
+    ) -> sagemaker.CfnModel.VpcConfigProperty | None:
+        """The model's VPC config, a security group unless supplied, and the network-interface grant."""
         vpc_config = None
         self.security_groups: list[ec2.ISecurityGroup] = []
         if vpc is not None:
@@ -321,6 +227,9 @@ class TritonModel(Construct):
                 "ec2:Describe* and CreateNetworkInterface have no resource-level scoping here",
             )
 
+        return vpc_config
+
+    def _define_role(self, role: iam.IRole | None) -> None:
         # The role and its customer managed policy (L1: one jsii call each, not one per statement).
         self._role_supplied = role
         if role is None:
@@ -354,9 +263,17 @@ class TritonModel(Construct):
         )
         self._role_ref: iam.IRole | None = role
 
+    def _define_model(
+        self,
+        art: ArtifactsConfig,
+        vpc_config: sagemaker.CfnModel.VpcConfigProperty | None,
+        *,
+        network_isolation: bool,
+        model_name: str | None,
+    ) -> None:
         container: dict[str, Any] = {
             "image": self._image.image_uri,
-            "environment": env,
+            "environment": self.environment,
             "mode": art.mode,
         }
         if art.is_multi_model or art.compression == "Gzip":
@@ -379,8 +296,6 @@ class TritonModel(Construct):
         self.resource.add_resource_dependency(self.execution_policy)  # starts only once it may pull
         self.model_name: str = self.resource.attr_model_name
         # node.default_child is self.resource: CDK finds the child with id "Resource" by itself.
-        if not isinstance(scope, _DefersAcknowledgments):
-            self._flush_acks()
 
     # ------------------------------------------------------------------ properties
     @property
@@ -528,6 +443,156 @@ class TritonModel(Construct):
         if kms_key_arn:
             self._add("EncryptDataCapture", ["kms:Encrypt", "kms:GenerateDataKey"], [kms_key_arn])
         self._flush_acks()
+
+
+# ---------------------------------------------------------------------------- checks
+def _resolve_server_options(
+    art: ArtifactsConfig, server_options: ServerOptions | None
+) -> tuple[ServerOptions, list[TritonValidationError]]:
+    """The server options the artifacts imply (mode, default model), and what contradicts them."""
+    errs: list[TritonValidationError] = []
+    opts = server_options or ServerOptions()
+    if server_options is not None and server_options.multi_model and not art.is_multi_model:
+        errs.append(
+            catalogued(
+                "ServerOptionsModeConflict",
+                prop="server_options.multi_model",
+                value=server_options.multi_model,
+                problem=f"contradicts the artifacts, which are packaged for {art.mode}",
+                allowed="False (unset): the artifacts decide the endpoint mode",
+                fix="drop multi_model from server_options, or package the models for a multi-model endpoint",
+            )
+        )
+    opts = dataclasses.replace(opts, multi_model=art.is_multi_model)
+    if not opts.multi_model and opts.default_model_name is None:
+        # Always set for SME: the binary's /invocations reads SAGEMAKER_TRITON_DEFAULT_MODEL_NAME
+        # itself, even when `serve` could pick the only model of the repository.
+        default = art.default_model or (art.models[0] if len(art.models) == 1 else None)
+        if default is not None:
+            opts = dataclasses.replace(opts, default_model_name=default)
+        else:
+            errs.append(
+                catalogued(
+                    "DefaultModelRequired",
+                    prop="server_options.default_model_name",
+                    value=None,
+                    problem="is unknown for a single-model endpoint: /invocations serves "
+                    "SAGEMAKER_TRITON_DEFAULT_MODEL_NAME, which the artifacts do not name",
+                    allowed="the model directory behind /invocations (for an ensemble: the ensemble)"
+                    + (f": one of {', '.join(sorted(art.models))}" if art.models else ""),
+                    fix="pass default_model=... to ModelArtifacts.from_bucket / from_asset, or "
+                    "server_options=ServerOptions(default_model_name=...)",
+                )
+            )
+    if (
+        not opts.multi_model
+        and opts.default_model_name is not None
+        and art.models
+        and opts.default_model_name not in art.models
+    ):
+        errs.append(
+            catalogued(
+                "DefaultModelNotInArtifacts",
+                prop="server_options.default_model_name",
+                value=opts.default_model_name,
+                problem="is not a model in the artifacts",
+                allowed=", ".join(sorted(art.models)),
+                fix="name one of the packaged models (for an ensemble: the ensemble itself)",
+            )
+        )
+    return opts, errs
+
+
+def _check_props(
+    opts: ServerOptions,
+    *,
+    metrics: TritonMetrics | None,
+    triton_version: str | None,
+    network_isolation: bool,
+    network_without_vpc: list[str] | str | None,
+) -> list[TritonValidationError]:
+    """Metrics publishing against the options, the image and the network; subnets or groups without a VPC.
+
+    ``network_without_vpc``: the security groups' paths (or "vpc_subnets") given without a VPC, else None.
+    """
+    errs: list[TritonValidationError] = []
+    if metrics is None and opts.publish_metrics_to_cloudwatch:
+        errs.append(
+            catalogued(
+                "UseTritonMetrics",
+                prop="server_options.publish_metrics_to_cloudwatch",
+                value=True,
+                problem="is set directly, so no log group and no CloudWatch grants would be defined",
+                allowed="publish_metrics_to_cloudwatch unset, with metrics=TritonMetrics(...)",
+                fix="pass metrics=TritonMetrics(namespace=...) instead: it sets the variables, "
+                "creates the log group and grants exactly what publishing needs",
+            )
+        )
+    if metrics is not None and not _publishes_metrics(triton_version):
+        errs.append(
+            catalogued(
+                "MetricsNeedNewerImage",
+                prop="metrics",
+                value=f"sagemaker-tritonserver:{triton_version}-py3",
+                problem="has no CloudWatch agent: SageMaker's Triton images publish metrics from 23.07",
+                allowed="TritonImage.for_version of 23.07 or later (e.g. "
+                f"{DEFAULT_TRITON_VERSION}), or your own image",
+                fix="choose a newer Triton version, or drop metrics",
+            )
+        )
+    if metrics is not None and network_isolation:
+        errs.append(
+            catalogued(
+                "MetricsNeedNetwork",
+                prop="network_isolation",
+                value=True,
+                problem="blocks the CloudWatch agent that publishes Triton's metrics",
+                allowed="network_isolation=False when metrics is set",
+                fix="drop metrics, or turn network isolation off",
+            )
+        )
+    if network_without_vpc is not None:
+        errs.append(
+            catalogued(
+                "SecurityGroupsWithoutVpc",
+                prop="security_groups/vpc_subnets",
+                value=network_without_vpc,
+                problem="are set without a vpc",
+                allowed="security_groups and vpc_subnets together with vpc",
+                fix="pass vpc=..., or drop security_groups and vpc_subnets",
+            )
+        )
+    return errs
+
+
+def _check_environment(raw_env: dict[str, str]) -> list[TritonValidationError]:
+    """Raw container variables: known to the container, and not managed by ServerOptions."""
+    errs = check_raw_environment(raw_env)
+    for name in sorted(raw_env):
+        if name in ENV_FIELDS:
+            errs.append(
+                catalogued(
+                    "ReservedEnvironmentVariable",
+                    prop="environment",
+                    value=name,
+                    problem="is managed by ServerOptions",
+                    allowed="variables ServerOptions does not manage",
+                    fix=f"set ServerOptions({ENV_FIELDS[name]}=...) instead",
+                )
+            )
+
+    return errs
+
+
+def _with_metrics(opts: ServerOptions, metrics: TritonMetrics, namespace: str) -> ServerOptions:
+    """The options that publish Triton's metrics to ``namespace`` (log group: a placeholder until defined)."""
+    return dataclasses.replace(
+        opts,
+        publish_metrics_to_cloudwatch=True,
+        cloudwatch_metric_namespace=namespace,
+        cloudwatch_log_group=_LOG_GROUP_PLACEHOLDER,
+        metrics_port=metrics.metrics_port if metrics.metrics_port is not None else opts.metrics_port,
+    )
 
 
 #: logs.RetentionDays -> days (the Python enum carries only the names).

@@ -17,8 +17,9 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import is_token, pseudo, seconds, stack_info
-from cdk_triton.constructs.endpoint import TritonEndpoint
+from cdk_triton.constructs.endpoint_base import ITritonEndpoint, require
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.errors import TritonValidationError, raise_all
 
@@ -26,12 +27,7 @@ from cdk_triton.errors import TritonValidationError, raise_all
 MAX_DASHBOARD_WIDGETS = 500
 _WIDTH = 8
 _HEIGHT = 6
-_SM = "AWS/SageMaker"
-_HOST = "/aws/sagemaker/Endpoints"
-
-
-def _search(namespace: str, metric: str, stat: str, period: int) -> str:
-    return f"SEARCH('Namespace=\"{namespace}\" MetricName=\"{metric}\"', '{stat}', {period})"
+_PERCENTILES = ("p50", "p90", "p99")
 
 
 class TritonDashboard(Construct):
@@ -50,7 +46,7 @@ class TritonDashboard(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        endpoints: Sequence[TritonEndpoint],
+        endpoints: Sequence[ITritonEndpoint],
         dashboard_name: str | None = None,
         period: cdk.Duration | None = None,
     ) -> None:
@@ -65,17 +61,7 @@ class TritonDashboard(Construct):
         self.period = seconds(period) if period is not None else 60
         self._stack = stack_info(scope)
         self._region = self._stack.region
-        widgets: list[dict[str, Any]] = []
-        y = 0
-        for ep in endpoints:
-            rows = self._endpoint_rows(ep)
-            for row in rows:
-                x = 0
-                height = max(w["height"] for w in row)
-                for w in row:
-                    widgets.append({**w, "x": x, "y": y})
-                    x += w["width"]
-                y += height
+        widgets = _layout([self._endpoint_rows(ep) for ep in endpoints])
         if len(widgets) > MAX_DASHBOARD_WIDGETS:
             raise validation_error(
                 self,
@@ -111,145 +97,157 @@ class TritonDashboard(Construct):
         props.update(extra)
         return {"type": "metric", "width": _WIDTH, "height": _HEIGHT, "properties": props}
 
-    def _endpoint_rows(self, ep: TritonEndpoint) -> list[list[dict[str, Any]]]:
-        dims = ["EndpointName", ep.endpoint_name, "VariantName", ep.variant_name]
-
-        def m(ns: str, name: str, stat: str, **opts: Any) -> list[Any]:
-            return [ns, name, *dims, {"stat": stat, **opts}]
-
-        mode = "multi-model" if ep.is_multi_model else "single-model"
+    def _endpoint_rows(self, ep: ITritonEndpoint) -> list[list[dict[str, Any]]]:
+        """A header, then the endpoint's graphs three to a row (a fixed count per endpoint)."""
+        variant = require(ep, "variant_name", "a dashboard")
+        dims = ["EndpointName", ep.endpoint_name, "VariantName", variant]
+        mode = {True: "multi-model", False: "single-model", None: "mode unknown"}[ep.is_multi_model]
+        gpus = "?" if ep.gpu_count is None else ep.gpu_count
         header = {
             "type": "text",
             "width": 24,
             "height": 2,
             "properties": {
-                "markdown": f"## Triton endpoint `{ep.endpoint_name}`\n{mode}, {ep.instance_type} "
-                f"({ep.gpu_count} GPU), variant `{ep.variant_name}`"
+                "markdown": f"## Triton endpoint `{ep.endpoint_name}`\n{mode}, "
+                f"{ep.instance_type or 'instance type unknown'} ({gpus} GPU), variant `{variant}`"
             },
         }
-        graphs = [
-            self._graph(
-                "Invocations and errors",
-                [
-                    m(_SM, "Invocations", "Sum"),
-                    m(_SM, "Invocation4XXErrors", "Sum"),
-                    m(_SM, "Invocation5XXErrors", "Sum"),
-                ],
-            ),
-            self._graph(
-                "ModelLatency (us)",
-                [m(_SM, "ModelLatency", s, label=f"ModelLatency {s}") for s in ("p50", "p90", "p99")],
-            ),
-            self._graph(
-                "OverheadLatency (us)",
-                [m(_SM, "OverheadLatency", s, label=f"OverheadLatency {s}") for s in ("p50", "p90", "p99")],
-            ),
-            self._graph(
-                "CPU / memory / disk utilization (%)",
-                [
-                    m(_HOST, "CPUUtilization", "Average"),
-                    m(_HOST, "MemoryUtilization", "Average"),
-                    m(_HOST, "DiskUtilization", "Average"),
-                ],
-            ),
-        ]
+        graphs = self._invocation_graphs(dims)
         if ep.gpu_count:
             graphs.append(
                 self._graph(
                     f"GPU utilization (%, 0-{100 * ep.gpu_count})",
-                    [m(_HOST, "GPUUtilization", "Average"), m(_HOST, "GPUMemoryUtilization", "Average")],
+                    [
+                        m.widget_metric(m.GPU_UTILIZATION, dims),
+                        m.widget_metric(m.GPU_MEMORY_UTILIZATION, dims),
+                    ],
                 )
             )
+        graphs.append(self._instances_graph(ep, dims))
+        if ep.is_multi_model:
+            graphs += self._mme_graphs(dims)
+        if ep.metrics_namespace:
+            graphs += self._triton_graphs(ep.metrics_namespace)
+        rows: list[list[dict[str, Any]]] = [[header]]
+        for i in range(0, len(graphs), 3):
+            rows.append(graphs[i : i + 3])
+        return rows
+
+    def _invocation_graphs(self, dims: list[str]) -> list[dict[str, Any]]:
+        def latency(spec: m.MetricSpec) -> dict[str, Any]:
+            return self._graph(
+                f"{spec.name} (us)",
+                [m.widget_metric(spec, dims, s, label=f"{spec.name} {s}") for s in _PERCENTILES],
+            )
+
+        return [
+            self._graph(
+                "Invocations and errors",
+                [
+                    m.widget_metric(spec, dims)
+                    for spec in (m.INVOCATIONS, m.INVOCATION_4XX_ERRORS, m.INVOCATION_5XX_ERRORS)
+                ],
+            ),
+            latency(m.MODEL_LATENCY),
+            latency(m.OVERHEAD_LATENCY),
+            self._graph(
+                "CPU / memory / disk utilization (%)",
+                [
+                    m.widget_metric(spec, dims)
+                    for spec in (m.CPU_UTILIZATION, m.MEMORY_UTILIZATION, m.DISK_UTILIZATION)
+                ],
+            ),
+        ]
+
+    def _instances_graph(self, ep: ITritonEndpoint, dims: list[str]) -> dict[str, Any]:
         scaling = ep.scaling
-        annotations = [{"value": ep.instance_count, "label": "initial instance count"}]
+        annotations: list[dict[str, Any]] = []
+        if ep.instance_count is not None:
+            annotations.append({"value": ep.instance_count, "label": "initial instance count"})
         if scaling is not None:
             annotations += [
                 {"value": scaling.min_capacity, "label": "min capacity"},
                 {"value": scaling.max_capacity, "label": "max capacity"},
             ]
-        graphs.append(
-            self._graph(
-                "Instances: serving vs desired range",
+        return self._graph(
+            "Instances: serving vs desired range",
+            [
                 [
-                    [
-                        {
-                            "expression": "IF(ipi > 0, inv / ipi, 0)",
-                            "label": "instances serving (Invocations / InvocationsPerInstance)",
-                            "id": "instances",
-                        }
-                    ],
-                    m(_SM, "Invocations", "Sum", id="inv", visible=False),
-                    m(_SM, "InvocationsPerInstance", "Sum", id="ipi", visible=False),
+                    {
+                        "expression": "IF(ipi > 0, inv / ipi, 0)",
+                        "label": f"instances serving ({m.INVOCATIONS.name} / {m.INVOCATIONS_PER_INSTANCE.name})",
+                        "id": "instances",
+                    }
                 ],
-                annotations={"horizontal": annotations},
-            )
+                m.widget_metric(m.INVOCATIONS, dims, id="inv", visible=False),
+                m.widget_metric(m.INVOCATIONS_PER_INSTANCE, dims, id="ipi", visible=False),
+            ],
+            annotations={"horizontal": annotations},
         )
-        if ep.is_multi_model:
-            graphs.append(
-                self._graph(
-                    "MME: loaded models and cache hits",
-                    [
-                        m(_HOST, "LoadedModelCount", "Average"),
-                        m(_SM, "ModelCacheHit", "Sum", yAxis="right"),
-                    ],
-                )
-            )
-            graphs.append(
-                self._graph(
-                    "MME: loading wait / download / unload (us)",
-                    [
-                        m(_SM, "ModelLoadingWaitTime", "Average"),
-                        m(_SM, "ModelDownloadingTime", "Average"),
-                        m(_SM, "ModelUnloadingTime", "Average"),
-                    ],
-                )
-            )
-        ns = ep.metrics_namespace
-        if ns:
-            p = self.period
 
-            def expr(expression: str, label: str, eid: str) -> list[Any]:
-                return [{"expression": expression, "label": label, "id": eid}]
+    def _mme_graphs(self, dims: list[str]) -> list[dict[str, Any]]:
+        return [
+            self._graph(
+                "MME: loaded models and cache hits",
+                [
+                    m.widget_metric(m.LOADED_MODEL_COUNT, dims),
+                    m.widget_metric(m.MODEL_CACHE_HIT, dims, yAxis="right"),
+                ],
+            ),
+            self._graph(
+                "MME: loading wait / download / unload (us)",
+                [
+                    m.widget_metric(spec, dims)
+                    for spec in (m.MODEL_LOADING_WAIT_TIME, m.MODEL_DOWNLOADING_TIME, m.MODEL_UNLOADING_TIME)
+                ],
+            ),
+        ]
 
-            graphs.append(
-                self._graph(
-                    "Triton: request success / failure",
-                    [
-                        expr(_search(ns, "nv_inference_request_success", "Sum", p), "success", "ok"),
-                        expr(_search(ns, "nv_inference_request_failure", "Sum", p), "failure", "fail"),
-                    ],
-                )
-            )
-            graphs.append(
-                self._graph(
-                    "Triton: queue and compute time (us)",
-                    [
-                        expr(_search(ns, "nv_inference_queue_duration_us", "Sum", p), "queue", "queue"),
-                        expr(
-                            _search(ns, "nv_inference_compute_infer_duration_us", "Sum", p),
-                            "compute",
-                            "compute",
-                        ),
-                    ],
-                )
-            )
-            graphs.append(
-                self._graph(
-                    "Triton: batch / exec ratio",
-                    [
-                        expr(
-                            f"SUM({_search(ns, 'nv_inference_count', 'Sum', p)}) / "
-                            f"SUM({_search(ns, 'nv_inference_exec_count', 'Sum', p)})",
-                            "inferences per execution",
-                            "ratio",
-                        )
-                    ],
-                )
-            )
-        rows: list[list[dict[str, Any]]] = [[header]]
-        for i in range(0, len(graphs), 3):
-            rows.append(graphs[i : i + 3])
-        return rows
+    def _triton_graphs(self, ns: str) -> list[dict[str, Any]]:
+        """Triton's own metrics, by SEARCH over the published namespace."""
+        p = self.period
+
+        def expr(metric: str, label: str, eid: str) -> list[Any]:
+            return [{"expression": m.search(ns, metric, "Sum", p), "label": label, "id": eid}]
+
+        ratio = (
+            f"SUM({m.search(ns, m.TRITON_INFERENCE_COUNT, 'Sum', p)}) / "
+            f"SUM({m.search(ns, m.TRITON_EXEC_COUNT, 'Sum', p)})"
+        )
+        return [
+            self._graph(
+                "Triton: request success / failure",
+                [
+                    expr(m.TRITON_REQUEST_SUCCESS, "success", "ok"),
+                    expr(m.TRITON_REQUEST_FAILURE, "failure", "fail"),
+                ],
+            ),
+            self._graph(
+                "Triton: queue and compute time (us)",
+                [
+                    expr(m.TRITON_QUEUE_DURATION, "queue", "queue"),
+                    expr(m.TRITON_COMPUTE_INFER_DURATION, "compute", "compute"),
+                ],
+            ),
+            self._graph(
+                "Triton: batch / exec ratio",
+                [[{"expression": ratio, "label": "inferences per execution", "id": "ratio"}]],
+            ),
+        ]
+
+
+def _layout(endpoint_rows: list[list[list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """Place the rows of every endpoint top to bottom, each row's widgets left to right."""
+    widgets: list[dict[str, Any]] = []
+    y = 0
+    for rows in endpoint_rows:
+        for row in rows:
+            x = 0
+            for w in row:
+                widgets.append({**w, "x": x, "y": y})
+                x += w["width"]
+            y += max(w["height"] for w in row)
+    return widgets
 
 
 class TritonAlarms(Construct):
@@ -265,7 +263,7 @@ class TritonAlarms(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        endpoint: TritonEndpoint,
+        endpoint: ITritonEndpoint,
         topic: sns.ITopic | None = None,
         create_topic: bool = False,
         error_rate_percent: float = 5,
@@ -316,21 +314,35 @@ class TritonAlarms(Construct):
         self._actions = [self.topic_arn] if self.topic_arn is not None else None
         # CloudFormation property shapes as plain dicts (camelCase, as jsii expects): the alarms are
         # internal, and jsii serializes a dict in one piece instead of one typed struct per level.
-        self._dims: list[dict[str, str]] = [
-            {"name": "EndpointName", "value": endpoint.endpoint_name},
-            {"name": "VariantName", "value": endpoint.variant_name},
-        ]
+        self._dims: list[dict[str, str]] = m.dimension_list(
+            endpoint.endpoint_name, require(endpoint, "variant_name", "alarms")
+        )
         self._periods = evaluation_periods
         self.alarms: list[cloudwatch.CfnAlarm] = []
+        self._define_alarms(endpoint, period_s, error_rate_percent, latency_ms, gpu_memory_percent)
 
-        def stat(metric: str, qid: str) -> dict[str, Any]:
+    def _define_alarms(
+        self,
+        endpoint: ITritonEndpoint,
+        period_s: int,
+        error_rate_percent: float,
+        latency_ms: float,
+        gpu_memory_percent: float,
+    ) -> None:
+        """The 5XX error rate (metric math), p99 ModelLatency and per-GPU memory alarms."""
+
+        def stat(spec: m.MetricSpec, qid: str) -> dict[str, Any]:
             return {
                 "id": qid,
                 "returnData": False,
                 "metricStat": {
-                    "metric": {"namespace": _SM, "metricName": metric, "dimensions": self._dims},
+                    "metric": {
+                        "namespace": spec.namespace,
+                        "metricName": spec.name,
+                        "dimensions": self._dims,
+                    },
                     "period": period_s,
-                    "stat": "Sum",
+                    "stat": spec.statistic,
                 },
             }
 
@@ -345,30 +357,34 @@ class TritonAlarms(Construct):
                     "label": "5XX error rate (%)",
                     "returnData": True,
                 },
-                stat("Invocation5XXErrors", "err"),
-                stat("Invocations", "inv"),
+                stat(m.INVOCATION_5XX_ERRORS, "err"),
+                stat(m.INVOCATIONS, "inv"),
             ],
         )
         self.latency_alarm = self._alarm(
             "ModelLatencyP99",
             f"p99 ModelLatency above {latency_ms} ms on {endpoint.endpoint_name}",
             latency_ms * 1000,
-            namespace=_SM,
-            metric_name="ModelLatency",
-            extended_statistic="p99",
+            **m.alarm_metric(m.MODEL_LATENCY),
+            extended_statistic=m.MODEL_LATENCY.statistic,
             period=period_s,
             dimensions=self._dims,
         )
         self.gpu_memory_alarm: cloudwatch.CfnAlarm | None = None
+        if endpoint.gpu_count is None:
+            cdk.Annotations.of(self).add_warning_v2(
+                "cdk-triton:GpuMemoryAlarmSkipped",
+                f"{endpoint.endpoint_name} was imported without instance_type or gpu_count; "
+                "no GPU-memory alarm is defined",
+            )
         if endpoint.gpu_count:
             self.gpu_memory_alarm = self._alarm(
                 "GpuMemory",
                 f"GPU memory above {gpu_memory_percent} % per GPU on {endpoint.endpoint_name} "
                 f"({endpoint.gpu_count} GPU)",
                 gpu_memory_percent * endpoint.gpu_count,
-                namespace=_HOST,
-                metric_name="GPUMemoryUtilization",
-                statistic="Average",
+                **m.alarm_metric(m.GPU_MEMORY_UTILIZATION),
+                statistic=m.GPU_MEMORY_UTILIZATION.statistic,
                 period=period_s,
                 dimensions=self._dims,
             )

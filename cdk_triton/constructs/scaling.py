@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import aws_cdk as cdk
 from aws_cdk import aws_applicationautoscaling as appscaling
 from constructs import Construct
@@ -11,10 +9,8 @@ from constructs import Construct
 from cdk_triton.config import tables
 from cdk_triton.constructs._tokens import is_token, known_duration, seconds
 from cdk_triton.constructs.errors import validation_error
+from cdk_triton.constructs.metrics import GPU_UTILIZATION, dimension_list
 from cdk_triton.errors import TritonValidationError, raise_all
-
-if TYPE_CHECKING:
-    from cdk_triton.constructs.endpoint import TritonEndpoint
 
 #: Seed example of the service docs: scale in slowly, scale out fast.
 DEFAULT_SCALE_IN_COOLDOWN = known_duration(cdk.Duration.seconds(600), 600)
@@ -25,7 +21,8 @@ class TritonScaling(Construct):
     """Defines the scalable target (``sagemaker:variant:DesiredInstanceCount``) of an endpoint variant.
 
     Created by ``TritonEndpoint.auto_scale(...)``; add target-tracking policies with
-    ``scale_on_gpu_utilization`` and ``scale_on_invocations_per_instance``.
+    ``scale_on_gpu_utilization`` and ``scale_on_invocations_per_instance``. Like aws-cdk's
+    ``ScalableInstanceCount`` it receives the variant's names, never the endpoint.
     """
 
     def __init__(
@@ -33,22 +30,35 @@ class TritonScaling(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        endpoint: TritonEndpoint,
+        endpoint_name: str,
+        variant_name: str,
+        instance_type: str | None = None,
+        gpu_count: int | None = None,
+        instance_count: int | None = None,
         min_capacity: int = 1,
         max_capacity: int,
     ) -> None:
         """Define the scalable target.
 
         Args:
-            endpoint: the endpoint whose variant scales.
+            endpoint_name: the endpoint (a ``GetAtt EndpointName`` reference, so the target depends on it).
+            variant_name: the production variant that scales.
+            instance_type: checked to be autoscalable (not burstable). Default: unknown, not checked.
+            gpu_count: GPUs per instance, for ``scale_on_gpu_utilization``. Default: unknown (that
+                policy then refuses with ``MissingEndpointAttribute``).
+            instance_count: the variant's initial count, warned about when outside the range.
+                Default: unknown, not checked.
             min_capacity: Default: 1.
             max_capacity: the most instances.
         """
         super().__init__(scope, construct_id)
-        self.endpoint = endpoint
+        self.endpoint_name = endpoint_name
+        self.variant_name = variant_name
+        self.instance_type = instance_type
+        self.gpu_count = gpu_count
         errs: list[TritonValidationError] = []
-        it = endpoint.instance_type
-        if not is_token(it) and tables.is_burstable(it):
+        it = instance_type
+        if it is not None and not is_token(it) and tables.is_burstable(it):
             errs.append(
                 validation_error(
                     self,
@@ -73,14 +83,14 @@ class TritonScaling(Construct):
                 )
             )
         raise_all(errs)
-        if not min_capacity <= endpoint.instance_count <= max_capacity:
+        if instance_count is not None and not min_capacity <= instance_count <= max_capacity:
             cdk.Annotations.of(self).add_warning_v2(
                 "cdk-triton:InstanceCountOutsideCapacity",
-                f"instance_count {endpoint.instance_count} is outside {min_capacity}..{max_capacity}; "
+                f"instance_count {instance_count} is outside {min_capacity}..{max_capacity}; "
                 "Application Auto Scaling will move it into the range",
             )
         # A token inside a string renders as Fn::Join; no jsii call (Fn.join is one).
-        self.resource_id = f"endpoint/{endpoint.attr_endpoint_name}/variant/{endpoint.variant_name}"
+        self.resource_id = f"endpoint/{endpoint_name}/variant/{variant_name}"
         self.target = appscaling.CfnScalableTarget(
             self,
             "Target",
@@ -113,15 +123,28 @@ class TritonScaling(Construct):
             scale_out_cooldown: Default: 200 s.
             disable_scale_in: Default: False.
         """
-        gpus = self.endpoint.gpu_count
+        gpus = self.gpu_count
         errs: list[TritonValidationError] = []
-        if gpus == 0 and not is_token(self.endpoint.instance_type):
+        if gpus is None:
+            errs.append(
+                validation_error(
+                    self,
+                    "MissingEndpointAttribute",
+                    prop="gpu_count",
+                    value=None,
+                    problem="is needed for scale_on_gpu_utilization (the target is the per-GPU percentage "
+                    "times the GPU count), and the endpoint was imported without it",
+                    allowed="an endpoint imported with instance_type=... or gpu_count=...",
+                    fix="pass instance_type=... or gpu_count=... to TritonEndpoint.from_endpoint_attributes",
+                )
+            )
+        elif gpus == 0 and not (self.instance_type is not None and is_token(self.instance_type)):
             errs.append(
                 validation_error(
                     self,
                     "GpuScalingOnCpuInstance",
                     prop="instance_type",
-                    value=self.endpoint.instance_type,
+                    value=self.instance_type,
                     problem="has no GPU, so GPUUtilization is never published",
                     allowed="a GPU instance type (ml.g4dn, ml.g5, ml.g6, ml.p3 ...)",
                     fix="use scale_on_invocations_per_instance on CPU instances",
@@ -143,18 +166,14 @@ class TritonScaling(Construct):
         return self._policy(
             "GpuUtilization",
             appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty(
-                target_value=float(target_percent) * max(gpus, 1),
+                target_value=float(target_percent) * max(gpus or 0, 1),
                 customized_metric_specification=appscaling.CfnScalingPolicy.CustomizedMetricSpecificationProperty(
-                    namespace="/aws/sagemaker/Endpoints",
-                    metric_name="GPUUtilization",
-                    statistic="Average",
+                    namespace=GPU_UTILIZATION.namespace,
+                    metric_name=GPU_UTILIZATION.name,
+                    statistic=GPU_UTILIZATION.statistic,
                     dimensions=[
-                        appscaling.CfnScalingPolicy.MetricDimensionProperty(
-                            name="EndpointName", value=self.endpoint.attr_endpoint_name
-                        ),
-                        appscaling.CfnScalingPolicy.MetricDimensionProperty(
-                            name="VariantName", value=self.endpoint.variant_name
-                        ),
+                        appscaling.CfnScalingPolicy.MetricDimensionProperty(name=d["name"], value=d["value"])
+                        for d in dimension_list(self.endpoint_name, self.variant_name)
                     ],
                 ),
                 scale_in_cooldown=seconds(scale_in_cooldown),
@@ -210,7 +229,7 @@ class TritonScaling(Construct):
         policy = appscaling.CfnScalingPolicy(
             self,
             name,
-            policy_name=f"{self.endpoint.attr_endpoint_name}-{name}",
+            policy_name=f"{self.endpoint_name}-{name}",
             policy_type="TargetTrackingScaling",
             scaling_target_id=self.target.ref,
             target_tracking_scaling_policy_configuration=config,

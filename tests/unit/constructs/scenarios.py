@@ -10,7 +10,6 @@ from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
-from tests.unit.constructs.support import ENV, EXAMPLE, TENSORRT, big_mme_manifest
 
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (
@@ -24,6 +23,7 @@ from cdk_triton.constructs import (
     TritonMetrics,
     TritonModel,
 )
+from tests.unit.constructs.support import ENV, EXAMPLE, TENSORRT, big_mme_manifest
 
 
 def sme(stack: cdk.Stack) -> None:

@@ -1,4 +1,4 @@
-"""Shared helpers of the construct tests: stacks, manifests, template collection, masking."""
+"""Shared helpers of the construct tests: stacks, manifests, the template registry and cfn-lint, masking."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import copy
 import hashlib
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +25,45 @@ ENV = cdk.Environment(account="123456789012", region="us-east-1")
 #: Runs cfn-lint in a subprocess: ``[sys.executable, "-c", CFN_LINT, *files]``.
 CFN_LINT = "import sys; from cfnlint.runner import main; sys.exit(main())"
 
-#: Every template a construct test synthesized: name -> template JSON (cfn-lint runs over all).
-COLLECTED: dict[str, dict[str, Any]] = {}
+
+class TemplateRegistry:
+    """The templates a test session synthesized; the session fixture lints them all once at its end.
+
+    Order-free: any test may add, and the check runs when the session's fixtures are torn down
+    (``tests/unit/constructs/conftest.py``), whatever ran before.
+    """
+
+    def __init__(self) -> None:
+        self.templates: dict[str, dict[str, Any]] = {}
+        self.files: list[Path] = []
+
+    def add(self, name: str, tpl: dict[str, Any]) -> None:
+        self.templates[f"{name}-{len(self.templates):04d}"] = tpl
+
+    def add_file(self, path: Path) -> None:
+        """A template file written by an App's synth (e.g. the cdk-nag scenarios)."""
+        self.files.append(path)
+
+    def __len__(self) -> int:
+        return len(self.templates) + len(self.files)
+
+
+#: The session's registry (``template()`` adds to it; the session fixture lints it).
+REGISTRY = TemplateRegistry()
+
+
+def cfn_lint(templates: dict[str, dict[str, Any]], files: list[Path], workdir: Path) -> tuple[bool, str]:
+    """Run cfn-lint once over ``templates`` (written to ``workdir``) and ``files``: (clean, its output)."""
+    paths = [str(p) for p in files]
+    for key, tpl in templates.items():
+        path = workdir / (re.sub(r"[^A-Za-z0-9_.-]", "_", key) + ".template.json")
+        path.write_text(json.dumps(tpl))
+        paths.append(str(path))
+    if not paths:
+        return True, ""
+    proc = subprocess.run([sys.executable, "-c", CFN_LINT, *paths], capture_output=True, text=True)
+    clean = proc.returncode == 0 and not proc.stdout.strip()
+    return clean, proc.stdout[-5000:] + proc.stderr[-2000:]
 
 
 def new_stack(name: str = "TestStack", *, env: cdk.Environment | None = ENV) -> cdk.Stack:
@@ -37,8 +76,7 @@ def template(stack: cdk.Stack, *, collect: bool = True) -> assertions.Template:
     """Synthesize ``stack`` and remember its template for the cfn-lint run."""
     tpl = assertions.Template.from_stack(stack)
     if collect:
-        key = f"{stack.node.path}-{len(COLLECTED):04d}"
-        COLLECTED[key] = tpl.to_json()
+        REGISTRY.add(stack.node.path, tpl.to_json())
     return tpl
 
 

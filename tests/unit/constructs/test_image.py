@@ -7,9 +7,9 @@ import json
 import aws_cdk as cdk
 from aws_cdk import aws_ecr as ecr
 from aws_cdk.assertions import Match
-from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
 
 from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonImage
+from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
 
 
 def _endpoint(stack: cdk.Stack, image: TritonImage | None = None, cid: str = "Ep") -> TritonEndpoint:

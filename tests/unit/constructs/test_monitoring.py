@@ -8,9 +8,9 @@ from typing import Any
 import aws_cdk as cdk
 from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match
-from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
 
 from cdk_triton.constructs import ModelArtifacts, TritonAlarms, TritonDashboard, TritonEndpoint, TritonMetrics
+from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
 
 
 def _ep(stack: cdk.Stack, endpoint: str, cid: str, **kw: Any) -> TritonEndpoint:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
-from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
 
 from cdk_triton.constructs import ModelArtifacts, TritonEndpoint
+from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
 
 
 def _ep(stack: cdk.Stack, endpoint: str = "classifier", **kw: Any) -> TritonEndpoint:

@@ -12,6 +12,7 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
+
 from tests.unit.constructs.support import CFN_LINT, EXAMPLE, ROOT
 
 

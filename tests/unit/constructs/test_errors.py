@@ -14,7 +14,6 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
-from tests.unit.constructs.support import EXAMPLE, TENSORRT, new_stack
 
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (
@@ -32,6 +31,7 @@ from cdk_triton.constructs import (
 )
 from cdk_triton.constructs import endpoint as endpoint_module
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
+from tests.unit.constructs.support import EXAMPLE, TENSORRT, new_stack
 
 
 def sme(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
@@ -168,6 +168,12 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "InvalidAlarmThreshold": lambda s: TritonAlarms(s, "Alarms", endpoint=sme(s), error_rate_percent=0),
     "DashboardTooLarge": _dashboard_too_large,
     "StackResourceLimit": _too_many_resources,
+    "MissingEndpointAttribute": lambda s: TritonEndpoint.from_endpoint_name(
+        s, "Imported", "other"
+    ).auto_scale(max_capacity=2),
+    "InvalidEndpointMode": lambda s: TritonEndpoint.from_endpoint_attributes(
+        s, "Imported", endpoint_name="other", mode="multi"
+    ),
 }
 
 #: code -> (prop, value) the error must name for the case above: the prop the user set, the value received.
@@ -190,6 +196,7 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "InvalidAssetPath": ("path", "/nonexistent/model.tar.gz"),
     "InvalidByteSize": ("response_cache_byte_size", 0),
     "InvalidCapacity": ("min_capacity/max_capacity", (3, 2)),
+    "InvalidEndpointMode": ("mode", "multi"),
     "InvalidDeploymentPolicy": ("deployment", "blue/green and rolling"),
     "InvalidEndpointName": ("endpoint_name", "my_endpoint"),
     "InvalidGpuLimit": ("model_load_gpu_limit", 1.5),
@@ -212,6 +219,7 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "ManagedFlagInAdditionalArgs": ("additional_args", "--model-repository=/tmp"),
     "ManifestNotFound": ("manifest", "/nonexistent/m.json"),
     "MetricsNeedNetwork": ("network_isolation", True),
+    "MissingEndpointAttribute": ("variant_name", None),
     "MetricsNeedNewerImage": ("metrics", "sagemaker-tritonserver:23.02-py3"),
     "MetricsPublishingNeedsMetrics": ("allow_metrics", False),
     "MmeNeedsSingleGpu": ("instance_type", "ml.g5.12xlarge"),

@@ -13,10 +13,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Annotations, Match
-from tests.unit.constructs.support import EXAMPLE, TENSORRT, new_stack, only, template
 
 from cdk_triton.constructs import DataCapture, DeploymentGuardrails, ModelArtifacts, TritonEndpoint
 from cdk_triton.errors import TritonValidationError
+from tests.unit.constructs.support import EXAMPLE, TENSORRT, new_stack, only, template
 
 
 def _ep(stack: cdk.Stack, endpoint: str = "classifier", manifest: Any = EXAMPLE, **kw: Any) -> TritonEndpoint:

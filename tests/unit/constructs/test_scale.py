@@ -7,7 +7,6 @@ import json
 import aws_cdk as cdk
 import pytest
 from aws_cdk.assertions import Annotations, Match
-from tests.unit.constructs.support import EXAMPLE, big_mme_manifest, new_stack, template
 
 from cdk_triton.constructs import (
     ModelArtifacts,
@@ -19,6 +18,7 @@ from cdk_triton.constructs import (
 )
 from cdk_triton.constructs.endpoint import SSM_STANDARD_LIMIT
 from cdk_triton.errors import TritonValidationError
+from tests.unit.constructs.support import EXAMPLE, big_mme_manifest, new_stack, template
 
 IAM_MANAGED_POLICY_LIMIT = 6144
 TEMPLATE_LIMIT = 1_000_000

@@ -13,10 +13,10 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk.assertions import Annotations, Match
-from tests.unit.constructs.support import EXAMPLE, TENSORRT, manifest_with, new_stack, only, template
 
 from cdk_triton.config.server_options import PingMode, ServerOptions
 from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonImage, TritonMetrics, TritonModel
+from tests.unit.constructs.support import EXAMPLE, TENSORRT, manifest_with, new_stack, only, template
 
 
 def _statements(tpl: Any) -> list[dict[str, Any]]:

@@ -7,7 +7,6 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
-from tests.unit.constructs.support import EXAMPLE, TENSORRT, masked, new_stack, template
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from cdk_triton.constructs import (
@@ -20,6 +19,7 @@ from cdk_triton.constructs import (
     TritonMetrics,
     TritonModel,
 )
+from tests.unit.constructs.support import EXAMPLE, TENSORRT, masked, new_stack, template
 
 
 @pytest.fixture
