@@ -4,7 +4,7 @@ Both stacks read the same manifest and define the same template: two endpoints (
 with Triton metrics and GPU autoscaling, MME multi with invocations autoscaling), roles and managed
 policies (each Model DependsOn its policy), the TargetModel SSM parameter, a dashboard, six alarms,
 an encrypted SNS topic, retained KMS key and log group, and the same four outputs (endpoint names,
-TargetModel map and its SSM path); tests/unit/constructs/test_constructs_app.py checks the shape. Each
+TargetModel map and its SSM path); tests/unit/constructs/test_app.py checks the shape. Each
 round synthesizes both in this process (CloudFormation schema validation off, cdk-nag off, so the
 ratio measures the constructs' own overhead), alternating which goes first; the medians give the
 ratio (target: within 1.2x). Writes bench/results/synth.json.

@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = [
     sys.executable,
@@ -29,9 +27,6 @@ def _lint_imports(cwd: Path, pythonpath: Path) -> subprocess.CompletedProcess[st
     )
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the constructs and local circles are opened in the next slices of the renovation"
-)
 def test_layering_contract_is_kept() -> None:
     result = _lint_imports(ROOT, ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
