@@ -291,10 +291,14 @@ def test_every_code_raised_is_in_the_catalogue() -> None:
     """A static scan: no code in cdk_triton/builder or the declaration parser escapes the catalogue."""
     root = Path(__file__).resolve().parents[3] / "cdk_triton"
     raised: set[str] = set()
-    for f in [*(root / "build").rglob("*.py"), root / "config" / "spec.py"]:
+    for f in [
+        *(root / "build").rglob("*.py"),
+        *(root / "config" / "spec").rglob("*.py"),
+        root / "config" / "parse.py",
+    ]:
         text = f.read_text()
         raised |= set(re.findall(r'code="(\w+)"', text))
-        raised |= set(re.findall(r'(?:TritonValidationError|errs\.add)\(\s*"(\w+)"', text))
+        raised |= set(re.findall(r'(?:TritonValidationError|errs\.add|problem)\(\s*"(\w+)"', text))
     assert raised and raised <= set(ALL_CODES), sorted(raised - set(ALL_CODES))
 
 
