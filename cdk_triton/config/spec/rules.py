@@ -9,20 +9,34 @@ endpoint, so the problems of ``models[0]`` come before those of ``models[1]``, a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Protocol
 
 from cdk_triton.config.parse import closest, problem
+from cdk_triton.config.spec.endpoint import EndpointSpec
+from cdk_triton.config.spec.model import EnsembleStep, ModelSpec
 from cdk_triton.errors import TritonValidationError
 
-if TYPE_CHECKING:
-    from cdk_triton.config.spec.build import BuildSpec
-    from cdk_triton.config.spec.endpoint import EndpointSpec
-    from cdk_triton.config.spec.model import EnsembleStep, ModelSpec
+
+class BuildSpec(Protocol):
+    """What the rules read of a ``build.BuildSpec`` (a protocol, so ``build`` may import the rules)."""
+
+    @property
+    def models(self) -> tuple[ModelSpec, ...]: ...
+    @property
+    def endpoints(self) -> tuple[EndpointSpec, ...]: ...
+    @property
+    def base_dir(self) -> str: ...
+    @property
+    def model_names(self) -> list[str]: ...
+    def closure(self, name: str) -> list[str]: ...
+    def resolve_path(self, relative: str) -> Path: ...
+
 
 Problems = list[TritonValidationError]
-ModelRule = Callable[["BuildSpec", int, "ModelSpec"], Problems]
-EndpointRule = Callable[["BuildSpec", int, "EndpointSpec"], Problems]
-Rule = Callable[["BuildSpec"], Problems]
+ModelRule = Callable[[BuildSpec, int, ModelSpec], Problems]
+EndpointRule = Callable[[BuildSpec, int, EndpointSpec], Problems]
+Rule = Callable[[BuildSpec], Problems]
 
 
 def _by_name(spec: BuildSpec) -> dict[str, ModelSpec]:
