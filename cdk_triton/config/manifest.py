@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
 from cdk_triton.errors import TritonValidationError
 
 SCHEMA_VERSION = 1
@@ -201,53 +202,45 @@ def _bad(where: str, value: Any, problem: str, allowed: str, source: str | None)
     )
 
 
-def _req(d: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str, src: str | None) -> Any:
-    if key not in d:
-        raise _bad(
-            f"{where}.{key}", None, "is missing", typ.__name__ if isinstance(typ, type) else str(typ), src
-        )
-    v = d[key]
-    if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
-        allowed = typ.__name__ if isinstance(typ, type) else " or ".join(t.__name__ for t in typ)
-        raise _bad(f"{where}.{key}", v, "has the wrong type", allowed, src)
-    return v
+def _failing(source: str | None) -> Fail:
+    """The parse kit's ``fail``: an InvalidManifest error for a field of the file ``source``."""
+
+    def fail(where: str, value: Any, problem: str, allowed: str) -> ManifestError:
+        return _bad(where, value, problem, allowed, source)
+
+    return fail
 
 
-def _opt(d: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str, src: str | None) -> Any:
-    if d.get(key) is None:
-        return None
-    return _req(d, key, typ, where, src)
+def _object(d: Any, where: str, fail: Fail, keys: set[str]) -> dict[str, Any]:
+    """``d`` as a JSON object holding only ``keys``."""
+    if not isinstance(d, dict):
+        raise fail(where, d, "is not an object", "object")
+    known_keys(d, keys, where, fail, what="a manifest field")
+    return d
 
 
-def _sample(d: dict[str, Any] | None, where: str, src: str | None) -> Sample | None:
+def _sample(d: dict[str, Any] | None, where: str, fail: Fail) -> Sample | None:
     if d is None:
         return None
     return Sample(
-        request=_req(d, "request", str, where, src),
-        response=_opt(d, "response", str, where, src),
-        atol=_opt(d, "atol", (int, float), where, src),
-        rtol=_opt(d, "rtol", (int, float), where, src),
+        request=required(d, "request", str, where, fail),
+        response=optional(d, "response", str, where, fail),
+        atol=optional(d, "atol", (int, float), where, fail),
+        rtol=optional(d, "rtol", (int, float), where, fail),
     )
 
 
-def _known_keys(d: dict[str, Any], allowed: set[str], where: str, src: str | None) -> None:
-    extra = sorted(set(d) - allowed)
-    if extra:
-        raise _bad(
-            f"{where}.{extra[0]}", extra[0], "is not a manifest field", ", ".join(sorted(allowed)), src
-        )
-
-
-_MODEL_KEYS = {f for f in ModelEntry.__dataclass_fields__}
-_TARGET_KEYS = {f for f in TargetModel.__dataclass_fields__}
-_ENDPOINT_KEYS = {f for f in EndpointEntry.__dataclass_fields__}
-_TOP_KEYS = {f for f in Manifest.__dataclass_fields__} - {"path"}
+_MODEL_KEYS = set(dataclass_keys(ModelEntry))
+_TARGET_KEYS = set(dataclass_keys(TargetModel))
+_ENDPOINT_KEYS = set(dataclass_keys(EndpointEntry))
+_TOP_KEYS = set(dataclass_keys(Manifest, exclude=("path",)))
 
 
 def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
     """Validate and convert a parsed manifest (raises ManifestError naming the bad field)."""
+    fail = _failing(source)
     if not isinstance(data, dict):
-        raise _bad("$", type(data).__name__, "is not a JSON object", "object", source)
+        raise fail("$", type(data).__name__, "is not a JSON object", "object")
     version = data.get("schema_version")
     if version != SCHEMA_VERSION:
         raise ManifestError(
@@ -259,113 +252,122 @@ def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
             fix="rebuild the artifacts with this cdk-triton version",
             path=source,
         )
-    _known_keys(data, _TOP_KEYS, "$", source)
-    loc = _req(data, "artifact_location", dict, "$", source)
-    location = ArtifactLocation(
-        bucket=_req(loc, "bucket", str, "artifact_location", source),
-        prefix=_opt(loc, "prefix", str, "artifact_location", source) or "",
-        kms_key_arn=_opt(loc, "kms_key_arn", str, "artifact_location", source),
-    )
-    models: dict[str, ModelEntry] = {}
-    for name, m in _req(data, "models", dict, "$", source).items():
-        w = f"models.{name}"
-        if not isinstance(m, dict):
-            raise _bad(w, m, "is not an object", "object", source)
-        _known_keys(m, _MODEL_KEYS, w, source)
-        models[name] = ModelEntry(
-            name=_req(m, "name", str, w, source),
-            format=_req(m, "format", str, w, source),
-            platform=_opt(m, "platform", str, w, source),
-            backend=_opt(m, "backend", str, w, source),
-            config=_req(m, "config", dict, w, source),
-            config_sha256=_req(m, "config_sha256", str, w, source),
-            files=_req(m, "files", dict, w, source),
-            steps=list(_opt(m, "steps", list, w, source) or []),
-            gpu_architectures=list(_opt(m, "gpu_architectures", list, w, source) or []),
-            tensorrt_version=_opt(m, "tensorrt_version", str, w, source),
-            source_sha256=_opt(m, "source_sha256", str, w, source),
-            sample=_sample(_opt(m, "sample", dict, w, source), f"{w}.sample", source),
-        )
-        if models[name].name != name:
-            raise _bad(f"{w}.name", models[name].name, "differs from its key", repr(name), source)
-    endpoints: dict[str, EndpointEntry] = {}
-    for name, e in _req(data, "endpoints", dict, "$", source).items():
-        w = f"endpoints.{name}"
-        if not isinstance(e, dict):
-            raise _bad(w, e, "is not an object", "object", source)
-        _known_keys(e, _ENDPOINT_KEYS, w, source)
-        mode = _req(e, "mode", str, w, source)
-        if mode not in (SINGLE_MODEL, MULTI_MODEL):
-            raise _bad(f"{w}.mode", mode, "is not an endpoint mode", f"{SINGLE_MODEL}, {MULTI_MODEL}", source)
-        targets: dict[str, TargetModel] = {}
-        for tname, t in (_opt(e, "target_models", dict, w, source) or {}).items():
-            tw = f"{w}.target_models.{tname}"
-            if not isinstance(t, dict):
-                raise _bad(tw, t, "is not an object", "object", source)
-            _known_keys(t, _TARGET_KEYS, tw, source)
-            targets[tname] = TargetModel(
-                logical_name=_req(t, "logical_name", str, tw, source),
-                target_model=_req(t, "target_model", str, tw, source),
-                model=_req(t, "model", str, tw, source),
-                models=list(_req(t, "models", list, tw, source)),
-                local_path=_req(t, "local_path", str, tw, source),
-                sha256=_req(t, "sha256", str, tw, source),
-                size_bytes=_req(t, "size_bytes", int, tw, source),
-                s3_uri=_req(t, "s3_uri", str, tw, source),
-                sample=_sample(_opt(t, "sample", dict, tw, source), f"{tw}.sample", source),
-            )
-        entry = EndpointEntry(
-            name=_req(e, "name", str, w, source),
-            mode=mode,
-            instance_types=list(_req(e, "instance_types", list, w, source)),
-            gpu_architectures=list(_opt(e, "gpu_architectures", list, w, source) or []),
-            default_model=_opt(e, "default_model", str, w, source),
-            models=list(_opt(e, "models", list, w, source) or []),
-            packaging=_opt(e, "packaging", str, w, source),
-            local_path=_opt(e, "local_path", str, w, source),
-            s3_uri=_opt(e, "s3_uri", str, w, source),
-            sha256=_opt(e, "sha256", str, w, source),
-            size_bytes=_opt(e, "size_bytes", int, w, source),
-            s3_prefix=_opt(e, "s3_prefix", str, w, source),
-            target_models=targets,
-            sample=_sample(_opt(e, "sample", dict, w, source), f"{w}.sample", source),
-        )
-        if mode == SINGLE_MODEL:
-            for key in ("packaging", "local_path", "s3_uri", "sha256"):
-                if getattr(entry, key) is None:
-                    raise _bad(
-                        f"{w}.{key}", None, "is missing for a single-model endpoint", "a value", source
-                    )
-            if entry.packaging not in ("directory", "tar.gz"):
-                raise _bad(
-                    f"{w}.packaging", entry.packaging, "is not a packaging", "directory, tar.gz", source
-                )
-            if entry.packaging == "directory" and not (entry.s3_uri or "").endswith("/"):
-                raise _bad(
-                    f"{w}.s3_uri",
-                    entry.s3_uri,
-                    "must be a prefix for a directory",
-                    "an S3 URI ending '/'",
-                    source,
-                )
-        else:
-            if not entry.s3_prefix or not entry.s3_prefix.endswith("/"):
-                raise _bad(
-                    f"{w}.s3_prefix", entry.s3_prefix, "must be an S3 prefix", "an S3 URI ending '/'", source
-                )
-            if not targets:
-                raise _bad(f"{w}.target_models", {}, "is empty", "at least one target model", source)
-        endpoints[name] = entry
+    known_keys(data, _TOP_KEYS, "$", fail, what="a manifest field")
+    location = _artifact_location(required(data, "artifact_location", dict, "$", fail), fail)
+    models = {
+        name: _model_entry(name, m, fail) for name, m in required(data, "models", dict, "$", fail).items()
+    }
+    endpoints = {
+        name: _endpoint_entry(name, e, fail)
+        for name, e in required(data, "endpoints", dict, "$", fail).items()
+    }
     return Manifest(
         schema_version=version,
-        triton_version=_req(data, "triton_version", str, "$", source),
+        triton_version=required(data, "triton_version", str, "$", fail),
         artifact_location=location,
-        uploaded=_req(data, "uploaded", bool, "$", source),
+        uploaded=required(data, "uploaded", bool, "$", fail),
         models=models,
         endpoints=endpoints,
-        tool_versions=dict(_opt(data, "tool_versions", dict, "$", source) or {}),
+        tool_versions=dict(optional(data, "tool_versions", dict, "$", fail) or {}),
         path=source,
     )
+
+
+def _artifact_location(loc: dict[str, Any], fail: Fail) -> ArtifactLocation:
+    return ArtifactLocation(
+        bucket=required(loc, "bucket", str, "artifact_location", fail),
+        prefix=optional(loc, "prefix", str, "artifact_location", fail) or "",
+        kms_key_arn=optional(loc, "kms_key_arn", str, "artifact_location", fail),
+    )
+
+
+def _model_entry(name: str, m: Any, fail: Fail) -> ModelEntry:
+    w = f"models.{name}"
+    m = _object(m, w, fail, _MODEL_KEYS)
+    entry = ModelEntry(
+        name=required(m, "name", str, w, fail),
+        format=required(m, "format", str, w, fail),
+        platform=optional(m, "platform", str, w, fail),
+        backend=optional(m, "backend", str, w, fail),
+        config=required(m, "config", dict, w, fail),
+        config_sha256=required(m, "config_sha256", str, w, fail),
+        files=required(m, "files", dict, w, fail),
+        steps=list(optional(m, "steps", list, w, fail) or []),
+        gpu_architectures=list(optional(m, "gpu_architectures", list, w, fail) or []),
+        tensorrt_version=optional(m, "tensorrt_version", str, w, fail),
+        source_sha256=optional(m, "source_sha256", str, w, fail),
+        sample=_sample(optional(m, "sample", dict, w, fail), f"{w}.sample", fail),
+    )
+    if entry.name != name:
+        raise fail(f"{w}.name", entry.name, "differs from its key", repr(name))
+    return entry
+
+
+def _target_model(tw: str, t: Any, fail: Fail) -> TargetModel:
+    t = _object(t, tw, fail, _TARGET_KEYS)
+    return TargetModel(
+        logical_name=required(t, "logical_name", str, tw, fail),
+        target_model=required(t, "target_model", str, tw, fail),
+        model=required(t, "model", str, tw, fail),
+        models=list(required(t, "models", list, tw, fail)),
+        local_path=required(t, "local_path", str, tw, fail),
+        sha256=required(t, "sha256", str, tw, fail),
+        size_bytes=required(t, "size_bytes", int, tw, fail),
+        s3_uri=required(t, "s3_uri", str, tw, fail),
+        sample=_sample(optional(t, "sample", dict, tw, fail), f"{tw}.sample", fail),
+    )
+
+
+def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
+    w = f"endpoints.{name}"
+    e = _object(e, w, fail, _ENDPOINT_KEYS)
+    mode = required(e, "mode", str, w, fail)
+    if mode not in (SINGLE_MODEL, MULTI_MODEL):
+        raise fail(f"{w}.mode", mode, "is not an endpoint mode", f"{SINGLE_MODEL}, {MULTI_MODEL}")
+    targets = {
+        tname: _target_model(f"{w}.target_models.{tname}", t, fail)
+        for tname, t in (optional(e, "target_models", dict, w, fail) or {}).items()
+    }
+    entry = EndpointEntry(
+        name=required(e, "name", str, w, fail),
+        mode=mode,
+        instance_types=list(required(e, "instance_types", list, w, fail)),
+        gpu_architectures=list(optional(e, "gpu_architectures", list, w, fail) or []),
+        default_model=optional(e, "default_model", str, w, fail),
+        models=list(optional(e, "models", list, w, fail) or []),
+        packaging=optional(e, "packaging", str, w, fail),
+        local_path=optional(e, "local_path", str, w, fail),
+        s3_uri=optional(e, "s3_uri", str, w, fail),
+        sha256=optional(e, "sha256", str, w, fail),
+        size_bytes=optional(e, "size_bytes", int, w, fail),
+        s3_prefix=optional(e, "s3_prefix", str, w, fail),
+        target_models=targets,
+        sample=_sample(optional(e, "sample", dict, w, fail), f"{w}.sample", fail),
+    )
+    if mode == SINGLE_MODEL:
+        _check_single_model_layout(w, entry, fail)
+    else:
+        _check_multi_model_layout(w, entry, fail)
+    return entry
+
+
+def _check_single_model_layout(w: str, entry: EndpointEntry, fail: Fail) -> None:
+    """SME: one repository, a directory (S3 prefix) or a tar.gz, with its hash."""
+    for key in ("packaging", "local_path", "s3_uri", "sha256"):
+        if getattr(entry, key) is None:
+            raise fail(f"{w}.{key}", None, "is missing for a single-model endpoint", "a value")
+    if entry.packaging not in ("directory", "tar.gz"):
+        raise fail(f"{w}.packaging", entry.packaging, "is not a packaging", "directory, tar.gz")
+    if entry.packaging == "directory" and not (entry.s3_uri or "").endswith("/"):
+        raise fail(f"{w}.s3_uri", entry.s3_uri, "must be a prefix for a directory", "an S3 URI ending '/'")
+
+
+def _check_multi_model_layout(w: str, entry: EndpointEntry, fail: Fail) -> None:
+    """MME: an S3 prefix holding at least one target model archive."""
+    if not entry.s3_prefix or not entry.s3_prefix.endswith("/"):
+        raise fail(f"{w}.s3_prefix", entry.s3_prefix, "must be an S3 prefix", "an S3 URI ending '/'")
+    if not entry.target_models:
+        raise fail(f"{w}.target_models", {}, "is empty", "at least one target model")
 
 
 def read_manifest(path: str | os.PathLike[str]) -> Manifest:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 
@@ -69,9 +69,6 @@ DEFAULT_METRICS_PORT = 8002
 DEFAULT_THREAD_COUNT = 8
 DEFAULT_SHM_DEFAULT_BYTE_SIZE = 16 * 1024 * 1024
 DEFAULT_SHM_GROWTH_BYTE_SIZE = 1024 * 1024
-
-_CW_NAMESPACE = re.compile(r"^[A-Za-z0-9._#:/-]{1,255}$")
-_LOG_GROUP = re.compile(r"^[.\-_/#A-Za-z0-9]{1,512}$")
 
 
 def _bool(value: bool) -> str:
@@ -139,174 +136,8 @@ class ServerOptions:
 
     # ------------------------------------------------------------------ validation
     def validate(self, *, path: str | None = None) -> list[TritonValidationError]:
-        """Every problem with these options (empty when valid)."""
-        errs: list[TritonValidationError] = []
-
-        def err(code: str, prop: str, value: object, problem: str, allowed: str, fix: str) -> None:
-            errs.append(
-                TritonValidationError(
-                    code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix, path=path
-                )
-            )
-
-        for prop in ("port", "grpc_port", "metrics_port"):
-            value = getattr(self, prop)
-            if value is not None and not (1 <= value <= 65535):
-                err("InvalidPort", prop, value, "is not a TCP port", "1..65535", "pass a port number")
-        if self.safe_port_range is not None:
-            lo, hi = self.safe_port_range
-            if not (1 <= lo <= hi <= 65535):
-                err(
-                    "InvalidPortRange",
-                    "safe_port_range",
-                    self.safe_port_range,
-                    "is not a port range",
-                    "(lo, hi) with 1 <= lo <= hi <= 65535",
-                    "pass the low port first",
-                )
-        ports = [
-            p
-            for p in (
-                self.port,
-                self.grpc_port if self.allow_grpc else None,
-                self.metrics_port if self.allow_metrics else None,
-            )
-            if p is not None
-        ]
-        if len(ports) != len(set(ports)):
-            err(
-                "PortConflict",
-                "ports",
-                tuple(ports),
-                "are not distinct",
-                "three different ports",
-                "give the SageMaker, gRPC and metrics ports different numbers",
-            )
-        for prop in ("thread_count",):
-            value = getattr(self, prop)
-            if value is not None and value < 1:
-                err("InvalidThreadCount", prop, value, "is too small", ">= 1", "pass a positive count")
-        if self.buffer_manager_thread_count is not None and self.buffer_manager_thread_count < 0:
-            err(
-                "InvalidThreadCount",
-                "buffer_manager_thread_count",
-                self.buffer_manager_thread_count,
-                "is negative",
-                ">= 0",
-                "pass 0 to use no buffer manager threads",
-            )
-        if self.log_verbose is not None and self.log_verbose < 0:
-            err(
-                "InvalidLogLevel",
-                "log_verbose",
-                self.log_verbose,
-                "is negative",
-                "0 (off) or a level >= 1",
-                "pass 0 to turn verbose logging off",
-            )
-        for prop in ("shm_default_byte_size", "shm_growth_byte_size", "response_cache_byte_size"):
-            value = getattr(self, prop)
-            if value is not None and value <= 0:
-                err(
-                    "InvalidByteSize",
-                    prop,
-                    value,
-                    "is not a positive size",
-                    "> 0 bytes",
-                    "pass a size in bytes",
-                )
-        if self.model_load_gpu_limit is not None and not (0 < self.model_load_gpu_limit <= 1):
-            err(
-                "InvalidGpuLimit",
-                "model_load_gpu_limit",
-                self.model_load_gpu_limit,
-                "is not a fraction of GPU memory",
-                "0 < fraction <= 1",
-                "pass e.g. 0.8",
-            )
-        if self.multi_model and self.default_model_name:
-            err(
-                "DefaultModelInMme",
-                "default_model_name",
-                self.default_model_name,
-                "is set on a multi-model endpoint, where it has no effect",
-                "no default model in MME (clients pick one with TargetModel)",
-                "remove default_model_name or use a single-model endpoint",
-            )
-        if self.default_model_name is not None and not re.fullmatch(
-            r"[A-Za-z0-9_.-]+", self.default_model_name
-        ):
-            err(
-                "InvalidModelName",
-                "default_model_name",
-                self.default_model_name,
-                "is not a Triton model directory name",
-                "letters, digits, '_', '.', '-'",
-                "use the model's directory name",
-            )
-        wants_cw = self.publish_metrics_to_cloudwatch
-        if wants_cw and self.allow_metrics is False:
-            err(
-                "MetricsPublishingNeedsMetrics",
-                "allow_metrics",
-                False,
-                "is off while publish_metrics_to_cloudwatch is on",
-                "allow_metrics=True (or unset)",
-                "drop allow_metrics=False; publishing reads Triton's metrics endpoint",
-            )
-        if not wants_cw and (self.cloudwatch_log_group or self.cloudwatch_metric_namespace):
-            prop = (
-                "cloudwatch_metric_namespace" if self.cloudwatch_metric_namespace else "cloudwatch_log_group"
-            )
-            err(
-                "CloudWatchSettingsWithoutPublishing",
-                prop,
-                getattr(self, prop),
-                "is set while publish_metrics_to_cloudwatch is off",
-                "CloudWatch settings only with publish_metrics_to_cloudwatch=True",
-                "turn publishing on (metrics=TritonMetrics(...) on a construct) or drop the CloudWatch settings",
-            )
-        if self.cloudwatch_metric_namespace is not None and (
-            not _CW_NAMESPACE.fullmatch(self.cloudwatch_metric_namespace)
-            or self.cloudwatch_metric_namespace.startswith("AWS/")
-        ):
-            err(
-                "InvalidMetricNamespace",
-                "cloudwatch_metric_namespace",
-                self.cloudwatch_metric_namespace,
-                "is not a custom CloudWatch namespace",
-                "1-255 of [A-Za-z0-9._#:/-], not starting with 'AWS/'",
-                "pick a namespace such as 'Triton/MyEndpoint'",
-            )
-        if self.cloudwatch_log_group is not None and not _LOG_GROUP.fullmatch(self.cloudwatch_log_group):
-            err(
-                "InvalidLogGroupName",
-                "cloudwatch_log_group",
-                self.cloudwatch_log_group,
-                "is not a log group name",
-                "1-512 of [.-_/#A-Za-z0-9]",
-                "pick a name such as '/triton/my-endpoint'",
-            )
-        for arg in self.additional_args:
-            if not arg.startswith("--"):
-                err(
-                    "InvalidAdditionalArg",
-                    "additional_args",
-                    arg,
-                    "is not a tritonserver flag",
-                    "'--name=value' items",
-                    "write each flag as --name=value",
-                )
-            elif arg.split("=", 1)[0] in _MANAGED_FLAGS:
-                err(
-                    "ManagedFlagInAdditionalArgs",
-                    "additional_args",
-                    arg,
-                    "sets a flag that ServerOptions manages",
-                    "flags other than " + ", ".join(sorted(_MANAGED_FLAGS)),
-                    f"use the ServerOptions field for {arg.split('=', 1)[0]}",
-                )
-        return errs
+        """Every problem with these options (empty when valid): each of ``CHECKS`` in order."""
+        return [e if path is None else e.at(path) for check in CHECKS for e in check(self)]
 
     def validated(self, *, path: str | None = None) -> ServerOptions:
         """Return self, or raise every problem at once."""
@@ -512,6 +343,13 @@ class ServerOptions:
         return replace(self, multi_model=multi_model)
 
 
+# ---------------------------------------------------------------------------- validation checks
+# One function per rule; each returns its problems unlocated (``ServerOptions.validate`` adds the path).
+
+_CW_NAMESPACE = re.compile(r"^[A-Za-z0-9._#:/-]{1,255}$")
+_LOG_GROUP = re.compile(r"^[.\-_/#A-Za-z0-9]{1,512}$")
+
+#: tritonserver flags ServerOptions sets itself (not allowed in ``additional_args``).
 _MANAGED_FLAGS = {
     "--allow-sagemaker",
     "--allow-http",
@@ -533,6 +371,251 @@ _MANAGED_FLAGS = {
     "--load-model",
     "--model-load-gpu-limit",
 }
+
+
+Problems = list[TritonValidationError]
+
+
+def _problem(
+    code: str, prop: str, value: object, problem: str, allowed: str, fix: str
+) -> TritonValidationError:
+    return TritonValidationError(code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix)
+
+
+def check_ports(o: ServerOptions) -> Problems:
+    """Each port is a TCP port; the safe port range is ordered."""
+    out = [
+        _problem("InvalidPort", prop, value, "is not a TCP port", "1..65535", "pass a port number")
+        for prop in ("port", "grpc_port", "metrics_port")
+        if (value := getattr(o, prop)) is not None and not (1 <= value <= 65535)
+    ]
+    if o.safe_port_range is not None:
+        lo, hi = o.safe_port_range
+        if not (1 <= lo <= hi <= 65535):
+            out.append(
+                _problem(
+                    "InvalidPortRange",
+                    "safe_port_range",
+                    o.safe_port_range,
+                    "is not a port range",
+                    "(lo, hi) with 1 <= lo <= hi <= 65535",
+                    "pass the low port first",
+                )
+            )
+    return out
+
+
+def check_ports_distinct(o: ServerOptions) -> Problems:
+    """The SageMaker port and the gRPC / metrics ports in use differ."""
+    ports = [
+        p
+        for p in (
+            o.port,
+            o.grpc_port if o.allow_grpc else None,
+            o.metrics_port if o.allow_metrics else None,
+        )
+        if p is not None
+    ]
+    if len(ports) == len(set(ports)):
+        return []
+    return [
+        _problem(
+            "PortConflict",
+            "ports",
+            tuple(ports),
+            "are not distinct",
+            "three different ports",
+            "give the SageMaker, gRPC and metrics ports different numbers",
+        )
+    ]
+
+
+def check_counts_and_sizes(o: ServerOptions) -> Problems:
+    """Thread counts, the log level, byte sizes and the GPU memory fraction are in range."""
+    out: Problems = []
+    if o.thread_count is not None and o.thread_count < 1:
+        out.append(
+            _problem(
+                "InvalidThreadCount",
+                "thread_count",
+                o.thread_count,
+                "is too small",
+                ">= 1",
+                "pass a positive count",
+            )
+        )
+    if o.buffer_manager_thread_count is not None and o.buffer_manager_thread_count < 0:
+        out.append(
+            _problem(
+                "InvalidThreadCount",
+                "buffer_manager_thread_count",
+                o.buffer_manager_thread_count,
+                "is negative",
+                ">= 0",
+                "pass 0 to use no buffer manager threads",
+            )
+        )
+    if o.log_verbose is not None and o.log_verbose < 0:
+        out.append(
+            _problem(
+                "InvalidLogLevel",
+                "log_verbose",
+                o.log_verbose,
+                "is negative",
+                "0 (off) or a level >= 1",
+                "pass 0 to turn verbose logging off",
+            )
+        )
+    out += [
+        _problem(
+            "InvalidByteSize", prop, value, "is not a positive size", "> 0 bytes", "pass a size in bytes"
+        )
+        for prop in ("shm_default_byte_size", "shm_growth_byte_size", "response_cache_byte_size")
+        if (value := getattr(o, prop)) is not None and value <= 0
+    ]
+    if o.model_load_gpu_limit is not None and not (0 < o.model_load_gpu_limit <= 1):
+        out.append(
+            _problem(
+                "InvalidGpuLimit",
+                "model_load_gpu_limit",
+                o.model_load_gpu_limit,
+                "is not a fraction of GPU memory",
+                "0 < fraction <= 1",
+                "pass e.g. 0.8",
+            )
+        )
+    return out
+
+
+def check_default_model(o: ServerOptions) -> Problems:
+    """A default model only on a single-model endpoint, named like a model directory."""
+    out: Problems = []
+    if o.multi_model and o.default_model_name:
+        out.append(
+            _problem(
+                "DefaultModelInMme",
+                "default_model_name",
+                o.default_model_name,
+                "is set on a multi-model endpoint, where it has no effect",
+                "no default model in MME (clients pick one with TargetModel)",
+                "remove default_model_name or use a single-model endpoint",
+            )
+        )
+    if o.default_model_name is not None and not re.fullmatch(r"[A-Za-z0-9_.-]+", o.default_model_name):
+        out.append(
+            _problem(
+                "InvalidModelName",
+                "default_model_name",
+                o.default_model_name,
+                "is not a Triton model directory name",
+                "letters, digits, '_', '.', '-'",
+                "use the model's directory name",
+            )
+        )
+    return out
+
+
+def check_cloudwatch_publishing(o: ServerOptions) -> Problems:
+    """Publishing needs the metrics endpoint; CloudWatch settings need publishing."""
+    wants_cw = o.publish_metrics_to_cloudwatch
+    if wants_cw and o.allow_metrics is False:
+        return [
+            _problem(
+                "MetricsPublishingNeedsMetrics",
+                "allow_metrics",
+                False,
+                "is off while publish_metrics_to_cloudwatch is on",
+                "allow_metrics=True (or unset)",
+                "drop allow_metrics=False; publishing reads Triton's metrics endpoint",
+            )
+        ]
+    if not wants_cw and (o.cloudwatch_log_group or o.cloudwatch_metric_namespace):
+        prop = "cloudwatch_metric_namespace" if o.cloudwatch_metric_namespace else "cloudwatch_log_group"
+        return [
+            _problem(
+                "CloudWatchSettingsWithoutPublishing",
+                prop,
+                getattr(o, prop),
+                "is set while publish_metrics_to_cloudwatch is off",
+                "CloudWatch settings only with publish_metrics_to_cloudwatch=True",
+                "turn publishing on (metrics=TritonMetrics(...) on a construct) or drop the CloudWatch settings",
+            )
+        ]
+    return []
+
+
+def check_cloudwatch_names(o: ServerOptions) -> Problems:
+    """The metric namespace is a custom one; the log group name is valid."""
+    out: Problems = []
+    ns = o.cloudwatch_metric_namespace
+    if ns is not None and (not _CW_NAMESPACE.fullmatch(ns) or ns.startswith("AWS/")):
+        out.append(
+            _problem(
+                "InvalidMetricNamespace",
+                "cloudwatch_metric_namespace",
+                ns,
+                "is not a custom CloudWatch namespace",
+                "1-255 of [A-Za-z0-9._#:/-], not starting with 'AWS/'",
+                "pick a namespace such as 'Triton/MyEndpoint'",
+            )
+        )
+    if o.cloudwatch_log_group is not None and not _LOG_GROUP.fullmatch(o.cloudwatch_log_group):
+        out.append(
+            _problem(
+                "InvalidLogGroupName",
+                "cloudwatch_log_group",
+                o.cloudwatch_log_group,
+                "is not a log group name",
+                "1-512 of [.-_/#A-Za-z0-9]",
+                "pick a name such as '/triton/my-endpoint'",
+            )
+        )
+    return out
+
+
+def check_additional_args(o: ServerOptions) -> Problems:
+    """Each additional argument is a ``--flag`` that ServerOptions does not manage itself."""
+    out: Problems = []
+    for arg in o.additional_args:
+        flag = arg.split("=", 1)[0]
+        if not arg.startswith("--"):
+            out.append(
+                _problem(
+                    "InvalidAdditionalArg",
+                    "additional_args",
+                    arg,
+                    "is not a tritonserver flag",
+                    "'--name=value' items",
+                    "write each flag as --name=value",
+                )
+            )
+        elif flag in _MANAGED_FLAGS:
+            out.append(
+                _problem(
+                    "ManagedFlagInAdditionalArgs",
+                    "additional_args",
+                    arg,
+                    "sets a flag that ServerOptions manages",
+                    "flags other than " + ", ".join(sorted(_MANAGED_FLAGS)),
+                    f"use the ServerOptions field for {flag}",
+                )
+            )
+    return out
+
+
+#: What ``ServerOptions.validate`` checks, in the order it reports the problems.
+CHECKS: tuple[Callable[[ServerOptions], Problems], ...] = (
+    check_ports,
+    check_ports_distinct,
+    check_counts_and_sizes,
+    check_default_model,
+    check_cloudwatch_publishing,
+    check_cloudwatch_names,
+    check_additional_args,
+)
+
+
+# ---------------------------------------------------------------------------- environment parsing
 
 _BOOL_FIELDS = {
     "multi_model",

@@ -152,3 +152,25 @@ def test_default_model_rule_of_serve_script() -> None:
         with pytest.raises(TritonValidationError) as exc:
             resolve_default_model(dirs)
         assert exc.value.code == "AmbiguousDefaultModel"
+
+
+def test_validate_runs_the_named_checks_in_order() -> None:
+    from cdk_triton.config import server_options as so
+
+    assert [c.__name__ for c in so.CHECKS] == [
+        "check_ports",
+        "check_ports_distinct",
+        "check_counts_and_sizes",
+        "check_default_model",
+        "check_cloudwatch_publishing",
+        "check_cloudwatch_names",
+        "check_additional_args",
+    ]
+    opts = ServerOptions(port=0, thread_count=0, additional_args=("x",))
+    assert [e.code for e in so.check_ports(opts)] == ["InvalidPort"]
+    assert [(e.code, e.path) for e in opts.validate(path="S/E")] == [
+        ("InvalidPort", "S/E"),
+        ("InvalidThreadCount", "S/E"),
+        ("InvalidAdditionalArg", "S/E"),
+    ]
+    assert all(e.path is None for e in opts.validate())
