@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from cdk_triton.errors import TritonValidationError
 
@@ -103,41 +104,114 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_tune)
 
 
-def cmd_tune(args: argparse.Namespace) -> int:
-    from cdk_triton.tune import prices, report
-    from cdk_triton.tune.apply import dump_document, load_document
-    from cdk_triton.tune.run import Options, tune
-    from cdk_triton.tune.sources import EndpointSource, LocalSource, Source, tuning_declaration
-    from cdk_triton.tune.variants import Axes, generate
+def _bad(
+    prop: str, value: object, problem: str, allowed: str, fix: str, code: str = "TuneInvalid"
+) -> TritonValidationError:
+    return TritonValidationError(code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix)
 
+
+def _check_args(args: argparse.Namespace) -> Path:
+    """Every argument checked before anything is built, served or written; returns the declaration path."""
     config = Path(args.config)
     if not config.is_file():
-        raise TritonValidationError(
+        raise _bad(
+            "--config",
+            str(config),
+            "does not exist",
+            "a models.yaml file",
+            "pass --config build/models.yaml",
             "DeclarationNotFound",
-            prop="--config",
-            value=str(config),
-            problem="does not exist",
-            allowed="a models.yaml file",
-            fix="pass --config build/models.yaml",
         )
     if args.repeats < 1:
-        raise TritonValidationError(
-            "TuneInvalid",
-            prop="--repeats",
-            value=args.repeats,
-            problem="must be at least 1",
-            allowed="1, 2, 3, ...",
-            fix="pass --repeats 3",
-        )
+        raise _bad("--repeats", args.repeats, "must be at least 1", "1, 2, 3, ...", "pass --repeats 3")
     if args.budget <= 0:
-        raise TritonValidationError(
-            "TuneInvalid",
-            prop="--budget",
-            value=args.budget,
-            problem="must be positive",
-            allowed="seconds > 0",
-            fix="pass --budget 120",
+        raise _bad("--budget", args.budget, "must be positive", "seconds > 0", "pass --budget 120")
+    if not 0 <= args.margin < 10:
+        raise _bad(
+            "--margin",
+            args.margin,
+            "must be a fraction",
+            "0 <= margin < 10 (0.05 = 5 %)",
+            "pass --margin 0.05",
         )
+    if args.endpoint_name and not args.tuning_manifest:
+        raise _bad(
+            "--tuning-manifest",
+            None,
+            "is required with --endpoint-name",
+            "the manifest.json of the tuning build",
+            "pass --tuning-manifest build/out/tune-endpoint/manifest.json",
+        )
+    return config
+
+
+def _prepare_endpoint(args: argparse.Namespace, config: Path, doc: object, variants: list) -> int:
+    from cdk_triton.tune.apply import dump_document
+    from cdk_triton.tune.sources import tuning_declaration
+
+    instance_type = args.instance_type or "ml.g5.xlarge"
+    tdoc = tuning_declaration(
+        doc, args.model, variants, endpoint_name=args.prepare_endpoint, instance_type=instance_type
+    )
+    dest = config.parent / f"models.tune-{args.model}.yaml"
+    dest.write_text(dump_document(tdoc), encoding="utf-8")
+    print(
+        f"wrote {dest}: {len(variants)} variants as TargetModels of multi-model endpoint {args.prepare_endpoint} on {instance_type}"
+    )
+    print(
+        f"next: cdk-triton build --config {dest} --out {config.parent / 'out' / 'tune-endpoint'} --upload, deploy it "
+        f"(README: 'Tuning on the target GPU'), then cdk-triton tune ... --endpoint-name {args.prepare_endpoint}"
+    )
+    return 0
+
+
+def _source(args: argparse.Namespace, config: Path) -> object:
+    from cdk_triton.tune.sources import EndpointSource, LocalSource
+
+    if args.endpoint_name:
+        from cdk_triton.config.manifest import read_manifest
+
+        url = args.endpoint_url or os.environ.get("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME")
+        return EndpointSource(args.endpoint_name, read_manifest(args.tuning_manifest), endpoint_url=url)
+    return LocalSource(config, args.model, out_dir=config.parent / "out" / "tune" / "build")
+
+
+def _print_outcome(args: argparse.Namespace, config: Path, outcome: object, repeats: int) -> None:
+    from cdk_triton.tune import report
+
+    o: Any = outcome
+    measured = {n: v for n, v in o.variants.items() if any(r.variant == n for r in o.ranking.rows)}
+    where = (
+        "this machine's CPU stand-ins (not a GPU instance)"
+        if o.source == "local"
+        else f"endpoint {args.endpoint_name}"
+    )
+    print(
+        report.render_table(
+            o.ranking, measured, title=f"cdk-triton tune {args.model}: {where}, {repeats} repeats, median"
+        )
+    )
+    for name, why in o.skipped.items():
+        print(f"skipped {name}: {why}")
+    if o.ranking.client_warning:
+        print(f"warning: {o.ranking.client_warning}")
+    print(o.ranking.decision)
+    for f in o.files:
+        print(f"wrote {f}")
+    if o.diff:
+        print(o.diff, end="")
+        flag = " --allow-local-apply" if o.source == "local" else ""
+        print(f"applied to {config}" if o.applied else f"not applied: rerun with --apply{flag} to write it")
+    print(json.dumps({"winner": o.ranking.winner, "elapsed_s": round(o.elapsed_s, 1)}))
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from cdk_triton.tune import prices
+    from cdk_triton.tune.apply import load_document
+    from cdk_triton.tune.run import Options, tune
+    from cdk_triton.tune.variants import Axes, generate
+
+    config = _check_args(args)
     formats = tuple(f.strip() for f in args.formats.split(",")) if args.formats else None
     axes = Axes(
         formats=formats,
@@ -149,25 +223,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
     doc = load_document(config)
     variants = generate(doc, args.model, axes)
     if args.prepare_endpoint:
-        instance_type = args.instance_type or "ml.g5.xlarge"
-        tdoc = tuning_declaration(
-            doc, args.model, variants, endpoint_name=args.prepare_endpoint, instance_type=instance_type
-        )
-        dest = config.parent / f"models.tune-{args.model}.yaml"
-        dest.write_text(dump_document(tdoc), encoding="utf-8")
-        print(
-            f"wrote {dest}: {len(variants)} variants as TargetModels of multi-model endpoint {args.prepare_endpoint} on {instance_type}"
-        )
-        print(
-            f"next: cdk-triton build --config {dest} --out {config.parent / 'out' / 'tune-endpoint'} --upload, deploy it "
-            "(README: 'Tuning on the target GPU'), then cdk-triton tune ... --endpoint-name",
-            args.prepare_endpoint,
-        )
-        return 0
+        return _prepare_endpoint(args, config, doc, variants)
     price = args.price_per_hour
     if price is None and args.target_rate is not None and args.instance_type:
         price = prices.on_demand(args.instance_type)
-    out_dir = Path(args.out) if args.out else config.parent / "out" / "tune" / args.model
     opts = Options(
         model=args.model,
         axes=axes,
@@ -178,27 +237,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         target_rate=args.target_rate,
         price_per_hour=price,
     )
-    if args.endpoint_name:
-        if not args.tuning_manifest:
-            raise TritonValidationError(
-                "TuneInvalid",
-                prop="--tuning-manifest",
-                value=None,
-                problem="is required with --endpoint-name",
-                allowed="the manifest.json of the tuning build",
-                fix="pass --tuning-manifest build/out/tune-endpoint/manifest.json",
-            )
-        from cdk_triton.config.manifest import read_manifest
-
-        source: Source = EndpointSource(
-            args.endpoint_name,
-            read_manifest(args.tuning_manifest),
-            endpoint_url=args.endpoint_url or os.environ.get("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME"),
-        )
-    else:
-        source = LocalSource(config, args.model, out_dir=config.parent / "out" / "tune" / "build")
+    out_dir = Path(args.out) if args.out else config.parent / "out" / "tune" / args.model
     outcome = tune(
-        source,
+        _source(args, config),  # type: ignore[arg-type]
         variants,
         opts,
         config=config,
@@ -208,34 +249,5 @@ def cmd_tune(args: argparse.Namespace) -> int:
         plots=not args.no_plots,
         progress=sys.stderr.isatty(),
     )
-    measured = {
-        n: v for n, v in outcome.variants.items() if any(r.variant == n for r in outcome.ranking.rows)
-    }
-    where = (
-        "this machine's CPU stand-ins (not a GPU instance)"
-        if outcome.source == "local"
-        else f"endpoint {args.endpoint_name}"
-    )
-    print(
-        report.render_table(
-            outcome.ranking,
-            measured,
-            title=f"cdk-triton tune {args.model}: {where}, {opts.repeats} repeats, median",
-        )
-    )
-    for name, why in outcome.skipped.items():
-        print(f"skipped {name}: {why}")
-    if outcome.ranking.client_warning:
-        print(f"warning: {outcome.ranking.client_warning}")
-    print(outcome.ranking.decision)
-    for f in outcome.files:
-        print(f"wrote {f}")
-    if outcome.diff:
-        print(outcome.diff, end="")
-        print(
-            f"applied to {config}"
-            if outcome.applied
-            else f"not applied: rerun with --apply{' --allow-local-apply' if outcome.source == 'local' else ''} to write it"
-        )
-    print(json.dumps({"winner": outcome.ranking.winner, "elapsed_s": round(outcome.elapsed_s, 1)}))
+    _print_outcome(args, config, outcome, opts.repeats)
     return 0
