@@ -234,6 +234,7 @@ class ModelManager:
                 "POST", "/models", body, {"Content-Type": "application/json"}
             )
             if status == 200:
+                self.server.protect_shared_memory()
                 self._event("load", key, f"{time.monotonic() - t0:.2f} s")
                 return
             if status == 409:  # already registered: it is loaded

@@ -36,6 +36,9 @@ class FakeServer:
                 self.loaded.discard(path.rsplit("/", 1)[1])
         return 200, {}, b""
 
+    def protect_shared_memory(self) -> None:
+        pass
+
     def rss_bytes(self) -> int:
         with self.lock:
             return self.per_model * len(self.loaded)
