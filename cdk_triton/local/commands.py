@@ -200,10 +200,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "aws_access_key_id='x', aws_secret_access_key='x')",
             flush=True,
         )
-        while not stop.wait(0.5):
-            if not all(ep.server and ep.server.running for ep in endpoints):
-                print("a tritonserver exited; stopping", file=sys.stderr)
-                return 1
+        while not stop.wait(
+            0.5
+        ):  # crashed servers restart (LocalEndpoint); one that keeps crashing ends serve
+            for ep in endpoints:
+                if ep.failed is not None:
+                    print(f"{ep.failed}; stopping", file=sys.stderr)
+                    return 1
         return 0
     finally:
         for ep in endpoints:

@@ -35,6 +35,8 @@ SERVER_ERRORS: dict[str, str] = {
     "ServerStartFailed": "tritonserver exited before it was ready (the message holds the log tail)",
     "ServerStartTimeout": "tritonserver was not ready within start_timeout (its process group is killed)",
     "ModelLoadFailed": "the server refused to load a TargetModel (after unloading idle models on a 507)",
+    "ServerCrashed": "tritonserver crashed more than 3 times within 60 s (each crash is restarted after 1, 2, 4 s); "
+    "the message names the log",
     "ModelNotReady": "a TargetModel another request is loading is still not loaded after load_wait_timeout",
 }
 

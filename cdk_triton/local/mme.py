@@ -208,6 +208,15 @@ class ModelManager:
             self._cond.notify_all()
         self._enforce_budget(keep=key)
 
+    def reset(self) -> None:
+        """The server restarted empty: every model loads again on its next request."""
+        with self._cond:
+            for st in self._states.values():
+                if st.status == LOADED:
+                    st.status = UNLOADED
+            self._cond.notify_all()
+        self._event("reset", "*", "server restarted")
+
     def load(self, name: str) -> TargetModel:
         """Load a TargetModel now (as a first request would)."""
         with self.use(name) as target:
