@@ -33,6 +33,7 @@ from cdk_triton.local.endpoint import LocalEndpoint
 from cdk_triton.local.front import RuntimeFront
 from cdk_triton.local.load import run_load_processes
 from cdk_triton.local.overlay import CpuOverlay
+from cdk_triton.local.server import private_file, write_private
 
 DEFAULT_MANIFEST = "build/out/manifest.json"
 DEFAULT_STATE_DIR = ".cdk-triton/local"
@@ -190,19 +191,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
                     "started": time.time(),
                 }
                 path = _state_path(args.state_dir, name)
-                path.parent.mkdir(parents=True, exist_ok=True)
+                _private_dir(path.parent)
                 tmp = path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(state, indent=1))
+                write_private(tmp, json.dumps(state, indent=1))
                 tmp.rename(path)
         print(
             f"boto3.client('sagemaker-runtime', endpoint_url='{front.url}', region_name='us-east-1', "
             "aws_access_key_id='x', aws_secret_access_key='x')",
             flush=True,
         )
-        while not stop.wait(0.5):
-            if not all(ep.server and ep.server.running for ep in endpoints):
-                print("a tritonserver exited; stopping", file=sys.stderr)
-                return 1
+        while not stop.wait(
+            0.5
+        ):  # crashed servers restart (LocalEndpoint); one that keeps crashing ends serve
+            for ep in endpoints:
+                if ep.failed is not None:
+                    print(f"{ep.failed}; stopping", file=sys.stderr)
+                    return 1
         return 0
     finally:
         for ep in endpoints:
@@ -213,9 +217,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         front.stop()
 
 
+def _private_dir(path: Path) -> None:
+    """The state directory: created for its owner only (0700); state files and logs in it are 0600."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        path.chmod(0o700)
+
+
 def _serve_detached(args: argparse.Namespace, names: list[str]) -> int:
     state_dir = Path(args.state_dir)
-    state_dir.mkdir(parents=True, exist_ok=True)
+    _private_dir(state_dir)
     for name in names:
         path = _state_path(args.state_dir, name)
         if path.exists():
@@ -250,7 +261,7 @@ def _serve_detached(args: argparse.Namespace, names: list[str]) -> int:
     if args.instance_count:
         argv += ["--instance-count", str(args.instance_count)]
     env = dict(os.environ, CDK_TRITON_SERVE_STATE="1", PYTHONDONTWRITEBYTECODE="1")
-    with open(log_path, "ab") as log:
+    with os.fdopen(private_file(log_path), "ab") as log:
         proc = subprocess.Popen(
             argv,
             stdout=log,

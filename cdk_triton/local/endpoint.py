@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import collections
+import http.client
 import logging
 import os
 import shutil
 import tempfile
+import threading
+import time
 import urllib.parse
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +19,7 @@ from cdk_triton.config.manifest import Manifest
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import release
 from cdk_triton.errors import TritonValidationError
+from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.front import Reply, RuntimeFront, aws_error, invoke_front
 from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, _error_text
 from cdk_triton.local.overlay import CpuOverlay, OverlayChange
@@ -65,6 +70,9 @@ class LocalEndpoint:
         namespace: require (True), forbid (False) or prefer (None) a private network namespace. Default: None.
         front: a shared RuntimeFront to register with (several endpoints behind one URL). Default: own front.
         load_wait_timeout: MME: seconds to wait for a model another request is loading. Default: 60.
+        max_restarts: restarts of a crashed server allowed within ``restart_window`` seconds; one more
+            crash stops the endpoint (:attr:`failed`). Default: 3 within 60 s.
+        restart_backoff: seconds before the 1st, 2nd, 3rd... restart of a window. Default: 1, 2, 4.
     """
 
     def __init__(
@@ -81,6 +89,9 @@ class LocalEndpoint:
         namespace: bool | None = None,
         front: RuntimeFront | None = None,
         load_wait_timeout: float = 60.0,
+        max_restarts: int = 3,
+        restart_window: float = 60.0,
+        restart_backoff: tuple[float, ...] = (1.0, 2.0, 4.0),
     ) -> None:
         self.manifest = manifest
         self.entry = manifest.endpoint(endpoint)
@@ -103,6 +114,16 @@ class LocalEndpoint:
         self.server: TritonServer | None = None
         self.models: ModelManager | None = None
         self.overlay_changes: list[OverlayChange] = []
+        self.max_restarts = max_restarts
+        self.restart_window = restart_window
+        self.restart_backoff = restart_backoff
+        #: monotonic times of the restarts after a crash (the most recent ``max_restarts + 1``)
+        self.restarts: collections.deque[float] = collections.deque(maxlen=max_restarts + 1)
+        #: set when the server crashed more than ``max_restarts`` times within ``restart_window``
+        self.failed: LocalServerError | None = None
+        self._restarting = False
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> LocalEndpoint:
@@ -151,6 +172,11 @@ class LocalEndpoint:
                 self.server.start()
             self.front = self._front_arg or RuntimeFront(port=self.port).start()
             self.front.add(self)
+            self._stopping.clear()
+            self._supervisor = threading.Thread(
+                target=self._supervise, name=f"cdk-triton-supervise-{self.name}", daemon=True
+            )
+            self._supervisor.start()
         except BaseException:
             self.stop()
             raise
@@ -159,6 +185,10 @@ class LocalEndpoint:
 
     def stop(self) -> None:
         """Stop the front (if owned) and the server's whole process group; remove the temporary workdir."""
+        self._stopping.set()
+        if self._supervisor is not None and self._supervisor is not threading.current_thread():
+            self._supervisor.join(timeout=150)
+        self._supervisor = None
         if self.front is not None:
             self.front.remove(self.name)
             if self._front_arg is None:
@@ -188,6 +218,54 @@ class LocalEndpoint:
             raise RuntimeError("the local endpoint is not started")
         return self.front.url
 
+    # ------------------------------------------------------------------ crash restart
+    @property
+    def healthy(self) -> bool:
+        """The server runs and answers (False while a crashed server restarts, and after giving up)."""
+        return (
+            self.server is not None and self.server.running and not self._restarting and self.failed is None
+        )
+
+    def _supervise(self) -> None:
+        """Restart a crashed server like SageMaker replaces a failed container (bounded, with backoff)."""
+        while not self._stopping.wait(0.2):
+            server = self.server
+            if server is None or server.running:
+                continue
+            self._restarting = True
+            now = time.monotonic()
+            recent = [t for t in self.restarts if now - t < self.restart_window]
+            if len(recent) >= self.max_restarts:
+                self.failed = LocalServerError(
+                    f"tritonserver of endpoint {self.name} crashed {len(recent) + 1} times within "
+                    f"{self.restart_window:g} s; not restarting it again",
+                    code="ServerCrashed",
+                    log_path=str(server.log_path),
+                )
+                log.error("%s", self.failed)
+                return
+            delay = self.restart_backoff[min(len(recent), len(self.restart_backoff) - 1)]
+            log.warning(
+                "tritonserver of endpoint %s exited; restart %d in %g s (log %s)",
+                self.name,
+                len(recent) + 1,
+                delay,
+                server.log_path,
+            )
+            if self._stopping.wait(delay):
+                return
+            self.restarts.append(time.monotonic())
+            try:
+                server.stop()
+                if self.models is not None:
+                    self.models.reset()
+                server.start()
+            except LocalServerError as exc:  # counted: the next turn sees it not running
+                log.error("restarting tritonserver of endpoint %s failed: %s", self.name, exc)
+                continue
+            self._restarting = False
+            log.warning("tritonserver of endpoint %s restarted", self.name)
+
     @property
     def log_path(self) -> Path | None:
         return self.server.log_path if self.server else None
@@ -215,8 +293,15 @@ class LocalEndpoint:
     def handle_invocation(self, body: bytes, headers: dict[str, str]) -> Reply:
         """SageMaker's side of InvokeEndpoint for this endpoint (called by the front)."""
         server = self.server
-        if server is None or not server.running:
+        if server is None or not self.healthy:
             return aws_error(503, "ServiceUnavailable", f"endpoint {self.name} is not running")
+        try:
+            return self._forward(server, body, headers)
+        except (OSError, http.client.HTTPException) as exc:  # the server died under this request
+            log.debug("endpoint %s: %s", self.name, exc)
+            return aws_error(503, "ServiceUnavailable", f"endpoint {self.name} is not running")
+
+    def _forward(self, server: TritonServer, body: bytes, headers: dict[str, str]) -> Reply:
         fwd = {"Content-Type": headers.get("content-type", "application/json")}
         if "accept" in headers:
             fwd["Accept"] = headers["accept"]

@@ -35,18 +35,24 @@ SERVER_ERRORS: dict[str, str] = {
     "ServerStartFailed": "tritonserver exited before it was ready (the message holds the log tail)",
     "ServerStartTimeout": "tritonserver was not ready within start_timeout (its process group is killed)",
     "ModelLoadFailed": "the server refused to load a TargetModel (after unloading idle models on a 507)",
+    "ServerCrashed": "tritonserver crashed more than 3 times within 60 s (each crash is restarted after 1, 2, 4 s); "
+    "the message names the log",
     "ModelNotReady": "a TargetModel another request is loading is still not loaded after load_wait_timeout",
 }
 
 #: The front's HTTP errors, typed like SageMaker Runtime's (``x-amzn-ErrorType``): code -> when.
 FRONT_ERRORS: dict[str, str] = {
-    "ValidationError": "400: unknown endpoint or TargetModel, TargetModel on an SME or missing on an MME; "
-    "413: a body over 6 MB",
+    "ValidationError": "400: unknown endpoint or TargetModel, TargetModel on an SME or missing on an MME, "
+    "no or several Host headers; 413: a body over 6 MiB (answered unread)",
     "ModelError": "424: the container answered non-2xx (OriginalStatusCode, OriginalMessage, LogStreamArn)",
     "ModelNotReadyException": "429: the TargetModel is still loading after load_wait_timeout",
     "InternalFailure": "500: the local endpoint raised while handling the request",
     "ServiceUnavailable": "503: the endpoint's server is not running",
-    "UnknownOperationException": "404: a route other than POST /endpoints/<name>/invocations and GET /ping",
+    "UnknownOperationException": "404: a route other than POST /endpoints/<name>/invocations and GET /ping; "
+    "405 (with Allow): another method on one of those routes",
+    "AccessDeniedException": "403: a Host other than 127.0.0.1:PORT, localhost:PORT or [::1]:PORT, a non-local "
+    "Origin, or Sec-Fetch-Site cross-site / same-site (DNS rebinding, a web page's cross-origin POST)",
+    "RequestTimeout": "408: the request body did not arrive within the front's body_timeout (60 s)",
 }
 
 #: Every code a local error carries (TritonValidationError or LocalServerError).

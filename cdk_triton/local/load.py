@@ -80,7 +80,7 @@ async def _client(
     else:
         reader, writer = await asyncio.open_connection(host, port)
     request = (
-        (f"POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Length: {len(body)}\r\n").encode()
+        (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {len(body)}\r\n").encode()
         + headers
         + b"\r\n"
         + body

@@ -113,6 +113,9 @@ class ModelManager:
         # the most recent load/unload/evict events (bounded: `serve` may run for days)
         self.events: collections.deque[MmeEvent] = collections.deque(maxlen=MAX_EVENTS)
         self._budget_checked = 0.0
+        #: resident memory each TargetModel added when it loaded (the largest seen): what a load needs
+        self.cost_bytes: dict[str, int] = {}
+        self._load_lock = threading.Lock()  # one load at a time: its room is made and measured alone
         self._budget_thread: threading.Thread | None = None
         self._by_name = {t.target_model: t for t in entry.target_models.values()}
         self._by_name.update(entry.target_models)
@@ -195,7 +198,19 @@ class ModelManager:
                     raise ModelNotReady(f"target model '{key}' is still {st.status}", code="ModelNotReady")
                 self._cond.wait(remaining)
         try:
-            self._load(target)
+            if not self._load_lock.acquire(timeout=max(deadline - time.monotonic(), 0.0)):
+                raise ModelNotReady(
+                    f"target model '{key}' is still queued behind another load", code="ModelNotReady"
+                )
+            try:
+                self._make_room(key, deadline)
+                before = self.server.rss_bytes() if self.memory_budget_bytes is not None else 0
+                self._load(target)
+                if self.memory_budget_bytes is not None:
+                    added = max(self.server.rss_bytes() - before, 0)
+                    self.cost_bytes[key] = max(self.cost_bytes.get(key, 0), added)
+            finally:
+                self._load_lock.release()
         except BaseException:
             with self._cond:
                 st.status = UNLOADED
@@ -207,6 +222,15 @@ class ModelManager:
             st.last_used = time.monotonic()
             self._cond.notify_all()
         self._enforce_budget(keep=key)
+
+    def reset(self) -> None:
+        """The server restarted empty: every model loads again on its next request."""
+        with self._cond:
+            for st in self._states.values():
+                if st.status == LOADED:
+                    st.status = UNLOADED
+            self._cond.notify_all()
+        self._event("reset", "*", "server restarted")
 
     def load(self, name: str) -> TargetModel:
         """Load a TargetModel now (as a first request would)."""
@@ -234,6 +258,7 @@ class ModelManager:
                 "POST", "/models", body, {"Content-Type": "application/json"}
             )
             if status == 200:
+                self.server.protect_shared_memory()
                 self._event("load", key, f"{time.monotonic() - t0:.2f} s")
                 return
             if status == 409:  # already registered: it is loaded
@@ -249,18 +274,47 @@ class ModelManager:
                 continue
             raise ModelLoadError(key, status, message)
 
-    def _pick_victim(self, exclude: str) -> str | None:
+    def _pick_victim(self, exclude: str, *, busy: bool = False) -> str | None:
+        """The least recently used idle model (or, with ``busy``, a busy one if none is idle): UNLOADING."""
         with self._cond:
-            idle = [
-                (s.last_used, n)
+            candidates = [
+                (s.inflight > 0, s.last_used, n)
                 for n, s in self._states.items()
-                if n != exclude and s.status == LOADED and s.inflight == 0
+                if n != exclude and s.status == LOADED and (busy or s.inflight == 0)
             ]
-            if not idle:
+            if not candidates:
                 return None
-            _, name = min(idle)
-            self._states[name].status = UNLOADING
+            _, _, name = min(candidates)
+            self._states[name].status = UNLOADING  # new requests for it wait from now on
             return name
+
+    def _make_room(self, key: str, deadline: float) -> None:
+        """Before a load: unload models until the budget holds what this model takes once loaded.
+
+        The cost is the resident memory the model added when it last loaded (for a first load, the
+        largest cost seen). A busy victim takes no new request and is unloaded when its in-flight
+        requests end; waiting longer than ``load_wait_timeout`` is ModelNotReady (429).
+        """
+        if self.memory_budget_bytes is None:
+            return
+        need = self.cost_bytes.get(key) or max(self.cost_bytes.values(), default=0)
+        while self.server.rss_bytes() + need > self.memory_budget_bytes:
+            victim = self._pick_victim(exclude=key, busy=True)
+            if victim is None:
+                return  # nothing else is loaded: this model alone may exceed the budget
+            with self._cond:
+                st = self._states[victim]
+                while st.inflight:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        st.status = LOADED
+                        self._cond.notify_all()
+                        raise ModelNotReady(
+                            f"target model '{key}' waits for memory: '{victim}' still has requests in flight",
+                            code="ModelNotReady",
+                        )
+                    self._cond.wait(remaining)
+            self._unload(victim, reason=f"memory budget {self.memory_budget_bytes} bytes: room for {key}")
 
     def _unload(self, name: str, *, reason: str) -> None:
         """Unload a model already marked UNLOADING."""

@@ -79,6 +79,20 @@ def namespace_prefix() -> tuple[str, ...] | None:
     return None
 
 
+def private_file(path: str | os.PathLike[str], *, append: bool = True) -> int:
+    """Open ``path`` for writing, readable by its owner only (0600, also when it exists): a descriptor."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    fd = os.open(path, flags, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
+def write_private(path: str | os.PathLike[str], text: str) -> None:
+    """Write a text file readable by its owner only (state files, the server config with its environment)."""
+    with os.fdopen(private_file(path, append=False), "w") as f:
+        f.write(text)
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -217,11 +231,11 @@ class TritonServer:
             "cwd": str(self.workdir),
         }
         cfg_path = self.workdir / "server.json"
-        cfg_path.write_text(json.dumps(cfg, indent=1))
+        write_private(cfg_path, json.dumps(cfg, indent=1))
         log.info("starting tritonserver: %s", " ".join(argv))
         launcher = [*(self.namespace or ()), sys.executable, "-m", "cdk_triton.local._nsinit", str(cfg_path)]
         pyenv = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-        with open(self.log_path, "ab") as out:
+        with os.fdopen(private_file(self.log_path), "ab") as out:
             self.proc = subprocess.Popen(
                 launcher,
                 stdout=out,
@@ -229,13 +243,25 @@ class TritonServer:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
                 env=pyenv,
+                umask=0o077,  # the python backend's shared-memory regions, logs and staged files: 0600
             )
         try:
             self._wait_ready()
         except BaseException:
             self.stop()
             raise
+        self.protect_shared_memory()
         return self
+
+    def protect_shared_memory(self) -> None:
+        """Make the python backend's shared-memory regions readable by this user only (0600).
+
+        The backend creates them with boost's default permissions and then ``fchmod``s them to 0644,
+        so the server's umask (077) does not reach them; call this after every model load.
+        """
+        for path in glob.glob(f"/dev/shm/{self.shm_prefix}*"):
+            with contextlib.suppress(OSError):
+                os.chmod(path, 0o600)
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout

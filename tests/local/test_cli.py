@@ -37,7 +37,10 @@ def test_serve_detach_invoke_bench_stop(built, tmp_path: Path) -> None:
     )
     assert out.returncode == 0, out.stderr + out.stdout
     try:
-        state = json.loads((tmp_path / ".cdk-triton" / "local" / "local.json").read_text())
+        state_dir = tmp_path / ".cdk-triton" / "local"
+        state = json.loads((state_dir / "local.json").read_text())
+        modes = {p.name: oct(p.stat().st_mode & 0o777) for p in [state_dir, *state_dir.iterdir()]}
+        assert set(modes.values()) == {"0o700", "0o600"} and modes["local"] == "0o700", modes
         assert state["url"].startswith("http://127.0.0.1:")
         out = _cli("invoke", "--endpoint", "local", "--sample", "--binary", cwd=tmp_path)
         assert out.returncode == 0, out.stderr + out.stdout

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import glob
+import http.client
 import json
 import os
 import socket
@@ -155,6 +157,39 @@ def test_sagemaker_port_is_not_reachable_from_the_host(sme: LocalEndpoint) -> No
     with socket.socket() as s:
         s.settimeout(1)
         assert s.connect_ex(("127.0.0.1", sme.server.port)) != 0 or pytest.skip("port taken on the host")
+
+
+def test_shared_memory_log_and_server_config_are_owner_only(sme: LocalEndpoint) -> None:
+    """Before: the python backend's regions were 0644 (readable by every user), the log 0644."""
+    assert sme.server is not None and sme.workdir is not None
+    regions = glob.glob(f"/dev/shm/{sme.server.shm_prefix}*")
+    assert regions, "the python backend creates its regions when the models load"
+    files = [*regions, str(sme.server.log_path), str(sme.workdir / "server.json")]
+    modes = {p: oct(stat.S_IMODE(os.stat(p).st_mode)) for p in files}
+    assert set(modes.values()) == {"0o600"}, modes
+    assert stat.S_IMODE(os.stat(sme.workdir).st_mode) == 0o700
+
+
+def test_a_web_page_and_a_rebound_host_are_refused_boto3_is_not(sme: LocalEndpoint, boto_runtime) -> None:
+    """Before: ``Host: evil.example.com`` and a cross-origin text/plain POST were answered 200."""
+    body, ctype = build_request({"RAW": np.zeros((1, 8), np.uint8)})
+    path = "/endpoints/local/invocations"
+    port = sme.front.port if sme.front else 0
+    for headers in (
+        {"Host": "evil.example.com"},
+        {"Host": f"evil.example.com:{port}"},
+        {"Origin": "https://evil.example.com", "Content-Type": "text/plain"},
+        {"Sec-Fetch-Site": "cross-site"},
+    ):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("POST", path, body, {"Content-Type": ctype, **headers})
+        resp = conn.getresponse()
+        assert resp.status == 403 and resp.headers["x-amzn-ErrorType"].startswith("AccessDeniedException"), (
+            headers
+        )
+        conn.close()
+    resp = boto_runtime(sme.url).invoke_endpoint(EndpointName="local", Body=body, ContentType=ctype)
+    assert resp["ResponseMetadata"]["HTTPStatusCode"] == 200
 
 
 def test_invoke_tensors_reports_http_errors(sme: LocalEndpoint) -> None:

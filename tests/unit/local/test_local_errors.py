@@ -292,6 +292,7 @@ def test_front_errors_are_typed_like_sagemaker() -> None:
 
 #: Tested against a real tritonserver in tests/local: code -> test.
 IN_TESTS_LOCAL = {
+    "ServerCrashed": "test_restart.py::test_a_server_that_keeps_crashing_is_given_up_naming_its_log",
     "ServerStartFailed": "test_lifecycle.py::test_failed_default_model_fails_the_start_with_the_load_error",
     "ServerStartTimeout": "test_lifecycle.py::test_start_timeout_kills_the_whole_group",
     "ModelError": "test_sme.py (424 with OriginalStatusCode)",
@@ -342,6 +343,8 @@ def test_every_code_raised_is_in_the_catalogue() -> None:
 def test_every_catalogued_code_is_tested() -> None:
     tested = set(VALIDATION_CASES) | set(SERVER_CASES) | set(IN_TESTS_LOCAL)
     tested |= {"UnknownOperationException", "ValidationError", "InternalFailure", "ServiceUnavailable"}
+    corpus = (ROOT / "tests" / "unit" / "local" / "test_front_http.py").read_text()
+    tested |= {code for code in ("AccessDeniedException", "RequestTimeout") if code in corpus}
     assert set(ALL_CODES) | set(FRONT_ERRORS) == tested
     assert not set(VALIDATION_ERRORS) & set(SERVER_ERRORS)
     for code, where in IN_TESTS_LOCAL.items():
