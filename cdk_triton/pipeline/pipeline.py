@@ -40,6 +40,9 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 GPU_OUT = "build/out-gpu"
 GPU_INPUT_DIR = "gpu"
 DOCKERFILE = "cdk_triton/pipeline/docker/Dockerfile"
+#: The source tree of the cdk_triton that synthesizes the pipeline (pyproject.toml + cdk_triton/): the image
+#: installs the same code.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 LAUNCHER = "cdk_triton/pipeline/gpu_job.py"
 VERIFY_HANDLER = "lambda/verify/index.py"
 # The image asset's build context: the repository root less everything but what the Dockerfile copies.
@@ -189,7 +192,7 @@ class TritonPipeline(Construct):
         return ecr_assets.DockerImageAsset(
             self,
             "GpuBuildImage",
-            directory=str(self.root),
+            directory=str(PACKAGE_ROOT),
             file=DOCKERFILE,
             exclude=IMAGE_CONTEXT_EXCLUDE,
             ignore_mode=cdk.IgnoreMode.DOCKER,
