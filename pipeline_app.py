@@ -47,7 +47,10 @@ class ExampleStage(cdk.Stage):
         TritonExampleStack(self, "Endpoints", manifest=manifest, endpoint_prefix=self.prefix)
 
     def verifications(self) -> list[EndpointVerification]:
-        return [EndpointVerification(endpoint=e, endpoint_name=f"{self.prefix}{e}") for e in ("classifier", "multi")]
+        return [
+            EndpointVerification(endpoint=e, endpoint_name=f"{self.prefix}{e}")
+            for e in ("classifier", "multi")
+        ]
 
 
 class TritonPipelineStack(cdk.Stack):
@@ -59,7 +62,11 @@ class TritonPipelineStack(cdk.Stack):
         declared = yaml.safe_load((ROOT / DECLARATION).read_text("utf-8"))
         loc = ArtifactLocation.from_uri(str(ctx("artifact_location") or declared["artifact_location"]))
         bucket = s3.Bucket.from_bucket_name(self, "Artifacts", loc.bucket.replace("ACCOUNT", self.account))
-        key = kms.Key.from_key_arn(self, "ArtifactKey", ctx("artifact_key_arn")) if ctx("artifact_key_arn") else None
+        key = (
+            kms.Key.from_key_arn(self, "ArtifactKey", ctx("artifact_key_arn"))
+            if ctx("artifact_key_arn")
+            else None
+        )
         pipeline = TritonPipeline(
             self,
             "Triton",
@@ -72,11 +79,17 @@ class TritonPipelineStack(cdk.Stack):
             artifact_key=key,
             cdk_app=APP,
         )
-        env = cdk.Environment(account=kwargs["env"].account, region=kwargs["env"].region) if kwargs.get("env") else None
+        env = (
+            cdk.Environment(account=kwargs["env"].account, region=kwargs["env"].region)
+            if kwargs.get("env")
+            else None
+        )
         staging = ExampleStage(self, "Staging", manifest=manifest, env=env)
         prod = ExampleStage(self, "Prod", manifest=manifest, env=env)
         pipeline.add_triton_stage(staging, verify=staging.verifications())
-        pipeline.add_triton_stage(prod, approval="promote the verified staging build to prod", verify=prod.verifications())
+        pipeline.add_triton_stage(
+            prod, approval="promote the verified staging build to prod", verify=prod.verifications()
+        )
         pipeline.build()
         self.triton = pipeline
         self.stages = (staging, prod)

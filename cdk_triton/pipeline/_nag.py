@@ -27,15 +27,30 @@ WILDCARD_REASONS: list[tuple[str, str]] = [
         r"Action::(s3:(GetObject|GetBucket|List|DeleteObject|Abort)|kms:(ReEncrypt|GenerateDataKey))\*",
         "CDK Pipelines' grant on its own KMS-encrypted artifact bucket and key (transient stage artifacts)",
     ),
-    (r"Resource::<[A-Za-z0-9]*ArtifactsBucket[A-Za-z0-9]*\.Arn>/\*", "objects of the pipeline's own artifact bucket"),
-    (r"Resource::arn:[^\]]*:logs:[^\]]*:log-group:/aws/codebuild/<[A-Za-z0-9]+>:\*", "log streams of the project's own log group"),
-    (r"Resource::arn:[^\]]*:codebuild:[^\]]*:report-group/<[A-Za-z0-9]+>-\*", "report groups of the project itself"),
-    (r"Resource::arn:\*:iam::[^\]]*:role/\*", "self-mutation assumes the CDK bootstrap roles of each target account"),
+    (
+        r"Resource::<[A-Za-z0-9]*ArtifactsBucket[A-Za-z0-9]*\.Arn>/\*",
+        "objects of the pipeline's own artifact bucket",
+    ),
+    (
+        r"Resource::arn:[^\]]*:logs:[^\]]*:log-group:/aws/codebuild/<[A-Za-z0-9]+>:\*",
+        "log streams of the project's own log group",
+    ),
+    (
+        r"Resource::arn:[^\]]*:codebuild:[^\]]*:report-group/<[A-Za-z0-9]+>-\*",
+        "report groups of the project itself",
+    ),
+    (
+        r"Resource::arn:\*:iam::[^\]]*:role/\*",
+        "self-mutation assumes the CDK bootstrap roles of each target account",
+    ),
     (
         r"Resource::arn:[^\]]*:logs:[^\]]*:log-group:/aws/sagemaker/(Processing|Training)Jobs:\*",
         "SageMaker creates one log stream per GPU build job",
     ),
-    (r"Resource::arn:[^\]]*:sagemaker:[^\]]*:(processing|training)-job/cdk-triton-trt-\*", "one GPU build job per pipeline run"),
+    (
+        r"Resource::arn:[^\]]*:sagemaker:[^\]]*:(processing|training)-job/cdk-triton-trt-\*",
+        "one GPU build job per pipeline run",
+    ),
 ]
 
 #: Actions that have no resource-level permissions, so '*' is the only resource.
@@ -91,10 +106,16 @@ def acknowledge_wildcards(root: IConstruct, *, artifact_prefix_arn: str | None) 
         for st in doc.get("Statement", []):
             actions = [str(a) for a in _as_list(st.get("Action", []))]
             findings = [f"Action::{a}" for a in actions if "*" in a]
-            findings += [f"Resource::{flatten(r)}" for r in _as_list(st.get("Resource", [])) if "*" in flatten(r)]
+            findings += [
+                f"Resource::{flatten(r)}" for r in _as_list(st.get("Resource", [])) if "*" in flatten(r)
+            ]
             for finding in findings:
                 reason = _reason(finding, actions)
-                if reason is None and artifact_prefix_arn and finding.startswith(f"Resource::{artifact_prefix_arn}"):
+                if (
+                    reason is None
+                    and artifact_prefix_arn
+                    and finding.startswith(f"Resource::{artifact_prefix_arn}")
+                ):
                     reason = "scoped to the user's artifact prefix: the build writes and verification reads objects under it"
                 if reason:
                     acks[f"{PACK}AwsSolutions-IAM5[{finding}]"] = reason

@@ -74,10 +74,24 @@ class JobSpec:
 
 def build_script(spec: JobSpec) -> str:
     """The job's shell script: unpack the source, build the TensorRT formats into the job's output dir."""
-    src, out = (PROCESSING_SOURCE, PROCESSING_OUTPUT) if spec.kind == PROCESSING else (TRAINING_SOURCE, TRAINING_OUTPUT)
+    src, out = (
+        (PROCESSING_SOURCE, PROCESSING_OUTPUT)
+        if spec.kind == PROCESSING
+        else (TRAINING_SOURCE, TRAINING_OUTPUT)
+    )
     cmd = " ".join(
         shlex.quote(a)
-        for a in ["cdk-triton", "build", "--config", spec.declaration, "--formats", "tensorrt", "--upload", "--out", out]
+        for a in [
+            "cdk-triton",
+            "build",
+            "--config",
+            spec.declaration,
+            "--formats",
+            "tensorrt",
+            "--upload",
+            "--out",
+            out,
+        ]
     )
     return f"set -eu; mkdir -p /tmp/src; tar -xzf {src}/source.tar.gz -C /tmp/src; cd /tmp/src; {cmd} --no-progress"
 
@@ -121,7 +135,9 @@ def pack_source(root: Path) -> bytes:
         for dirpath, dirnames, filenames in os.walk(root):
             rel_dir = Path(dirpath).relative_to(root)
             dirnames[:] = sorted(
-                d for d in dirnames if d not in SKIP_DIRS and not (rel_dir == Path("build") and d.startswith("out"))
+                d
+                for d in dirnames
+                if d not in SKIP_DIRS and not (rel_dir == Path("build") and d.startswith("out"))
             )
             for f in sorted(filenames):
                 tar.add(Path(dirpath) / f, arcname=str(rel_dir / f), recursive=False)
@@ -133,7 +149,11 @@ def processing_request(spec: JobSpec) -> dict[str, Any]:
         "Outputs": [
             {
                 "OutputName": "build",
-                "S3Output": {"S3Uri": spec.output_uri, "LocalPath": PROCESSING_OUTPUT, "S3UploadMode": "EndOfJob"},
+                "S3Output": {
+                    "S3Uri": spec.output_uri,
+                    "LocalPath": PROCESSING_OUTPUT,
+                    "S3UploadMode": "EndOfJob",
+                },
             }
         ]
     }
@@ -154,10 +174,17 @@ def processing_request(spec: JobSpec) -> dict[str, Any]:
         ],
         "ProcessingOutputConfig": output,
         "ProcessingResources": {
-            "ClusterConfig": {"InstanceCount": 1, "InstanceType": spec.instance_type, "VolumeSizeInGB": spec.volume_gib}
+            "ClusterConfig": {
+                "InstanceCount": 1,
+                "InstanceType": spec.instance_type,
+                "VolumeSizeInGB": spec.volume_gib,
+            }
         },
         "StoppingCondition": {"MaxRuntimeInSeconds": spec.max_runtime_s},
-        "AppSpecification": {"ImageUri": spec.image_uri, "ContainerEntrypoint": ["/bin/bash", "-c", build_script(spec)]},
+        "AppSpecification": {
+            "ImageUri": spec.image_uri,
+            "ContainerEntrypoint": ["/bin/bash", "-c", build_script(spec)],
+        },
         "RoleArn": spec.role_arn,
     }
 
@@ -188,12 +215,18 @@ def training_request(spec: JobSpec) -> dict[str, Any]:
             }
         ],
         "OutputDataConfig": output,
-        "ResourceConfig": {"InstanceType": spec.instance_type, "InstanceCount": 1, "VolumeSizeInGB": spec.volume_gib},
+        "ResourceConfig": {
+            "InstanceType": spec.instance_type,
+            "InstanceCount": 1,
+            "VolumeSizeInGB": spec.volume_gib,
+        },
         "StoppingCondition": {"MaxRuntimeInSeconds": spec.max_runtime_s},
     }
 
 
-def wait(sagemaker: Any, spec: JobSpec, *, poll_s: float = 30.0, sleep: Any = time.sleep, log: Any = print) -> None:
+def wait(
+    sagemaker: Any, spec: JobSpec, *, poll_s: float = 30.0, sleep: Any = time.sleep, log: Any = print
+) -> None:
     """Poll the job until it ends; GpuJobError(GpuJobFailed) unless it completed."""
     while True:
         if spec.kind == PROCESSING:
@@ -228,7 +261,9 @@ def fetch_output(s3: Any, spec: JobSpec, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     base = spec.work_prefix + "output/"
     if spec.kind == TRAINING:
-        body = s3.get_object(Bucket=spec.bucket, Key=f"{base}{spec.job_name}/output/model.tar.gz")["Body"].read()
+        body = s3.get_object(Bucket=spec.bucket, Key=f"{base}{spec.job_name}/output/model.tar.gz")[
+            "Body"
+        ].read()
         with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
             _safe_extract(tar, out)
     else:
@@ -250,15 +285,28 @@ def fetch_output(s3: Any, spec: JobSpec, out: Path) -> Path:
                 break
     manifest = out / "manifest.json"
     if not manifest.is_file():
-        raise GpuJobError(f"the job {spec.job_name} wrote no manifest.json under {spec.output_uri}", code="GpuJobOutputInvalid")
+        raise GpuJobError(
+            f"the job {spec.job_name} wrote no manifest.json under {spec.output_uri}",
+            code="GpuJobOutputInvalid",
+        )
     return manifest
 
 
-def run(spec: JobSpec, *, source: Path, out: Path, clients: dict[str, Any], poll_s: float = 30.0,
-        sleep: Any = time.sleep, log: Any = print) -> Path:
+def run(
+    spec: JobSpec,
+    *,
+    source: Path,
+    out: Path,
+    clients: dict[str, Any],
+    poll_s: float = 30.0,
+    sleep: Any = time.sleep,
+    log: Any = print,
+) -> Path:
     """Preflight, upload the source, create the job, wait, fetch the output; the manifest's path."""
     if spec.kind not in QUOTA_NAMES:
-        raise GpuJobError(f"unknown job kind {spec.kind!r}; use processing or training", code="UnknownGpuJobKind")
+        raise GpuJobError(
+            f"unknown job kind {spec.kind!r}; use processing or training", code="UnknownGpuJobKind"
+        )
     preflight_quota(clients["service-quotas"], spec.kind, spec.instance_type, log=log)
     put: dict[str, Any] = {"Bucket": spec.bucket, "Key": spec.source_key, "Body": pack_source(source)}
     if spec.kms_key_arn:
@@ -286,7 +334,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--source", default=".", help="the source tree to build (default: .)")
     p.add_argument("--out", required=True, help="where the job's output (manifest.json, plans) is written")
     p.add_argument("--kms-key-arn", default=None)
-    p.add_argument("--job-name", default=None, help="default: cdk-triton-trt-<CODEBUILD_BUILD_NUMBER or time>")
+    p.add_argument(
+        "--job-name", default=None, help="default: cdk-triton-trt-<CODEBUILD_BUILD_NUMBER or time>"
+    )
     p.add_argument("--max-runtime-s", type=int, default=3 * 3600)
     return p
 

@@ -73,7 +73,9 @@ def job_kinds(instance_type: str) -> list[GpuJob]:
     out: list[GpuJob] = []
     compute = row.get("codebuild_compute_type")
     if compute and codebuild_gpu(compute) == info.gpu:
-        out.append(GpuJob(kind=CODEBUILD, instance_type=instance_type, gpu=info.gpu, codebuild_compute_type=compute))
+        out.append(
+            GpuJob(kind=CODEBUILD, instance_type=instance_type, gpu=info.gpu, codebuild_compute_type=compute)
+        )
     for kind in (PROCESSING, TRAINING):
         if row.get(kind):
             out.append(GpuJob(kind=kind, instance_type=instance_type, gpu=info.gpu))
@@ -320,11 +322,18 @@ def _job_for(instance_type: str, gpu: str, opts: GpuBuildOptions) -> GpuJob:
                 value=opts.codebuild_compute_type,
                 problem=f"builds on {cb_gpu or 'no GPU'} but endpoint type {instance_type} runs {gpu}; "
                 "a plan only loads on the GPU model it was built on",
-                allowed=", ".join(j.codebuild_compute_type or "" for j in job_kinds(instance_type) if j.kind == CODEBUILD)
+                allowed=", ".join(
+                    j.codebuild_compute_type or "" for j in job_kinds(instance_type) if j.kind == CODEBUILD
+                )
                 or "none for this type (use kind processing or training)",
                 fix="leave codebuild_compute_type unset to build on the endpoint's own GPU model",
             )
-        return GpuJob(kind=CODEBUILD, instance_type=instance_type, gpu=gpu, codebuild_compute_type=opts.codebuild_compute_type)
+        return GpuJob(
+            kind=CODEBUILD,
+            instance_type=instance_type,
+            gpu=gpu,
+            codebuild_compute_type=opts.codebuild_compute_type,
+        )
     if opts.kind is not None and opts.kind not in JOB_KINDS:
         raise TritonValidationError(
             "UnknownGpuJobKind",

@@ -70,7 +70,9 @@ class EndpointVerification:
         return self.endpoint_name or self.endpoint
 
 
-def _s3_statements(bucket: s3.IBucket, prefix: str, key: kms.IKey | None, *, write: bool) -> list[iam.PolicyStatement]:
+def _s3_statements(
+    bucket: s3.IBucket, prefix: str, key: kms.IKey | None, *, write: bool
+) -> list[iam.PolicyStatement]:
     actions = ["s3:GetObject", "s3:PutObject"] if write else ["s3:GetObject"]
     out = [
         iam.PolicyStatement(actions=actions, resources=[bucket.arn_for_objects(f"{prefix}*")]),
@@ -156,9 +158,7 @@ class TritonPipeline(Construct):
         return f"s3://{self.artifact_bucket.bucket_name}/{self.artifact_prefix}"
 
     def _synth_step(self, cdk_app: str | None) -> pipelines.CodeBuildStep:
-        build = (
-            f".venv/bin/cdk-triton build --config {self.declaration} --formats {CPU_FORMATS} --upload --no-progress"
-        )
+        build = f".venv/bin/cdk-triton build --config {self.declaration} --formats {CPU_FORMATS} --upload --no-progress"
         inputs: dict[str, pipelines.IFileSetProducer] = {}
         if self.gpu_build_step is not None:
             build += f" --merge-manifest {GPU_INPUT_DIR}/manifest.json"
@@ -215,7 +215,9 @@ class TritonPipeline(Construct):
                 "GpuBuild",
                 input=self._source,
                 build_environment=codebuild.BuildEnvironment(
-                    build_image=codebuild.LinuxGpuBuildImage.from_ecr_repository(image.repository, image.image_tag),
+                    build_image=codebuild.LinuxGpuBuildImage.from_ecr_repository(
+                        image.repository, image.image_tag
+                    ),
                     compute_type=_COMPUTE_TYPES[str(target.job.codebuild_compute_type)],
                 ),
                 commands=[
@@ -261,7 +263,9 @@ class TritonPipeline(Construct):
             )
         )
         self.gpu_job_role = job_role
-        job_arn = stack.format_arn(service="sagemaker", resource=f"{kind}-job", resource_name="cdk-triton-trt-*")
+        job_arn = stack.format_arn(
+            service="sagemaker", resource=f"{kind}-job", resource_name="cdk-triton-trt-*"
+        )
         verb = "Processing" if kind == gpu_plan.PROCESSING else "Training"
         launcher = [
             f"python3 {LAUNCHER} --kind {kind} --instance-type {target.job.instance_type}",
@@ -290,7 +294,8 @@ class TritonPipeline(Construct):
             role_policy_statements=[
                 *s3_rw,
                 iam.PolicyStatement(
-                    actions=[f"sagemaker:Create{verb}Job", f"sagemaker:Describe{verb}Job"], resources=[job_arn]
+                    actions=[f"sagemaker:Create{verb}Job", f"sagemaker:Describe{verb}Job"],
+                    resources=[job_arn],
                 ),
                 iam.PolicyStatement(
                     actions=["iam:PassRole"],
@@ -378,18 +383,21 @@ class TritonPipeline(Construct):
         for i, spec in enumerate(specs):
             env[f"VERIFY_SPEC_{i}"] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
             commands.append(
-                f'printenv VERIFY_SPEC_{i} > verify-{i}.json && python3 {VERIFY_HANDLER} --spec verify-{i}.json'
+                f"printenv VERIFY_SPEC_{i} > verify-{i}.json && python3 {VERIFY_HANDLER} --spec verify-{i}.json"
             )
         partition = stack.partition
         statements = [
             iam.PolicyStatement(
                 actions=["sagemaker:InvokeEndpoint"],
-                resources=[f"arn:{partition}:sagemaker:{region}:{account}:endpoint/{n.lower()}" for n in names],
+                resources=[
+                    f"arn:{partition}:sagemaker:{region}:{account}:endpoint/{n.lower()}" for n in names
+                ],
             ),
             iam.PolicyStatement(
                 actions=["ssm:GetParametersByPath"],
                 resources=[
-                    f"arn:{partition}:ssm:{region}:{account}:parameter{target_model_parameter_path(n)}" for n in names
+                    f"arn:{partition}:ssm:{region}:{account}:parameter{target_model_parameter_path(n)}"
+                    for n in names
                 ],
             ),
             iam.PolicyStatement(
@@ -398,7 +406,9 @@ class TritonPipeline(Construct):
             ),
         ]
         if self.artifact_key is not None:
-            statements.append(iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self.artifact_key.key_arn]))
+            statements.append(
+                iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self.artifact_key.key_arn])
+            )
         return pipelines.CodeBuildStep(
             "Verify",
             input=self._source,

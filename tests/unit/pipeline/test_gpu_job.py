@@ -74,7 +74,11 @@ def test_pack_source_leaves_out_build_outputs_and_node_modules(source: Path) -> 
 def test_processing_job_runs_the_tensorrt_build_on_the_instance_type(source: Path, tmp_path: Path) -> None:
     spec = _spec(kms_key_arn="arn:aws:kms:us-east-1:123456789012:key/k")
     clients = _clients()
-    with Stubber(clients["service-quotas"]) as sq, Stubber(clients["s3"]) as s3, Stubber(clients["sagemaker"]) as sm:
+    with (
+        Stubber(clients["service-quotas"]) as sq,
+        Stubber(clients["s3"]) as s3,
+        Stubber(clients["sagemaker"]) as sm,
+    ):
         _quota(sq, "processing", "ml.g6.xlarge", 1.0)
         s3.add_response(
             "put_object",
@@ -105,18 +109,41 @@ def test_processing_job_runs_the_tensorrt_build_on_the_instance_type(source: Pat
         out_prefix = "cdk-triton/pipeline/gpu-build/cdk-triton-trt-7/output/"
         s3.add_response(
             "list_objects_v2",
-            {"Contents": [{"Key": out_prefix + "manifest.json"}, {"Key": out_prefix + "net_trt/1/model.plan"}]},
+            {
+                "Contents": [
+                    {"Key": out_prefix + "manifest.json"},
+                    {"Key": out_prefix + "net_trt/1/model.plan"},
+                ]
+            },
             {"Bucket": BUCKET, "Prefix": out_prefix},
         )
-        s3.add_response("get_object", {"Body": _body(b'{"models": {}}')}, {"Bucket": BUCKET, "Key": out_prefix + "manifest.json"})
-        s3.add_response("get_object", {"Body": _body(b"PLAN")}, {"Bucket": BUCKET, "Key": out_prefix + "net_trt/1/model.plan"})
-        path = gpu_job.run(spec, source=source, out=tmp_path / "gpu", clients=clients, sleep=lambda s: None, log=lambda m: None)
+        s3.add_response(
+            "get_object",
+            {"Body": _body(b'{"models": {}}')},
+            {"Bucket": BUCKET, "Key": out_prefix + "manifest.json"},
+        )
+        s3.add_response(
+            "get_object",
+            {"Body": _body(b"PLAN")},
+            {"Bucket": BUCKET, "Key": out_prefix + "net_trt/1/model.plan"},
+        )
+        path = gpu_job.run(
+            spec,
+            source=source,
+            out=tmp_path / "gpu",
+            clients=clients,
+            sleep=lambda s: None,
+            log=lambda m: None,
+        )
         for stub in (sq, s3, sm):
             stub.assert_no_pending_responses()
     assert json.loads(path.read_text()) == {"models": {}}
     assert (tmp_path / "gpu" / "net_trt" / "1" / "model.plan").read_bytes() == b"PLAN"
     script = request["AppSpecification"]["ContainerEntrypoint"][2]
-    assert "cdk-triton build --config build/models.yaml --formats tensorrt --upload --out /opt/ml/processing/output" in script
+    assert (
+        "cdk-triton build --config build/models.yaml --formats tensorrt --upload --out /opt/ml/processing/output"
+        in script
+    )
     assert request["ProcessingResources"]["ClusterConfig"]["InstanceType"] == "ml.g6.xlarge"
     assert request["ProcessingOutputConfig"]["KmsKeyId"] == spec.kms_key_arn
 
@@ -130,7 +157,11 @@ def test_training_job_for_types_processing_lacks(source: Path, tmp_path: Path) -
         info = tarfile.TarInfo("manifest.json")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
-    with Stubber(clients["service-quotas"]) as sq, Stubber(clients["s3"]) as s3, Stubber(clients["sagemaker"]) as sm:
+    with (
+        Stubber(clients["service-quotas"]) as sq,
+        Stubber(clients["s3"]) as s3,
+        Stubber(clients["sagemaker"]) as sm,
+    ):
         _quota(sq, "training", "ml.p4d.24xlarge", 2.0)
         s3.add_response("put_object", {}, {"Bucket": BUCKET, "Key": spec.source_key, "Body": ANY})
         request = gpu_job.training_request(spec)
@@ -152,7 +183,14 @@ def test_training_job_for_types_processing_lacks(source: Path, tmp_path: Path) -
         )
         key = f"{spec.work_prefix}output/{spec.job_name}/output/model.tar.gz"
         s3.add_response("get_object", {"Body": _body(model.getvalue())}, {"Bucket": BUCKET, "Key": key})
-        path = gpu_job.run(spec, source=source, out=tmp_path / "gpu", clients=clients, sleep=lambda s: None, log=lambda m: None)
+        path = gpu_job.run(
+            spec,
+            source=source,
+            out=tmp_path / "gpu",
+            clients=clients,
+            sleep=lambda s: None,
+            log=lambda m: None,
+        )
     assert "net_trt" in path.read_text()
     assert request["ResourceConfig"]["InstanceType"] == "ml.p4d.24xlarge"
     assert "--out /opt/ml/model" in request["AlgorithmSpecification"]["ContainerArguments"][0]
@@ -173,7 +211,10 @@ def test_preflight_only_warns_without_permission() -> None:
     logs: list[str] = []
     with Stubber(clients["service-quotas"]) as sq:
         sq.add_client_error("list_service_quotas", "AccessDeniedException", "no")
-        assert gpu_job.preflight_quota(clients["service-quotas"], "processing", "ml.g6.xlarge", log=logs.append) is None
+        assert (
+            gpu_job.preflight_quota(clients["service-quotas"], "processing", "ml.g6.xlarge", log=logs.append)
+            is None
+        )
     assert "could not read the quota" in logs[0]
 
 

@@ -46,7 +46,10 @@ def test_table_covers_every_gpu_instance_type_with_sources() -> None:
     assert set(table["instance_types"]) == set(tables.instance_types())
     assert table["codebuild_gpu"]["sources"] and table["sagemaker_jobs"]["sources"]
     for name in ("ml.p4d.24xlarge", "ml.p5.48xlarge", "ml.p3dn.24xlarge"):
-        assert (table["instance_types"][name]["processing"], table["instance_types"][name]["training"]) == (False, True)
+        assert (table["instance_types"][name]["processing"], table["instance_types"][name]["training"]) == (
+            False,
+            True,
+        )
 
 
 def test_fails_job_kind_for_a_cpu_type() -> None:
@@ -128,7 +131,9 @@ def test_fails_tensorrt_pin_mismatch_naming_both_sides() -> None:
 
 def test_fails_codebuild_gpu_model_mismatch_naming_both_sides() -> None:
     with pytest.raises(TritonValidationError) as exc:
-        plan_gpu_build(_decl(["ml.g6.xlarge"]), options=GpuBuildOptions(codebuild_compute_type="BUILD_GENERAL1_SMALL"))
+        plan_gpu_build(
+            _decl(["ml.g6.xlarge"]), options=GpuBuildOptions(codebuild_compute_type="BUILD_GENERAL1_SMALL")
+        )
     assert exc.value.code == "GpuModelMismatch"
     assert "NVIDIA A10G" in str(exc.value) and "NVIDIA L4" in str(exc.value)
 
@@ -141,4 +146,8 @@ def test_fails_forced_kind_the_type_does_not_offer() -> None:
 def test_collects_every_problem_at_once() -> None:
     decl = _decl(["ml.m5.xlarge"], version="26.05")
     decl["models"].append({"name": "orphan_trt", "format": "tensorrt"})
-    assert sorted(_codes(copy.deepcopy(decl))) == ["NoGpuBuildPath", "TensorRtModelNotServed", "TensorRtVersionUnknown"]
+    assert sorted(_codes(copy.deepcopy(decl))) == [
+        "NoGpuBuildPath",
+        "TensorRtModelNotServed",
+        "TensorRtVersionUnknown",
+    ]

@@ -26,7 +26,9 @@ from tests.unit.pipeline.support import (
     synth_pipeline_app,
 )
 
-PREFIX_OBJECTS = {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, f":s3:::{ARTIFACT_BUCKET}/cdk-triton/*"]]}
+PREFIX_OBJECTS = {
+    "Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, f":s3:::{ARTIFACT_BUCKET}/cdk-triton/*"]]
+}
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +86,9 @@ def test_pipeline_artifacts_are_kms_encrypted_with_rotation(synthed: tuple[Path,
     )
 
 
-def test_gpu_build_runs_on_the_endpoints_gpu_with_the_release_image(synthed: tuple[Path, dict[str, Any]]) -> None:
+def test_gpu_build_runs_on_the_endpoints_gpu_with_the_release_image(
+    synthed: tuple[Path, dict[str, Any]],
+) -> None:
     out, tpl = synthed
     gpu = _project(tpl, "GpuBuild")
     assert gpu["Environment"]["Type"] == "LINUX_GPU_CONTAINER"
@@ -92,7 +96,9 @@ def test_gpu_build_runs_on_the_endpoints_gpu_with_the_release_image(synthed: tup
     assert gpu["Environment"]["ImagePullCredentialsType"] == "SERVICE_ROLE"
     assert "container-assets" in json.dumps(gpu["Environment"]["Image"])
     spec = _buildspec(gpu)
-    assert "cdk-triton build --config build/models.yaml --formats tensorrt --upload --out build/out-gpu" in spec
+    assert (
+        "cdk-triton build --config build/models.yaml --formats tensorrt --upload --out build/out-gpu" in spec
+    )
     assets = json.loads((out / "CdkTritonPipeline.assets.json").read_text())["dockerImages"]
     (image,) = assets.values()
     assert image["source"]["dockerBuildArgs"] == {"TRITON_VERSION": "24.09", "TENSORRT_VERSION": "10.4.0"}
@@ -131,22 +137,33 @@ def test_build_roles_are_scoped_to_the_artifact_prefix(synthed: tuple[Path, dict
 
 def test_verify_step_per_stage_invokes_only_its_endpoints(synthed: tuple[Path, dict[str, Any]]) -> None:
     tpl = synthed[1]
-    env = {v["Name"]: v["Value"] for v in _project(tpl, "StagingVerify")["Environment"]["EnvironmentVariables"]}
+    env = {
+        v["Name"]: v["Value"] for v in _project(tpl, "StagingVerify")["Environment"]["EnvironmentVariables"]
+    }
     specs = [json.loads(env[k]) for k in sorted(env) if k.startswith("VERIFY_SPEC_")]
     assert [s["EndpointName"] for s in specs] == ["staging-classifier", "staging-multi"]
     assert specs[1]["TargetModelParameterPath"] == "/cdk-triton/staging-multi/target-models"
-    assert specs[0]["Checks"][0]["Request"] == f"s3://{ARTIFACT_BUCKET}/cdk-triton/samples/classifier.request.json"
+    assert (
+        specs[0]["Checks"][0]["Request"]
+        == f"s3://{ARTIFACT_BUCKET}/cdk-triton/samples/classifier.request.json"
+    )
     assert "python3 lambda/verify/index.py --spec verify-1.json" in _buildspec(_project(tpl, "StagingVerify"))
     sts = {json.dumps(s["Action"]): s for s in _statements(tpl, "StagingVerify")}
     invoke = json.dumps(sts['"sagemaker:InvokeEndpoint"']["Resource"])
-    assert ":endpoint/staging-classifier" in invoke and ":endpoint/staging-multi" in invoke and "prod-" not in invoke
+    assert (
+        ":endpoint/staging-classifier" in invoke
+        and ":endpoint/staging-multi" in invoke
+        and "prod-" not in invoke
+    )
     ssm = json.dumps(sts['"ssm:GetParametersByPath"']["Resource"])
     assert ":parameter/cdk-triton/staging-multi/target-models" in ssm
     samples = sts['"s3:GetObject"']["Resource"]
     assert samples["Fn::Join"][1][-1] == f":s3:::{ARTIFACT_BUCKET}/cdk-triton/samples/*"
 
 
-def test_nag_findings_of_the_pipeline_are_all_acknowledged_with_reasons(synthed: tuple[Path, dict[str, Any]]) -> None:
+def test_nag_findings_of_the_pipeline_are_all_acknowledged_with_reasons(
+    synthed: tuple[Path, dict[str, Any]],
+) -> None:
     report = json.loads((synthed[0] / "validation-report.json").read_text())
     found: list[dict[str, Any]] = []
 
@@ -244,7 +261,11 @@ def test_processing_job_pipeline_on_the_endpoints_own_instance_type(tmp_path: Pa
     assert _project(tpl, "GpuBuild")["Environment"]["Type"] == "LINUX_CONTAINER"
     Template.from_json(tpl).has_resource_properties(
         "AWS::IAM::Role",
-        {"AssumeRolePolicyDocument": Match.object_like({"Statement": [Match.object_like({"Principal": {"Service": "sagemaker.amazonaws.com"}})]})},
+        {
+            "AssumeRolePolicyDocument": Match.object_like(
+                {"Statement": [Match.object_like({"Principal": {"Service": "sagemaker.amazonaws.com"}})]}
+            )
+        },
     )
     actions = json.dumps(_statements(tpl, "GpuBuild"))
     assert "sagemaker:CreateProcessingJob" in actions and "processing-job/cdk-triton-trt-*" in actions
@@ -263,7 +284,11 @@ def test_fails_approval_on_a_stage_that_does_not_exist(tmp_path: Path) -> None:
     pipe.add_triton_stage(_stage(stack, "Staging"))
     with pytest.raises(TritonValidationError) as exc:
         pipe.build()
-    assert exc.value.code == "ApprovalForUnknownStage" and "'qa'" in str(exc.value) and "Staging" in str(exc.value)
+    assert (
+        exc.value.code == "ApprovalForUnknownStage"
+        and "'qa'" in str(exc.value)
+        and "Staging" in str(exc.value)
+    )
 
 
 def test_approval_by_name_adds_a_manual_approval(tmp_path: Path) -> None:
