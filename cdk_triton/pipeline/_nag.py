@@ -53,11 +53,12 @@ WILDCARD_REASONS: list[tuple[str, str]] = [
     ),
 ]
 
-#: Actions that have no resource-level permissions, so '*' is the only resource.
-STAR_ONLY_ACTIONS = {
+#: Actions granted on '*': no resource-level permissions, or CDK Pipelines' own choice.
+STAR_ACTIONS = {
     "ecr:GetAuthorizationToken": "ECR's login has no resource-level permissions",
     "cloudformation:DescribeStacks": "self-mutation reads the stacks it deploys (CDK Pipelines)",
     "servicequotas:ListServiceQuotas": "the GPU job quota preflight; Service Quotas lists have no resource scope",
+    "s3:ListBucket": "self-mutation lists the CDK asset buckets of the target accounts (CDK Pipelines' own grant)",
 }
 
 
@@ -83,7 +84,7 @@ def _as_list(v: Any) -> list[Any]:
 
 def _reason(finding: str, actions: list[str]) -> str | None:
     if finding == "Resource::*":
-        known = [STAR_ONLY_ACTIONS[a] for a in actions if a in STAR_ONLY_ACTIONS]
+        known = [STAR_ACTIONS[a] for a in actions if a in STAR_ACTIONS]
         return "; ".join(sorted(set(known))) if len(known) == len(actions) else None
     for pattern, reason in WILDCARD_REASONS:
         if re.fullmatch(pattern, finding):

@@ -182,6 +182,84 @@ def _endpoint_types(declaration: dict[str, Any], model: str) -> dict[str, list[s
     return out
 
 
+def _jobs_for_types(
+    types: dict[str, tuple[str, str]],
+    rel: tables.TritonRelease,
+    opts: GpuBuildOptions,
+    source: str,
+    errors: list[TritonValidationError],
+) -> dict[str, GpuJob]:
+    """The build job of every endpoint instance type serving a tensorrt model; problems go to ``errors``."""
+    version = rel.version
+    jobs: dict[str, GpuJob] = {}
+    for t, (model, ep) in sorted(types.items()):
+        info = tables.instance_type_info(t)
+        if info is None:
+            errors.append(
+                TritonValidationError(
+                    "NoGpuBuildPath",
+                    prop=f"endpoints[{ep}].instance_types",
+                    value=t,
+                    problem=f"has no GPU, so tensorrt model '{model}' has nowhere to run",
+                    allowed="a GPU instance type (ml.g4dn, ml.g5, ml.g6, ml.g6e, ml.p3, ml.p4d, ml.p5 ...)",
+                    fix="serve the tensorrt model on a GPU instance type, or use format onnx for a CPU endpoint",
+                    path=source,
+                )
+            )
+            continue
+        min_cc = rel.min_compute_capability.value
+        if min_cc and float(info.compute_capability) < float(min_cc):
+            errors.append(
+                TritonValidationError(
+                    "GpuBelowRelease",
+                    prop=f"endpoints[{ep}].instance_types",
+                    value=t,
+                    problem=f"has {info.gpu} (compute capability {info.compute_capability}) but Triton "
+                    f"{version} needs at least {min_cc}",
+                    allowed=f"GPUs with compute capability >= {min_cc}",
+                    fix="choose a newer GPU instance type or an older triton_version",
+                    path=source,
+                )
+            )
+            continue
+        try:
+            jobs[t] = _job_for(t, info.gpu, opts)
+        except TritonValidationError as exc:
+            errors.append(exc.at(source))
+    return jobs
+
+
+def _tensorrt_errors(
+    trt: str | None, opts: GpuBuildOptions, version: str, source: str
+) -> list[TritonValidationError]:
+    errors: list[TritonValidationError] = []
+    if not trt:
+        errors.append(
+            TritonValidationError(
+                "TensorRtVersionUnknown",
+                prop="triton_version",
+                value=version,
+                problem="has no known TensorRT version, so a plan cannot be pinned to it",
+                allowed="releases with a TensorRT version in triton-releases.json",
+                fix="choose another triton_version, or add the release's TensorRT version to the table",
+                path=source,
+            )
+        )
+    elif opts.tensorrt_version and opts.tensorrt_version != trt:
+        errors.append(
+            TritonValidationError(
+                "TensorRtVersionMismatch",
+                prop="gpu_build.tensorrt_version",
+                value=opts.tensorrt_version,
+                problem=f"differs from TensorRT {trt} of Triton {version}, the server that loads the plan",
+                allowed=trt,
+                fix=f"pin tensorrt=={trt} in the build image (leave tensorrt_version unset) or change triton_version",
+                path=source,
+            )
+        )
+    return errors
+
+
 def plan_gpu_build(
     declaration: dict[str, Any], *, options: GpuBuildOptions | None = None, source: str = "models.yaml"
 ) -> GpuBuildTarget | None:
@@ -223,41 +301,7 @@ def plan_gpu_build(
     except TritonValidationError as exc:
         raise exc.at(f"{source}: triton_version") from None
     trt = rel.tensorrt.value
-    jobs: dict[str, GpuJob] = {}
-    for t, (model, ep) in sorted(types.items()):
-        info = tables.instance_type_info(t)
-        if info is None:
-            errors.append(
-                TritonValidationError(
-                    "NoGpuBuildPath",
-                    prop=f"endpoints[{ep}].instance_types",
-                    value=t,
-                    problem=f"has no GPU, so tensorrt model '{model}' has nowhere to run",
-                    allowed="a GPU instance type (ml.g4dn, ml.g5, ml.g6, ml.g6e, ml.p3, ml.p4d, ml.p5 ...)",
-                    fix="serve the tensorrt model on a GPU instance type, or use format onnx for a CPU endpoint",
-                    path=source,
-                )
-            )
-            continue
-        min_cc = rel.min_compute_capability.value
-        if min_cc and float(info.compute_capability) < float(min_cc):
-            errors.append(
-                TritonValidationError(
-                    "GpuBelowRelease",
-                    prop=f"endpoints[{ep}].instance_types",
-                    value=t,
-                    problem=f"has {info.gpu} (compute capability {info.compute_capability}) but Triton "
-                    f"{version} needs at least {min_cc}",
-                    allowed=f"GPUs with compute capability >= {min_cc}",
-                    fix="choose a newer GPU instance type or an older triton_version",
-                    path=source,
-                )
-            )
-            continue
-        try:
-            jobs[t] = _job_for(t, info.gpu, opts)
-        except TritonValidationError as exc:
-            errors.append(exc.at(source))
+    jobs = _jobs_for_types(types, rel, opts, source, errors)
     gpus = sorted({j.gpu for j in jobs.values()})
     if len(gpus) > 1:
         errors.append(
@@ -272,30 +316,7 @@ def plan_gpu_build(
                 path=source,
             )
         )
-    if not trt:
-        errors.append(
-            TritonValidationError(
-                "TensorRtVersionUnknown",
-                prop="triton_version",
-                value=version,
-                problem="has no known TensorRT version, so a plan cannot be pinned to it",
-                allowed="releases with a TensorRT version in triton-releases.json",
-                fix="choose another triton_version, or add the release's TensorRT version to the table",
-                path=source,
-            )
-        )
-    elif opts.tensorrt_version and opts.tensorrt_version != trt:
-        errors.append(
-            TritonValidationError(
-                "TensorRtVersionMismatch",
-                prop="gpu_build.tensorrt_version",
-                value=opts.tensorrt_version,
-                problem=f"differs from TensorRT {trt} of Triton {version}, the server that loads the plan",
-                allowed=trt,
-                fix=f"pin tensorrt=={trt} in the build image (leave tensorrt_version unset) or change triton_version",
-                path=source,
-            )
-        )
+    errors += _tensorrt_errors(trt, opts, version, source)
     raise_all(errors)
     if not jobs:
         return None

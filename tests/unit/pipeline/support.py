@@ -36,7 +36,8 @@ def pipeline_app_context(manifest: Path, **extra: Any) -> dict[str, Any]:
 def synth_pipeline_app(outdir: Path, context: dict[str, Any]) -> cdk.App:
     import pipeline_app
 
-    app = cdk.App(outdir=str(outdir), context=context, builtin_cloud_formation_validation=False)
+    flags = json.loads((ROOT / "cdk.json").read_text())["context"]  # the CLI's feature flags
+    app = cdk.App(outdir=str(outdir), context={**flags, **context}, builtin_cloud_formation_validation=False)
     pipeline_app.build_pipeline_app(app=app)
     app.synth()
     return app
