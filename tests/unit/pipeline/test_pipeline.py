@@ -326,3 +326,11 @@ def test_fails_stage_in_a_region_without_the_triton_image(tmp_path: Path) -> Non
         pipe.add_triton_stage(stage)
     assert exc.value.code == "ImageNotInRegion"
     assert "ap-southeast-5" in str(exc.value) and "Far" in str(exc.value)
+
+
+def test_fails_synth_on_a_dangling_approval_when_build_was_not_called(tmp_path: Path) -> None:
+    stack, pipe = _pipeline(tmp_path, approvals={"qa": True})
+    pipe.add_triton_stage(_stage(stack, "Staging"))
+    with pytest.raises(RuntimeError, match="ApprovalForUnknownStage"):
+        stack.node.root.synth()  # type: ignore[attr-defined]
+    assert not list(tmp_path.glob("cdk.out/P.template.json"))
