@@ -6,11 +6,9 @@ import re
 import tomllib
 from pathlib import Path
 
-import yaml
-from tests.unit.builder.helpers import ROOT, tiny, write_decl
-
 from cdk_triton.cli import main
 from cdk_triton.config import tables
+from tests.unit.builder.helpers import ROOT, tiny, write_decl
 
 
 def test_cli_exit_codes(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -75,10 +73,3 @@ def test_dockerfile_matches_release_table_and_pyproject() -> None:
         "tensorrt"
     ]
     assert extra == [f"tensorrt=={pin.group(1)}"]
-
-
-def test_buildspec_builds_uploads_and_deploys() -> None:
-    spec = yaml.safe_load((ROOT / "build" / "buildspec.yml").read_text())
-    cmds = " ".join(spec["phases"]["build"]["commands"])
-    assert "cdk-triton build" in cmds and "--upload" in cmds and "npx cdk deploy" in cmds
-    assert spec["phases"]["install"]["commands"]

@@ -1,0 +1,153 @@
+"""The GPU build plan: the job kind for every GPU instance type, and every planning error."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from cdk_triton.config import tables
+from cdk_triton.errors import TritonValidationError
+from cdk_triton.pipeline import gpu_plan
+from cdk_triton.pipeline.gpu_plan import GpuBuildOptions, job_kind, job_kinds, plan_gpu_build
+
+#: The rule, written out per GPU model: CodeBuild where its GPU is the same model, else Processing
+#: on the endpoint's own type, else Training (Processing has no p3dn / p4d / p5).
+EXPECTED = {
+    "NVIDIA A10G": ("codebuild", "BUILD_GENERAL1_SMALL"),
+    "NVIDIA V100": ("codebuild", "BUILD_GENERAL1_LARGE"),
+    "NVIDIA T4": ("processing", None),
+    "NVIDIA L4": ("processing", None),
+    "NVIDIA L40S": ("processing", None),
+    "NVIDIA K80": ("processing", None),
+    "NVIDIA A100": ("training", None),
+    "NVIDIA H100": ("training", None),
+    "NVIDIA H200": ("training", None),
+}
+
+
+@pytest.mark.parametrize("instance_type", sorted(tables.instance_types()))
+def test_job_kind_runs_on_the_endpoints_gpu_model(instance_type: str) -> None:
+    info = tables.instance_type_info(instance_type)
+    assert info is not None
+    job = job_kind(instance_type)
+    assert (job.kind, job.codebuild_compute_type) == EXPECTED[info.gpu]
+    assert job.gpu == info.gpu
+    assert job.instance_type == instance_type
+    if job.kind == "codebuild":
+        assert gpu_plan.codebuild_gpu(str(job.codebuild_compute_type)) == info.gpu
+    # every kind offered runs on the same GPU model
+    assert {j.gpu for j in job_kinds(instance_type)} == {info.gpu}
+
+
+def test_table_covers_every_gpu_instance_type_with_sources() -> None:
+    table = gpu_plan.gpu_build_table()
+    assert set(table["instance_types"]) == set(tables.instance_types())
+    assert table["codebuild_gpu"]["sources"] and table["sagemaker_jobs"]["sources"]
+    for name in ("ml.p4d.24xlarge", "ml.p5.48xlarge", "ml.p3dn.24xlarge"):
+        assert (table["instance_types"][name]["processing"], table["instance_types"][name]["training"]) == (
+            False,
+            True,
+        )
+
+
+def test_fails_job_kind_for_a_cpu_type() -> None:
+    with pytest.raises(TritonValidationError) as exc:
+        job_kind("ml.m5.xlarge")
+    assert exc.value.code == "NoGpuBuildPath"
+
+
+def test_fails_job_kind_when_the_preferred_kind_is_not_offered() -> None:
+    with pytest.raises(TritonValidationError) as exc:
+        job_kind("ml.p5.48xlarge", prefer="processing")
+    assert exc.value.code == "NoGpuBuildPath"
+    assert "training" in exc.value.allowed
+
+
+def _decl(instance_types: list[str], *, version: str = "24.09", **extra: Any) -> dict[str, Any]:
+    return {
+        "triton_version": version,
+        "models": [
+            {"name": "net_trt", "format": "tensorrt"},
+            {"name": "net_onnx", "format": "onnx"},
+            {"name": "ens", "format": "ensemble", "steps": [{"model": "net_trt"}]},
+        ],
+        "endpoints": [{"name": "ep", "instance_types": instance_types, "models": ["ens", "net_onnx"]}],
+        **extra,
+    }
+
+
+def test_plan_builds_tensorrt_models_reached_through_an_ensemble() -> None:
+    target = plan_gpu_build(_decl(["ml.g6.xlarge"]))
+    assert target is not None
+    assert target.job.kind == "processing" and target.job.instance_type == "ml.g6.xlarge"
+    assert (target.models, target.endpoints, target.sm) == (("net_trt",), ("ep",), "sm89")
+    assert target.tensorrt_version == tables.release("24.09").tensorrt.value
+
+
+def test_plan_is_none_without_tensorrt_models() -> None:
+    decl = _decl(["ml.g5.xlarge"])
+    decl["models"] = [m for m in decl["models"] if m["format"] != "tensorrt"]
+    assert plan_gpu_build(decl) is None
+
+
+def _codes(decl: dict[str, Any], options: GpuBuildOptions | None = None) -> list[str]:
+    with pytest.raises(TritonValidationError) as exc:
+        plan_gpu_build(decl, options=options, source="models.yaml")
+    err = exc.value
+    assert "models.yaml" in str(err)
+    return list(getattr(err, "codes", [err.code]))
+
+
+def test_fails_tensorrt_on_a_cpu_instance_type() -> None:
+    assert _codes(_decl(["ml.m5.xlarge"])) == ["NoGpuBuildPath"]
+
+
+def test_fails_tensorrt_model_no_endpoint_serves() -> None:
+    decl = _decl(["ml.g5.xlarge"])
+    decl["endpoints"][0]["models"] = ["net_onnx"]
+    assert _codes(decl) == ["TensorRtModelNotServed"]
+
+
+def test_fails_tensorrt_on_several_gpu_models() -> None:
+    assert _codes(_decl(["ml.g5.xlarge", "ml.g6.xlarge"])) == ["TensorRtOnSeveralGpuModels"]
+
+
+def test_fails_gpu_below_the_release() -> None:
+    assert _codes(_decl(["ml.p2.xlarge"])) == ["GpuBelowRelease"]
+
+
+def test_fails_release_without_a_known_tensorrt_version() -> None:
+    assert _codes(_decl(["ml.g6.xlarge"], version="26.05")) == ["TensorRtVersionUnknown"]
+
+
+def test_fails_tensorrt_pin_mismatch_naming_both_sides() -> None:
+    with pytest.raises(TritonValidationError) as exc:
+        plan_gpu_build(_decl(["ml.g5.xlarge"]), options=GpuBuildOptions(tensorrt_version="10.9.0"))
+    assert exc.value.code == "TensorRtVersionMismatch"
+    assert "10.9.0" in str(exc.value) and "10.4.0" in str(exc.value)
+
+
+def test_fails_codebuild_gpu_model_mismatch_naming_both_sides() -> None:
+    with pytest.raises(TritonValidationError) as exc:
+        plan_gpu_build(
+            _decl(["ml.g6.xlarge"]), options=GpuBuildOptions(codebuild_compute_type="BUILD_GENERAL1_SMALL")
+        )
+    assert exc.value.code == "GpuModelMismatch"
+    assert "NVIDIA A10G" in str(exc.value) and "NVIDIA L4" in str(exc.value)
+
+
+def test_fails_forced_kind_the_type_does_not_offer() -> None:
+    assert _codes(_decl(["ml.p4d.24xlarge"]), GpuBuildOptions(kind="processing")) == ["NoGpuBuildPath"]
+    assert _codes(_decl(["ml.g5.xlarge"]), GpuBuildOptions(kind="batch")) == ["UnknownGpuJobKind"]
+
+
+def test_collects_every_problem_at_once() -> None:
+    decl = _decl(["ml.m5.xlarge"], version="26.05")
+    decl["models"].append({"name": "orphan_trt", "format": "tensorrt"})
+    assert sorted(_codes(copy.deepcopy(decl))) == [
+        "NoGpuBuildPath",
+        "TensorRtModelNotServed",
+        "TensorRtVersionUnknown",
+    ]
