@@ -47,6 +47,7 @@ def _fake_package(root: Path, files: dict[str, str]) -> None:
         "constructs/scaling.py": "",
         "builder/__init__.py": "",
         "local/__init__.py": "",
+        "pipeline/__init__.py": "",
         "tune/__init__.py": "import cdk_triton.local\n",
     }
     layout.update(files)
