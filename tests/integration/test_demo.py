@@ -30,11 +30,25 @@ def test_demo_runs_every_stage_ok() -> None:
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-8000:]
     summary = json.loads((ROOT / "build" / "out" / "demo-summary.json").read_text())
-    assert summary == {"build": "ok", "synth + cdk-nag": "ok", "cfn-lint": "ok", "serve + invoke": "ok"}, out[
-        -8000:
-    ]
+    assert summary == {
+        "build": "ok",
+        "synth + cdk-nag": "ok",
+        "pipeline synth + cdk-nag": "ok",
+        "cfn-lint": "ok",
+        "serve + invoke": "ok",
+    }, out[-8000:]
     # every model of both endpoints was invoked over JSON and binary payloads and matched
     manifest = json.loads((ROOT / "build" / "out" / "manifest.json").read_text())
     for target in manifest["endpoints"]["multi"]["target_models"]:
         assert f"  {target} [json]" in out and f"  {target} [binary+json]" in out
     assert (ROOT / "cdk.out").is_dir() and list((ROOT / "cdk.out").glob("*.template.json"))
+    # the pipeline stack and one assembly per stage (staging, prod)
+    pipeline = sorted(
+        p.relative_to(ROOT / "cdk.out.pipeline").parts[0]
+        for p in (ROOT / "cdk.out.pipeline").rglob("*.template.json")
+    )
+    assert pipeline == [
+        "CdkTritonPipeline.template.json",
+        "assembly-CdkTritonPipeline-Prod",
+        "assembly-CdkTritonPipeline-Staging",
+    ]
