@@ -287,12 +287,20 @@ def test_verification_passes_cdk_nag_aws_solutions(tmp_path: Path) -> None:
         ).add_verification()
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     app.synth()  # raises on an unacknowledged finding
-    report = tmp_path / "validation-report.json"
-    if report.exists():
-        data = json.loads(report.read_text())
-        assert [v for p in data["pluginReports"] for v in p["violations"]] == []
-        suppressed = json.dumps(data)
-        assert "AwsSolutions-L1" in suppressed or "L1" not in suppressed
+    data = json.loads((tmp_path / "validation-report.json").read_text())
+    assert [v for p in data["pluginReports"] for v in p["violations"]] == []
+    acknowledged = {
+        (v["ruleName"], c["constructPath"])
+        for p in data["pluginReports"]
+        for v in p["suppressedViolations"]
+        for c in v["violatingConstructs"]
+        if "/Verification/" in c["constructPath"]
+    }
+    samples = "arn:<AWS::Partition>:s3:::example-artifacts-123456789012/cdk-triton/samples/*"
+    assert acknowledged == {
+        (f"AwsSolutions-IAM5[Resource::{samples}]", f"VerifyNag/{ep}/Verification/Policy")
+        for ep in ("Sme", "Mme")
+    } | {("AwsSolutions-L1", f"VerifyNag/{ep}/Verification/Handler/Resource") for ep in ("Sme", "Mme")}
 
 
 def test_app_without_custom_resources_has_no_verification(tmp_path: Path) -> None:
