@@ -6,13 +6,15 @@
   metrics published to CloudWatch.
 * ``multi``: a GPU multi-model endpoint on ml.g5.xlarge scaled on InvocationsPerInstance.
 * A dashboard for both and alarms (5XX rate, p99 latency, GPU memory) notifying an encrypted SNS topic.
+* A deploy verification of each endpoint whose manifest records samples: a custom resource invokes it
+  with the build's sample requests after every change and fails (rolls back) the update on a wrong answer.
 
 Synthesizes offline: ``npx cdk synth`` (env-agnostic) or ``npx cdk synth -c region=us-east-1``.
 Context: ``manifest`` (default build/out/manifest.json), ``region``/``account`` (default
 env-agnostic), ``instance_type`` (default ml.g5.xlarge), ``endpoint_prefix`` (default none),
 ``nag`` (default true: cdk-nag AwsSolutions fails the synth on unacknowledged findings),
-``custom_resources`` (accepted for deploy targets such as moto that never run custom resources;
-this app defines none, so it changes nothing).
+``custom_resources`` (default true; false leaves out the deploy verification, the app's only custom
+resources, for deploy targets such as moto that never run custom-resource Lambdas).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import Construct
 
+from cdk_triton.config.manifest import read_manifest
 from cdk_triton.constructs import (
     ModelArtifacts,
     TritonAlarms,
@@ -31,6 +34,7 @@ from cdk_triton.constructs import (
     TritonEndpoint,
     TritonMetrics,
 )
+from cdk_triton.constructs.verification import recorded_samples
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_MANIFEST = "build/out/manifest.json"
@@ -48,6 +52,7 @@ class TritonExampleStack(cdk.Stack):
         manifest: str,
         instance_type: str = DEFAULT_INSTANCE_TYPE,
         endpoint_prefix: str = "",
+        verify: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -80,6 +85,11 @@ class TritonExampleStack(cdk.Stack):
         for cid, ep in (("ClassifierEndpointName", classifier), ("MultiEndpointName", multi)):
             # GetAtt, not the name we passed: stand-ins such as moto may name the endpoint themselves.
             cdk.CfnOutput(self, cid, value=ep.attr_endpoint_name)
+        if verify:  # a custom resource per endpoint whose build recorded samples
+            recorded = read_manifest(manifest)
+            for key, ep in (("classifier", classifier), ("multi", multi)):
+                if recorded_samples(recorded, key):
+                    ep.add_verification()
         self.classifier = classifier
         self.multi = multi
 
@@ -119,6 +129,7 @@ def build_app(
         manifest=manifest,
         instance_type=str(ctx("instance_type") or DEFAULT_INSTANCE_TYPE),
         endpoint_prefix=str(ctx("endpoint_prefix") or ""),
+        verify=_flag(ctx("custom_resources"), True),
         env=env,
         description="cdk-triton example: Triton endpoints on SageMaker (classifier SME, multi MME)",
     )

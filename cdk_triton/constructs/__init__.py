@@ -12,6 +12,7 @@ from cdk_triton.constructs.image import ImageConfig, TritonImage
 from cdk_triton.constructs.model import TritonMetrics, TritonModel
 from cdk_triton.constructs.monitoring import TritonAlarms, TritonDashboard
 from cdk_triton.constructs.scaling import TritonScaling
+from cdk_triton.constructs.verification import TritonVerification, VerificationCheck
 
 __all__ = [
     "ERROR_CODES",
@@ -30,5 +31,7 @@ __all__ = [
     "TritonMetrics",
     "TritonModel",
     "TritonScaling",
+    "TritonVerification",
+    "VerificationCheck",
     "resource_headroom",
 ]

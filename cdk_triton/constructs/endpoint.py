@@ -42,6 +42,7 @@ from cdk_triton.constructs.endpoint_base import ImportedTritonEndpoint, ITritonE
 from cdk_triton.constructs.image import TritonImage
 from cdk_triton.constructs.model import TritonMetrics, TritonModel, _DefersAcknowledgments
 from cdk_triton.constructs.scaling import TritonScaling
+from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_all
 
 if TYPE_CHECKING:
@@ -175,6 +176,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         """
         super().__init__(scope, construct_id)
         self._stack = remember_stack_info(self, scope)
+        self._artifacts_source = artifacts  # add_verification() reads the recorded samples
         self.instance_type = instance_type
         self.variant_name = variant_name
         self.instance_count = instance_count
@@ -451,6 +453,40 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
                 f"{resources} of {CFN_RESOURCE_LIMIT} CloudFormation resources used after {self.node.path}; "
                 "put further endpoints in another stack",
             )
+
+    def add_verification(
+        self,
+        *,
+        checks: Sequence[VerificationCheck] | None = None,
+        deadline: cdk.Duration | None = None,
+        warm_up: Sequence[str] = (),
+    ) -> TritonVerification:
+        """Verify every deploy: invoke the endpoint with the recorded samples (a custom resource).
+
+        A wrong answer fails the stack update, which rolls back to the previous endpoint config.
+        See ``verification.py`` for the lifecycle and the function's exact grants.
+
+        Args:
+            checks: Default: the samples the build manifest records (SME: the default model; MME:
+                every TargetModel with one); none raises NoRecordedSamples.
+            deadline: how long to retry while instances start and models load. Default: 10 minutes.
+            warm_up: MME logical names invoked once before the checks. Default: none.
+        """
+        art = self.model.artifacts
+        return TritonVerification(
+            self,
+            "Verification",
+            endpoint=self.resource,
+            endpoint_name=self.endpoint_name,
+            endpoint_arn=self.endpoint_arn,
+            mode=art.mode,
+            checks=checks if checks is not None else recorded_checks(self, self._artifacts_source),
+            verified=[self.model.resource, self.endpoint_config, *self.target_model_parameters],
+            target_model_parameter_path=getattr(self, "target_model_parameter_path", None),
+            artifacts_key_arn=art.kms_key_arn,
+            deadline=deadline,
+            warm_up=warm_up,
+        )
 
     def _scaling_endpoint_name(self) -> str:
         return self.attr_endpoint_name

@@ -81,6 +81,10 @@ ERROR_CODES: dict[str, str] = {
     # imported endpoints
     "MissingEndpointAttribute": "a feature asked of an imported endpoint that was imported without the attribute it needs",
     "InvalidEndpointMode": "from_endpoint_attributes mode is neither 'SME' nor 'MME'",
+    # deploy verification
+    "NoRecordedSamples": "a deploy verification of an endpoint with no recorded sample (or an empty checks list)",
+    "SampleFileMissing": "a recorded sample with no S3 URIs whose file is not next to the manifest",
+    "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
 }
 
 

@@ -98,7 +98,20 @@ def deployed(aws_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) 
     ]
     _cdk(["bootstrap", f"aws://{ACCOUNT}/{REGION}", *ctx], aws_env, ROOT)
     _cdk(["deploy", "--all", "--require-approval", "never", "--progress", "events", *ctx], aws_env, ROOT)
+    aws_env["CDK_OUT"] = str(out)
     return aws_env
+
+
+def test_custom_resources_false_leaves_out_the_verification(deployed: dict[str, str]) -> None:
+    """moto never runs custom-resource Lambdas: the app's deploy verification must not be there at all."""
+    tpl = json.loads((Path(deployed["CDK_OUT"]) / "CdkTritonExample.template.json").read_text())
+    types = {r["Type"] for r in tpl["Resources"].values()}
+    assert "Custom::TritonVerification" not in types and "AWS::Lambda::Function" not in types
+    assert not any("Verification" in logical_id for logical_id in tpl["Resources"])
+    summaries = _client("cloudformation", deployed).list_stack_resources(StackName="CdkTritonExample")[
+        "StackResourceSummaries"
+    ]
+    assert summaries and not any("Verification" in r["LogicalResourceId"] for r in summaries)
 
 
 def _client(service: str, env: dict[str, str]):  # type: ignore[no-untyped-def]

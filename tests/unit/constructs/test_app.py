@@ -93,6 +93,13 @@ def test_app_has_dashboard_alarms_topic_and_metrics(agnostic: tuple[Path, dict[s
     assert "Rules" in tpl and "Mappings" in tpl  # env-agnostic image resolution
 
 
+def test_app_verifies_the_endpoint_with_recorded_samples(agnostic: tuple[Path, dict[str, Any]]) -> None:
+    _, tpl = agnostic  # custom_resources defaults to true; the fixture's multi endpoint records no sample
+    [verification] = _of(tpl, "Custom::TritonVerification")
+    assert verification["Properties"]["EndpointName"] == "classifier"
+    assert [f["Properties"]["Runtime"] for f in _of(tpl, "AWS::Lambda::Function")] == ["python3.12"]
+
+
 def test_app_in_us_east_1_resolves_images(us_east_1: tuple[Path, dict[str, Any]]) -> None:
     _, tpl = us_east_1
     images = {m["Properties"]["PrimaryContainer"]["Image"] for m in _of(tpl, "AWS::SageMaker::Model")}
@@ -164,7 +171,13 @@ def test_app_in_us_east_1_creates_in_moto_cloudformation(
         ("AWS_DEFAULT_REGION", "us-east-1"),
     ):
         monkeypatch.setenv(var, value)
-    tpl = _synth(tmp_path, region="us-east-1", account="123456789012", instance_type="ml.g4dn.xlarge")
+    tpl = _synth(
+        tmp_path,
+        region="us-east-1",
+        account="123456789012",
+        instance_type="ml.g4dn.xlarge",
+        custom_resources="false",  # moto never runs custom-resource Lambdas
+    )
     tpl.pop("Rules", None)  # CheckBootstrapVersion reads an SSM parameter the bootstrap stack would own
     tpl.pop("Parameters", None)
     with moto.mock_aws():

@@ -69,6 +69,7 @@ def _dashboard_too_large(stack: cdk.Stack) -> None:
 
 _BAD = Path(tempfile.mkdtemp(prefix="cdk-triton-bad-manifests-"))
 (_BAD / "broken.json").write_text("{ not json")
+(_BAD / "no-samples.json").write_text(EXAMPLE.read_text())  # its samples/ folder is not next to it
 (_BAD / "v99.json").write_text(json.dumps({**json.loads(EXAMPLE.read_text()), "schema_version": 99}))
 
 
@@ -174,6 +175,11 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "InvalidEndpointMode": lambda s: TritonEndpoint.from_endpoint_attributes(
         s, "Imported", endpoint_name="other", mode="multi"
     ),
+    "NoRecordedSamples": lambda s: mme(s).add_verification(),
+    "SampleFileMissing": lambda s: sme(
+        s, artifacts=ModelArtifacts.from_manifest(_BAD / "no-samples.json", "classifier")
+    ).add_verification(),
+    "InvalidVerificationDeadline": lambda s: sme(s).add_verification(deadline=cdk.Duration.minutes(15)),
 }
 
 #: code -> (prop, value) the error must name for the case above: the prop the user set, the value received.
@@ -234,6 +240,9 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "UnknownTritonVersion": ("version", "99.01"),
     "UnsupportedManifestVersion": ("manifest schema_version", 99),
     "UseTritonMetrics": ("server_options.publish_metrics_to_cloudwatch", True),
+    "NoRecordedSamples": ("artifacts", "multi"),
+    "SampleFileMissing": ("sample.request", str(_BAD / "samples" / "classifier.request.json")),
+    "InvalidVerificationDeadline": ("deadline", "900 s"),
 }
 
 STACK_ENV = {"ImageNotInRegion": cdk.Environment(account="123456789012", region="eu-south-2")}
