@@ -49,7 +49,8 @@ __all__ = [
 ]
 
 #: The handler shipped as the function's asset.
-HANDLER_DIR = Path(__file__).resolve().parents[2] / "lambda" / "verify"
+#: lambda/verify: in a checkout through the symlink handlers/verify, in a wheel the copy setuptools made of it
+HANDLER_DIR = (Path(__file__).parent / "handlers" / "verify").resolve()
 DEFAULT_VERIFICATION_DEADLINE = cdk.Duration.minutes(10)
 #: Seconds the Lambda gets beyond the deadline (the handler keeps 15 s of them to answer CloudFormation).
 TIMEOUT_MARGIN_S = 60

@@ -53,11 +53,24 @@ WILDCARD_REASONS: list[tuple[str, str]] = [
     ),
 ]
 
+WILDCARD_REASONS += [
+    (
+        r"Resource::arn:[^\]]*:logs:[^\]]*:log-group:/aws/codebuild/\*",
+        "CDK Pipelines' shared asset-publishing role writes the logs of its publishing projects (one per asset)",
+    ),
+    (
+        r"Resource::arn:[^\]]*:codebuild:[^\]]*:report-group/\*",
+        "CDK Pipelines' shared asset-publishing role reports for its publishing projects (one per asset)",
+    ),
+]
 #: Actions granted on '*': no resource-level permissions, or CDK Pipelines' own choice.
 STAR_ACTIONS = {
     "ecr:GetAuthorizationToken": "ECR's login has no resource-level permissions",
     "cloudformation:DescribeStacks": "self-mutation reads the stacks it deploys (CDK Pipelines)",
     "servicequotas:ListServiceQuotas": "the GPU job quota preflight; Service Quotas lists have no resource scope",
+    "codebuild:BatchGetBuilds": "CDK Pipelines' asset-publishing role starts its own publishing projects (CDK Pipelines' own grant)",
+    "codebuild:StartBuild": "CDK Pipelines' asset-publishing role starts its own publishing projects (CDK Pipelines' own grant)",
+    "codebuild:StopBuild": "CDK Pipelines' asset-publishing role starts its own publishing projects (CDK Pipelines' own grant)",
     "s3:ListBucket": "self-mutation lists the CDK asset buckets of the target accounts (CDK Pipelines' own grant)",
 }
 

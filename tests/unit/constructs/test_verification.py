@@ -311,3 +311,14 @@ def test_app_without_custom_resources_has_no_verification(tmp_path: Path) -> Non
     assert RESOURCE_TYPE not in types and "AWS::Lambda::Function" not in types
     assert "Verification" not in json.dumps(tpl)
     assert (ROOT / "app.py").is_file()
+
+
+def test_the_handler_asset_is_lambda_verify_and_ships_with_the_package() -> None:
+    import tomllib
+
+    from cdk_triton.constructs.verification import HANDLER_DIR
+
+    root = Path(__file__).resolve().parents[3]
+    assert HANDLER_DIR == (root / "lambda" / "verify").resolve() and (HANDLER_DIR / "index.py").is_file()
+    data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert "handlers/verify/index.py" in data["cdk_triton.constructs"]

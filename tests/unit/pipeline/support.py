@@ -26,6 +26,14 @@ def manifest_with_samples(tmp: Path, mutate: Any = None) -> Path:
         mutate(data)
     path = tmp / "manifest.json"
     path.write_text(json.dumps(data))
+    # the recorded sample files beside the manifest, as a build writes them (the endpoint stack's
+    # verification resource derives their S3 URIs from their content)
+    samples = tmp / "samples"
+    samples.mkdir(exist_ok=True)
+    fixture = EXAMPLE.parent / "samples" / "classifier"
+    for name in ["classifier", *data["endpoints"]["multi"]["target_models"]]:
+        for kind in ("request", "response"):
+            (samples / f"{name}.{kind}.json").write_text(Path(f"{fixture}.{kind}.json").read_text())
     return path
 
 

@@ -65,7 +65,8 @@ def _statements(tpl: dict[str, Any], fragment: str) -> list[dict[str, Any]]:
 def test_pipeline_stages_in_order_with_approval_before_prod(synthed: tuple[Path, dict[str, Any]]) -> None:
     (pipeline,) = _of(synthed[1], "AWS::CodePipeline::Pipeline").values()
     stages = [(s["Name"], [a["Name"] for a in s["Actions"]]) for s in pipeline["Properties"]["Stages"]]
-    assert [n for n, _ in stages] == ["Source", "Build", "UpdatePipeline", "Staging", "Prod"]
+    # Assets: CDK Pipelines publishes the file assets (the verification Lambda of each endpoint stack)
+    assert [n for n, _ in stages] == ["Source", "Build", "UpdatePipeline", "Assets", "Staging", "Prod"]
     actions = dict(stages)
     assert actions["Build"] == ["GpuBuild", "Synth"]
     assert actions["UpdatePipeline"] == ["SelfMutate"]

@@ -1,0 +1,145 @@
+"""Content-addressed build cache: a key hashes every input that affects an output.
+
+Layout under ``<out>/cache/models``: ``<name>-<key16>/`` (the finished model directory, renamed
+into place) and ``<name>-<key16>.json`` (its record, written last). An entry is trusted only when
+both exist, so a killed build never leaves a half artifact that a later build trusts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from dataclasses import asdict
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from cdk_triton.config.spec import ModelSpec
+
+#: bump when the build's output for the same inputs changes
+BUILD_FORMAT = "2"
+
+_TOOLS = (
+    "cdk-triton",
+    "torch",
+    "onnx",
+    "onnxscript",
+    "onnxruntime",
+    "numpy",
+    "transformers",
+    "tritonclient",
+    "protobuf",
+    "isal",
+    "tensorrt",
+)
+
+
+def tool_versions() -> dict[str, str]:
+    """Versions of every tool that can change an output (absent tools omitted)."""
+    out = {}
+    for name in _TOOLS:
+        try:
+            out[name.replace("-", "_")] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def model_key(
+    spec: ModelSpec,
+    *,
+    fingerprint: dict[str, Any],
+    triton_version: str,
+    tools: dict[str, str],
+    step_keys: dict[str, str] | None = None,
+) -> str:
+    """sha256 of the declaration, the source fingerprint, the target release and tool versions."""
+    payload = {
+        "build_format": BUILD_FORMAT,
+        "spec": asdict(spec),
+        "source": fingerprint,
+        "triton_version": triton_version,
+        "tools": tools,
+        "steps": step_keys or {},
+    }
+    return hashlib.sha256(canonical(payload).encode()).hexdigest()
+
+
+class ModelCache:
+    """The finished model directories of one output directory."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.root = out_dir / "cache" / "models"
+        self.tmp_root = out_dir / ".tmp"
+
+    def entry_dir(self, name: str, key: str) -> Path:
+        return self.root / f"{name}-{key[:16]}"
+
+    def record_path(self, name: str, key: str) -> Path:
+        return self.root / f"{name}-{key[:16]}.json"
+
+    def get(self, name: str, key: str) -> dict[str, Any] | None:
+        rec, d = self.record_path(name, key), self.entry_dir(name, key)
+        if not (rec.is_file() and d.is_dir()):
+            return None
+        try:
+            data: dict[str, Any] = json.loads(rec.read_text("utf-8"))
+        except (OSError, json.JSONDecodeError):
+            return None
+        return data if data.get("source_sha256") == key else None
+
+    def new_temp_dir(self, name: str) -> Path:
+        self.tmp_root.mkdir(parents=True, exist_ok=True)
+        d = self.tmp_root / f"{name}.{uuid.uuid4().hex}"
+        d.mkdir()
+        return d
+
+    def commit(self, name: str, key: str, tmp_dir: Path, record: dict[str, Any]) -> Path:
+        """Rename ``tmp_dir`` into place, then write the record (atomically, last)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        final = self.entry_dir(name, key)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp_dir, final)
+        rec = self.record_path(name, key)
+        tmp = rec.with_name(f".{rec.name}.{uuid.uuid4().hex}.tmp")
+        tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", "utf-8")
+        os.replace(tmp, rec)
+        return final
+
+    def prune(self, keep: set[tuple[str, str]]) -> list[str]:
+        """Remove every entry but ``keep`` ((name, key) pairs); returns the names removed.
+
+        Call it only after a successful build, with every entry the new manifest references. The
+        record goes first (an entry without one is never trusted), then the directory is renamed
+        to a ``.*.old`` name (removed again by the next build if this one is killed) and deleted.
+        """
+        if not self.root.is_dir():
+            return []
+        wanted = {self.entry_dir(n, k).name for n, k in keep}
+        removed = []
+        for p in sorted(self.root.iterdir()):
+            stem = p.name.removesuffix(".json")
+            if p.name.startswith(".") or stem in wanted:
+                continue
+            if p.is_dir():
+                old = p.with_name(f".{p.name}.{uuid.uuid4().hex}.old")
+                (self.root / f"{p.name}.json").unlink(missing_ok=True)
+                os.replace(p, old)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                p.unlink(missing_ok=True)
+            removed.append(p.name)
+        return removed
+
+    def clean_temp(self) -> None:
+        """Remove leftovers of killed builds (never trusted, only space)."""
+        if self.tmp_root.is_dir():
+            shutil.rmtree(self.tmp_root, ignore_errors=True)

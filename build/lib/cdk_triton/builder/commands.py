@@ -1,0 +1,67 @@
+"""``cdk-triton build``: run the build stage with progress bars and a summary table.
+
+Exit codes (cdk_triton/cli.py): 0 success, 1 BuildError, 2 bad declarations (TritonValidationError).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from cdk_triton.builder.pipeline import run_build
+
+DEFAULT_CONFIG = "build/models.yaml"
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``build`` subcommand."""
+    p = subparsers.add_parser(
+        "build",
+        help="export, verify, package (and upload) the declared models; write the manifest",
+        description="Build Triton model repositories from build/models.yaml and write <out>/manifest.json.",
+    )
+    p.add_argument("--config", default=DEFAULT_CONFIG, help=f"declaration file (default: {DEFAULT_CONFIG})")
+    p.add_argument("--out", default=None, help="output directory (default: <config dir>/out)")
+    p.add_argument("--upload", action="store_true", help="upload artifacts to the artifact location (S3)")
+    p.add_argument("--only", default=None, metavar="NAME", help="build only this model or endpoint")
+    p.add_argument("--force", action="store_true", help="rebuild everything, ignoring the cache")
+    p.add_argument(
+        "--artifact-location",
+        default=None,
+        metavar="S3_URI",
+        help="override the declared s3://bucket/prefix (or set CDK_TRITON_ARTIFACT_LOCATION)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the build and print a summary table."""
+    result = run_build(
+        args.config,
+        out_dir=args.out,
+        upload=args.upload,
+        only=args.only,
+        force=args.force,
+        progress=not args.no_progress,
+        artifact_location=args.artifact_location,
+    )
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=sys.stdout)
+    table = Table(title="cdk-triton build")
+    for col in ("model", "format", "status", "parity max |diff|"):
+        table.add_column(col)
+    for row in result.rows:
+        table.add_row(row["model"], row["format"], row["status"], row["parity"])
+    console.print(table)
+    console.print(
+        f"exported {result.exported}, packaged {result.packaged}, uploaded {result.uploaded}, "
+        f"copied {result.copied}, up to date {result.skipped}; "
+        f"manifest: {result.manifest_path} (uploaded: {str(result.manifest.uploaded).lower()})"
+    )
+    for name, why in result.skipped_models.items():
+        console.print(f"[yellow]skipped[/yellow] {name}: {why}")
+    return 0

@@ -1,0 +1,212 @@
+"""ONNX export via torch.onnx.export: dynamic batch dim, named outputs, one file unless > 2 GB."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cdk_triton.builder.compat import check_onnx_model
+from cdk_triton.builder.export import check_io
+from cdk_triton.builder.pbtxt import IoTensor
+from cdk_triton.builder.reference import Runner
+from cdk_triton.config.spec import ModelSpec
+from cdk_triton.errors import BuildError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+TWO_GB = 2 * 1024**3
+
+#: onnx.TensorProto elem type -> Triton dtype
+_ONNX_TYPES = {
+    1: "FP32",
+    2: "UINT8",
+    3: "INT8",
+    4: "UINT16",
+    5: "INT16",
+    6: "INT32",
+    7: "INT64",
+    8: "STRING",
+    9: "BOOL",
+    10: "FP16",
+    11: "FP64",
+    12: "UINT32",
+    13: "UINT64",
+    16: "BF16",
+}
+
+
+def torch_max_opset() -> int:
+    """The highest opset torch's exporter writes here."""
+    try:
+        from torch.onnx._constants import ONNX_MAX_OPSET
+
+        return int(ONNX_MAX_OPSET)
+    except Exception:
+        return 20
+
+
+def export(
+    module: Any, spec: ModelSpec, sample: dict[str, np.ndarray], out_file: Path, *, opset: int
+) -> None:
+    """Export ``module`` to ``out_file`` (plus ``<file>.data`` only for models over 2 GB)."""
+    import numpy as np
+    import torch
+
+    args = tuple(torch.from_numpy(np.ascontiguousarray(sample[t.name])) for t in spec.inputs)
+    size = sum(p.numel() * p.element_size() for p in module.parameters()) + sum(
+        b.numel() * b.element_size() for b in module.buffers()
+    )
+    kwargs: dict[str, Any] = {
+        "input_names": [t.name for t in spec.inputs],
+        "output_names": [t.name for t in spec.outputs],
+        "opset_version": opset,
+        "external_data": size >= TWO_GB,
+    }
+    if spec.onnx.exporter == "dynamo":
+        kwargs["dynamo"] = True
+        if spec.max_batch_size > 0:
+            kwargs["dynamic_shapes"] = tuple({0: torch.export.Dim.DYNAMIC} for _ in spec.inputs)
+    else:
+        kwargs["dynamo"] = False
+        if spec.max_batch_size > 0:
+            names = [t.name for t in spec.inputs] + [t.name for t in spec.outputs]
+            kwargs["dynamic_axes"] = {n: {0: "batch"} for n in names}
+    import contextlib
+    import io
+    import logging
+    import warnings
+
+    logging.getLogger("torch.onnx").setLevel(logging.ERROR)
+    try:
+        with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            torch.onnx.export(module, args, str(out_file), verbose=False, **kwargs)
+    except Exception as exc:
+        raise BuildError(
+            f"model '{spec.name}': torch.onnx.export failed: {exc!r}", code="ExportFailed"
+        ) from exc
+    if not out_file.is_file():
+        raise BuildError(f"model '{spec.name}': torch.onnx.export wrote no file", code="ExportFailed")
+    strip_source_locations(out_file)
+
+
+def strip_source_locations(path: Path) -> None:
+    """Drop the Python stack traces torch writes into node metadata and doc strings.
+
+    They name absolute paths (the factory's file, site-packages), so the same model built in another
+    checkout or venv would get other bytes (and another S3 key). They do not affect inference.
+    """
+    import onnx
+
+    model = onnx.load(str(path), load_external_data=False)
+    changed = False
+
+    def clean(nodes: Any) -> None:
+        nonlocal changed
+        for node in nodes:
+            keep = [p for p in node.metadata_props if not p.key.endswith("stack_trace")]
+            if len(keep) != len(node.metadata_props) or node.doc_string:
+                changed = True
+                del node.metadata_props[:]
+                node.metadata_props.extend(keep)
+                node.doc_string = ""
+            for attr in node.attribute:
+                for g in [attr.g] if attr.HasField("g") else list(attr.graphs):
+                    clean(g.node)
+
+    clean(model.graph.node)
+    for fn in model.functions:
+        clean(fn.node)
+    if changed:
+        onnx.save(model, str(path))
+
+
+def inspect(
+    path: Path, spec: ModelSpec, *, triton_version: str
+) -> tuple[list[IoTensor], list[IoTensor], dict[str, Any]]:
+    """Config inputs/outputs read from the ONNX graph, cross-checked with the declaration."""
+    import onnx
+
+    model = onnx.load(str(path), load_external_data=False)
+    try:
+        onnx.checker.check_model(str(path))
+    except Exception as exc:
+        raise BuildError(
+            f"model '{spec.name}': {path.name} fails onnx.checker: {exc}", code="OnnxInvalid"
+        ) from exc
+    opset, ir = check_onnx_model(model, triton_version, name=spec.name)
+    inits = {i.name for i in model.graph.initializer}
+    graph_in = [v for v in model.graph.input if v.name not in inits]
+
+    def tensors(values: Any, group: str) -> list[IoTensor]:
+        out = []
+        for v in values:
+            tt = v.type.tensor_type
+            dims = [d.dim_value if d.HasField("dim_value") and d.dim_value > 0 else -1 for d in tt.shape.dim]
+            if spec.max_batch_size > 0:
+                if not dims or dims[0] != -1:
+                    raise BuildError(
+                        f"model '{spec.name}': {group} '{v.name}' has shape {dims} without a dynamic batch dim, but "
+                        f"max_batch_size is {spec.max_batch_size}; set max_batch_size: 0 (and declare the full shape) "
+                        "or export with a dynamic batch dim",
+                        code="NoBatchDim",
+                    )
+                dims = dims[1:]
+            out.append(
+                IoTensor(
+                    name=v.name, dtype=_ONNX_TYPES.get(tt.elem_type, f"onnx:{tt.elem_type}"), dims=tuple(dims)
+                )
+            )
+        return out
+
+    obs_in, obs_out = tensors(graph_in, "input"), tensors(model.graph.output, "output")
+    for group, declared, observed in (("inputs", spec.inputs, obs_in), ("outputs", spec.outputs, obs_out)):
+        dn, on = [t.name for t in declared], [t.name for t in observed]
+        if sorted(dn) != sorted(on) and len(dn) == len(on):
+            raise BuildError(
+                f"model '{spec.name}': the ONNX graph's {group} are {on}, the declaration says {dn}; "
+                "declare the graph's names",
+                code="TensorNameMismatch",
+            )
+    order_in = {t.name: i for i, t in enumerate(obs_in)}
+    order_out = {t.name: i for i, t in enumerate(obs_out)}
+    obs_in = sorted(
+        obs_in,
+        key=lambda t: (
+            [d.name for d in spec.inputs].index(t.name)
+            if t.name in [d.name for d in spec.inputs]
+            else order_in[t.name]
+        ),
+    )
+    obs_out = sorted(
+        obs_out,
+        key=lambda t: (
+            [d.name for d in spec.outputs].index(t.name)
+            if t.name in [d.name for d in spec.outputs]
+            else order_out[t.name]
+        ),
+    )
+    ins = check_io(spec, spec.inputs, obs_in, group="inputs", what="the ONNX graph")
+    outs = check_io(spec, spec.outputs, obs_out, group="outputs", what="the ONNX graph")
+    return ins, outs, {"opset": opset, "ir_version": ir}
+
+
+def load_runner(path: Path, spec: ModelSpec) -> Runner:
+    """An onnxruntime CPU session; outputs keyed by the declared names."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    sess = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+    out_names = [t.name for t in spec.outputs]
+
+    def run(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        import numpy as np
+
+        feed = {t.name: np.ascontiguousarray(inputs[t.name]) for t in spec.inputs}
+        res = sess.run(out_names, feed)
+        return dict(zip(out_names, res, strict=True))
+
+    return run

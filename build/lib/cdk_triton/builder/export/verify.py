@@ -1,0 +1,88 @@
+"""CPU runners for parity checks: the eager reference of a model and its built artifact.
+
+A runner maps named numpy inputs to named outputs; ensembles chain the runners of their steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from cdk_triton.builder.context import BuildContext
+from cdk_triton.builder.export import onnx as onnx_export
+from cdk_triton.builder.export import torchscript as ts_export
+from cdk_triton.builder.python_model import PythonModelRunner
+from cdk_triton.builder.reference import Runner, build_eager, torch_runner
+from cdk_triton.config.spec import ModelSpec
+from cdk_triton.errors import BuildError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def reference_runner(ctx: BuildContext, m: ModelSpec) -> Runner:
+    """The eager model (factory), the given TorchScript / ONNX file, or else the built artifact."""
+    if m.name in ctx.runners:
+        return ctx.runners[m.name]
+    src = m.source
+    assert src is not None
+    if src.factory:
+        runner = torch_runner(build_eager(ctx.spec, m), m)
+    elif src.torchscript:
+        runner = ts_export.load_runner(ctx.spec.resolve_path(src.torchscript), m)
+    elif src.onnx:
+        runner = onnx_export.load_runner(ctx.spec.resolve_path(src.onnx), m)
+    else:
+        runner = artifact_runner(ctx, m)
+    ctx.runners[m.name] = runner
+    return runner
+
+
+def artifact_runner(ctx: BuildContext, m: ModelSpec) -> Runner:
+    """A CPU runner of the built artifact (from the cache)."""
+    p = ctx.plan[m.name]
+    assert p.record is not None
+    d = ctx.cache.entry_dir(m.name, p.key)
+    if m.format == "onnx":
+        return onnx_export.load_runner(d / "1" / "model.onnx", m)
+    if m.format == "torchscript":
+        return ts_export.load_runner(d / "1" / "model.pt", m)
+    if m.format == "python":
+        return PythonModelRunner(d / "1" / "model.py", p.record.exported.config, name=m.name)
+    if m.format == "ensemble":
+        return chain(ctx, m, lambda step: artifact_runner(ctx, step))
+    raise BuildError(f"model '{m.name}': a {m.format} model cannot run on CPU", code="TensorRTUnavailable")
+
+
+def chain(ctx: BuildContext, m: ModelSpec, runner_of: Callable[[ModelSpec], Runner]) -> Runner:
+    """Run an ensemble step by step, each step with ``runner_of(step model)``."""
+
+    def run(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        env = dict(inputs)
+        for s in m.steps:
+            step = ctx.spec.model(s.model)
+            out = runner_of(step)({k: env[v] for k, v in s.input_map.items()})
+            for k, v in s.output_map.items():
+                env[v] = out[k]
+        return {t.name: env[t.name] for t in m.outputs}
+
+    return run
+
+
+def guarded(runner: Runner, m: ModelSpec) -> Runner:
+    """Turn a failure of the eager model on the declared sample into BuildError(EagerRunFailed)."""
+
+    def run(inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        try:
+            return runner(inputs)
+        except BuildError:
+            raise
+        except Exception as exc:
+            shapes = {k: [*v.shape] for k, v in inputs.items()}
+            raise BuildError(
+                f"model '{m.name}': the eager model fails on the declared sample input {shapes}: {exc!r}; "
+                "check the declared inputs (dtype, shape without the batch dim, max_batch_size)",
+                code="EagerRunFailed",
+            ) from exc
+
+    return run

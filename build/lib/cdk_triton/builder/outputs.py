@@ -1,0 +1,220 @@
+"""The build's output directory: the lock, leftovers of killed builds, samples, the upload, the
+manifest (merged with the previous one under ``--only``) and pruning of what nothing references."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from cdk_triton.builder import upload as upload_mod
+from cdk_triton.builder.context import BuildContext, ModelRecord, StepOutput, StepStatus
+from cdk_triton.builder.samples import write_json_if_changed
+from cdk_triton.config.manifest import (
+    MANIFEST_FILENAME,
+    SCHEMA_VERSION,
+    Manifest,
+    ModelEntry,
+    Sample,
+    manifest_from_dict,
+    read_manifest,
+    write_manifest,
+)
+from cdk_triton.errors import BuildError, TritonValidationError
+
+
+def prepare(ctx: BuildContext) -> StepOutput:
+    """Create the output directory, take its lock and remove what killed builds left."""
+    ctx.out.mkdir(parents=True, exist_ok=True)
+    ctx.lock = lock(ctx.out)
+    ctx.cache.clean_temp()
+    clean_leftovers(ctx.out)
+    return StepOutput(step="prepare", status=StepStatus.OK)
+
+
+def lock(out: Path) -> Any:
+    """One build per output directory at a time (advisory lock, released when the process dies)."""
+    import fcntl
+
+    fh = (out / ".lock").open("a")
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        raise BuildError(
+            f"another build is writing to {out}; wait for it or use another --out", code="BuildLocked"
+        ) from None
+    return fh
+
+
+def clean_leftovers(out: Path) -> None:
+    """Remove temp files and directories a killed build left (never trusted; only space)."""
+    for sub in ("sme", "mme", "samples", "cache"):
+        root = out / sub
+        if not root.is_dir():
+            continue
+        for p in sorted(root.rglob(".*"), key=lambda x: len(x.parts), reverse=True):
+            if p.name.endswith((".tmp", ".old")):
+                if p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+                else:
+                    p.unlink(missing_ok=True)
+
+
+def write_samples(ctx: BuildContext) -> StepOutput:
+    """Write each built model's KServe v2 sample request and expected response under ``samples/``."""
+    written = 0
+    for n in ctx.built:
+        s = ctx.record(n).exported.sample
+        req = ctx.out / "samples" / f"{n}.request.json"
+        resp = ctx.out / "samples" / f"{n}.response.json"
+        written += int(write_json_if_changed(req, s.request))
+        written += int(write_json_if_changed(resp, s.response))
+        ctx.samples[n] = Sample(
+            request=f"samples/{n}.request.json",
+            response=f"samples/{n}.response.json",
+            atol=s.atol,
+            rtol=s.rtol,
+        )
+    return StepOutput(
+        step="samples", status=StepStatus.OK if written else StepStatus.UP_TO_DATE, done=written
+    )
+
+
+def upload_artifacts(ctx: BuildContext) -> StepOutput:
+    """Upload the packaged artifacts (``--upload``), or find whether an earlier upload holds them."""
+    loc = ctx.spec.artifact_location
+    ledger = ctx.out / "uploads.json"
+    prefix = f"s3://{loc.bucket}/"
+    objects = [
+        upload_mod.UploadObject(
+            local_path=a.local_path, key=a.s3_uri[len(prefix) :], sha256=a.sha256, size=a.size
+        )
+        for a in ctx.artifacts
+    ]
+    if not ctx.upload:
+        ctx.uploaded = bool(objects) and upload_mod.all_recorded(objects, loc, ledger)
+        return StepOutput(step="upload", status=StepStatus.SKIPPED)
+    ctx.reporter.start("upload", sum(o.size for o in objects), "bytes")
+    stats = upload_mod.upload(
+        objects,
+        loc,
+        client=ctx.s3_client,
+        ledger_path=ledger,
+        progress=lambda n: ctx.reporter.advance("upload", n),
+    )
+    ctx.reporter.finish("upload")
+    ctx.uploaded = True
+    return StepOutput(
+        step="upload",
+        status=StepStatus.OK if stats.uploaded or stats.copied else StepStatus.UP_TO_DATE,
+        done=stats.uploaded,
+        copied=stats.copied,
+        up_to_date=stats.skipped,
+    )
+
+
+def model_entry(record: ModelRecord, sample: Sample | None) -> ModelEntry:
+    """The manifest entry of a built model."""
+    plans = record.exported.plans or []
+    return ModelEntry(
+        name=record.name,
+        format=record.format,
+        platform=record.platform,
+        backend=record.backend,
+        config=record.exported.config,
+        config_sha256=record.exported.config_sha256,
+        files=record.files,
+        steps=record.exported.steps or [],
+        gpu_architectures=sorted(p["gpu_architecture"] for p in plans),
+        tensorrt_version=plans[0]["tensorrt_version"] if plans else None,
+        source_sha256=record.source_sha256,
+        sample=sample,
+    )
+
+
+def write_build_manifest(ctx: BuildContext) -> StepOutput:
+    """Write ``manifest.json`` (unless it already holds these bytes) and read it back into the result."""
+    path = ctx.out / MANIFEST_FILENAME
+    manifest = Manifest(
+        schema_version=SCHEMA_VERSION,
+        triton_version=ctx.spec.triton_version,
+        artifact_location=ctx.spec.artifact_location,
+        uploaded=ctx.uploaded,
+        models={n: model_entry(ctx.record(n), ctx.samples.get(n)) for n in ctx.built},
+        endpoints=ctx.endpoint_entries,
+        tool_versions=ctx.tools,
+    )
+    if ctx.only is not None:
+        manifest = merge_previous(manifest, path)
+    changed = _write_if_changed(manifest, path)
+    ctx.result.manifest = read_manifest(path)
+    return StepOutput(step="manifest", status=StepStatus.OK if changed else StepStatus.UP_TO_DATE)
+
+
+def merge_previous(manifest: Manifest, path: Path) -> Manifest:
+    """``manifest`` with the other models and endpoints of the previous manifest (``--only``)."""
+    if not path.is_file():
+        return manifest
+    try:
+        prev = manifest_from_dict(json.loads(path.read_text("utf-8")), source=str(path))
+    except (TritonValidationError, json.JSONDecodeError):
+        return manifest
+    return replace(
+        manifest,
+        models={**prev.models, **manifest.models},
+        endpoints={**prev.endpoints, **manifest.endpoints},
+        uploaded=manifest.uploaded and prev.uploaded,
+    )
+
+
+def _write_if_changed(manifest: Manifest, path: Path) -> bool:
+    text = json.dumps(manifest.to_dict(), indent=2, sort_keys=True) + "\n"
+    if path.is_file() and path.read_text("utf-8") == text:
+        return False
+    write_manifest(manifest, path)
+    return True
+
+
+def prune(ctx: BuildContext) -> StepOutput:
+    """After a successful build: drop cache entries, samples and endpoint folders that neither this
+    build nor the manifest references."""
+    manifest = ctx.result.manifest
+    removed = ctx.cache.prune(
+        {(n, e.source_sha256) for n, e in manifest.models.items() if e.source_sha256}
+        | {(n, p.key) for n, p in ctx.plan.items()}
+    )
+    prune_outputs(ctx.out, manifest)
+    return StepOutput(
+        step="prune", status=StepStatus.OK if removed else StepStatus.UP_TO_DATE, done=len(removed)
+    )
+
+
+def prune_outputs(out: Path, manifest: Manifest) -> None:
+    """Remove sample files and endpoint folders the manifest no longer references (models or
+    endpoints removed from the declaration, an endpoint that changed mode)."""
+    keep = {
+        Path(f).name
+        for m in manifest.models.values()
+        if m.sample
+        for f in (m.sample.request, m.sample.response)
+        if f
+    }
+    if (out / "samples").is_dir():
+        for f in (out / "samples").glob("*.json"):
+            if f.name not in keep:
+                f.unlink(missing_ok=True)
+    for mode, multi in (("sme", False), ("mme", True)):
+        if not (out / mode).is_dir():
+            continue
+        for d in sorted((out / mode).iterdir()):
+            ep = manifest.endpoints.get(d.name)
+            if d.name.startswith(".") or not d.is_dir() or (ep is not None and ep.is_multi_model == multi):
+                continue
+            old = d.with_name(f".{d.name}.{uuid.uuid4().hex}.old")
+            os.replace(d, old)
+            shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,130 @@
+"""config.pbtxt from the real ModelConfig protobuf (tritonclient.grpc.model_config_pb2), never templates."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from cdk_triton.config.spec import ModelSpec
+
+#: format -> (platform, backend, default file name)
+PLATFORMS: dict[str, tuple[str | None, str | None, str | None]] = {
+    "torchscript": ("pytorch_libtorch", "pytorch", "model.pt"),
+    "onnx": ("onnxruntime_onnx", "onnxruntime", "model.onnx"),
+    "tensorrt": ("tensorrt_plan", "tensorrt", "model.plan"),
+    "python": (None, "python", "model.py"),
+    "ensemble": ("ensemble", None, None),
+}
+
+
+def _mc() -> Any:
+    """tritonclient's ModelConfig protobuf module, imported on first use (it pulls in protobuf)."""
+    from tritonclient.grpc import model_config_pb2
+
+    return model_config_pb2
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class IoTensor:
+    """A tensor as the config states it (dims without the batch dim when batching)."""
+
+    name: str
+    dtype: str  # Triton name without TYPE_
+    dims: tuple[int, ...]
+
+
+def build_config(
+    spec: ModelSpec,
+    *,
+    inputs: list[IoTensor],
+    outputs: list[IoTensor],
+    cc_model_filenames: dict[str, str] | None = None,
+) -> Any:
+    """The ModelConfig message of one model."""
+    mc = _mc()
+    platform, backend, _ = PLATFORMS[spec.format]
+    cfg = mc.ModelConfig(name=spec.name, max_batch_size=spec.max_batch_size)
+    if spec.format == "python":
+        cfg.backend = "python"
+    elif platform:
+        cfg.platform = platform
+    for t in inputs:
+        cfg.input.add(name=t.name, data_type=_dtype(t.dtype), dims=list(t.dims))
+    for t in outputs:
+        cfg.output.add(name=t.name, data_type=_dtype(t.dtype), dims=list(t.dims))
+    if spec.dynamic_batching is not None:
+        db = cfg.dynamic_batching
+        db.SetInParent()
+        db.preferred_batch_size.extend(spec.dynamic_batching.preferred_batch_sizes)
+        db.max_queue_delay_microseconds = spec.dynamic_batching.max_queue_delay_microseconds
+        db.preserve_ordering = spec.dynamic_batching.preserve_ordering
+    for g in spec.instance_groups:
+        cfg.instance_group.add(
+            kind=mc.ModelInstanceGroup.Kind.Value(g.kind), count=g.count, gpus=list(g.gpus)
+        )
+    for w in spec.warmup:
+        warm = cfg.model_warmup.add(
+            name=w.name, batch_size=w.batch_size if spec.max_batch_size > 0 else 0, count=w.count
+        )
+        for declared in spec.inputs:
+            entry = warm.inputs[_config_name(spec, inputs, declared.name)]
+            entry.data_type = _dtype(declared.dtype)
+            entry.dims.extend(declared.concrete_shape())
+            if w.data == "zero":
+                entry.zero_data = True
+            else:
+                entry.random_data = True
+    if spec.response_cache:
+        cfg.response_cache.enable = True
+    for k, v in sorted(spec.pytorch_parameters.items()):
+        cfg.parameters[k].string_value = v
+    if spec.format == "onnx" and spec.onnx.tensorrt_accelerator:
+        acc = cfg.optimization.execution_accelerators.gpu_execution_accelerator.add(name="tensorrt")
+        acc.parameters["precision_mode"] = spec.onnx.tensorrt_precision.upper()
+        acc.parameters["max_workspace_size_bytes"] = str(1 << 30)
+    if cc_model_filenames:
+        for cc, fname in sorted(cc_model_filenames.items()):
+            cfg.cc_model_filenames[cc] = fname
+    if spec.is_ensemble:
+        for s in spec.steps:
+            step = cfg.ensemble_scheduling.step.add(model_name=s.model, model_version=s.model_version)
+            for k, v in s.input_map.items():
+                step.input_map[k] = v
+            for k, v in s.output_map.items():
+                step.output_map[k] = v
+    return cfg
+
+
+def _config_name(spec: ModelSpec, inputs: list[IoTensor], declared: str) -> str:
+    idx = [t.name for t in spec.inputs].index(declared)
+    return inputs[idx].name
+
+
+def _dtype(name: str) -> int:
+    return int(_mc().DataType.Value(f"TYPE_{name}"))
+
+
+def to_pbtxt(cfg: Any) -> str:
+    """Text format of a ModelConfig (what Triton reads)."""
+    from google.protobuf import text_format
+
+    return str(text_format.MessageToString(cfg))
+
+
+def parse_pbtxt(text: str) -> Any:
+    """Parse config.pbtxt text into a ModelConfig (raises text_format.ParseError)."""
+    from google.protobuf import text_format
+
+    return text_format.Parse(text, _mc().ModelConfig())
+
+
+def to_dict(cfg: Any) -> dict[str, Any]:
+    """The manifest's JSON form of a config."""
+    from google.protobuf import json_format
+
+    return dict(json_format.MessageToDict(cfg, preserving_proto_field_name=True))
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -1,0 +1,114 @@
+"""The build: declarations -> exported, verified models -> repositories/archives -> S3 -> manifest.
+
+A pipeline of steps sharing one :class:`~cdk_triton.builder.context.BuildContext`; each returns a
+:class:`~cdk_triton.builder.context.StepOutput`. (1) plan: validate, resolve sources, check target
+compatibility, compute cache keys (nothing written yet); (2) export every model whose key is not
+cached (temp dir + rename); (3) package each endpoint (SME repository directory or tar.gz, MME one
+archive per target model); (4) optionally upload; (5) write the manifest and prune.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from cdk_triton.builder import outputs, plan, repository
+from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, BuildResult, StepOutput
+from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.export import step as export_step
+from cdk_triton.builder.report import Reporter
+
+__all__ = ["ENSEMBLE_PLACEHOLDER", "STEPS", "BuildResult", "Reporter", "run_build"]
+
+Step = Callable[[BuildContext], StepOutput]
+
+#: the steps after planning, in order (planning raises before anything is written)
+STEPS: tuple[Step, ...] = (
+    outputs.prepare,
+    export_step.export_models,
+    outputs.write_samples,
+    repository.package_endpoints,
+    outputs.upload_artifacts,
+    outputs.write_build_manifest,
+    outputs.prune,
+)
+
+
+def run_build(
+    config_path: str | os.PathLike[str],
+    *,
+    out_dir: str | os.PathLike[str] | None = None,
+    upload: bool = False,
+    only: str | None = None,
+    force: bool = False,
+    progress: bool = True,
+    artifact_location: str | None = None,
+    s3_client: Any | None = None,
+) -> BuildResult:
+    """Build every declared model and endpoint and write ``<out_dir>/manifest.json``.
+
+    Args:
+        config_path: the declaration (``build/models.yaml``).
+        out_dir: where outputs go. Default: ``<yaml dir>/out``.
+        upload: upload to the declared artifact location (S3). Default: compute S3 URIs only.
+        only: build just this model (with its steps) or endpoint; the manifest keeps the other
+            entries of the previous build.
+        force: rebuild everything, ignoring the cache.
+        progress: show rich progress bars and warnings on stderr.
+        artifact_location: override the declared ``s3://bucket/prefix``.
+        s3_client: a boto3 S3 client to upload with. Default: ``boto3.client("s3")``.
+
+    Raises:
+        TritonValidationError: bad declarations (nothing written).
+        BuildError: a failed build step (the code says which).
+    """
+    spec = load_spec(config_path, artifact_location=artifact_location)
+    out = Path(out_dir) if out_dir is not None else Path(config_path).resolve().parent / "out"
+    out = out.resolve()
+    endpoints, names = plan.select(spec, only)
+    with Reporter(progress) as reporter:
+        ctx = BuildContext(
+            spec=spec,
+            out=out,
+            reporter=reporter,
+            only=only,
+            force=force,
+            upload=upload,
+            s3_client=s3_client,
+            endpoints=endpoints,
+            names=plan.order(spec, names),
+        )
+        done = {"plan": plan.preflight(ctx)}  # raises before anything is written
+        for step in STEPS:
+            output = step(ctx)
+            done[output.step] = output
+        result = ctx.result
+        result.exported = done["export"].done
+        result.packaged = done["package"].done
+        result.uploaded, result.copied = done["upload"].done, done["upload"].copied
+        result.skipped = sum(done[s].up_to_date for s in ("plan", "package", "upload"))
+        result.warnings = list(ctx.warnings)
+        result.rows = summary_rows(ctx)
+        ctx.lock.close()
+    return result
+
+
+def summary_rows(ctx: BuildContext) -> list[dict[str, str]]:
+    """One row per model of the build: format, exported/cached/skipped, largest parity difference."""
+    rows = []
+    for n in ctx.built:
+        rec = ctx.plan[n].record
+        parity = rec.exported.parity_max_abs_diff if rec is not None else None
+        rows.append(
+            {
+                "model": n,
+                "format": rec.format if rec is not None else "",
+                "status": "exported" if n in ctx.fresh else "cached",
+                "parity": f"{parity:.2e}" if parity is not None else "-",
+            }
+        )
+    for n in ctx.result.skipped_models:
+        rows.append({"model": n, "format": ctx.plan[n].spec.format, "status": "skipped", "parity": "-"})
+    return rows

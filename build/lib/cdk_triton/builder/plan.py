@@ -1,0 +1,214 @@
+"""Plan the build before anything is written: selection, dependency order, target compatibility
+(ONNX opsets and IR versions, TorchScript versions, python model imports, TensorRT plans for the
+endpoints' GPUs) and the cache key of every model."""
+
+from __future__ import annotations
+
+from cdk_triton.builder import compat
+from cdk_triton.builder.cache import model_key, tool_versions
+from cdk_triton.builder.context import BuildContext, ModelRecord, Planned, StepOutput, StepStatus
+from cdk_triton.builder.export import tensorrt as trt_export
+from cdk_triton.builder.reference import forget_local_modules, resolve_factory, source_fingerprint
+from cdk_triton.config import tables
+from cdk_triton.config.spec import BuildSpec, EndpointSpec, ModelSpec
+from cdk_triton.errors import BuildError, TritonValidationError
+
+
+def select(spec: BuildSpec, only: str | None) -> tuple[list[EndpointSpec], list[str]]:
+    """The endpoints and models ``--only`` names (everything when None), models with their steps."""
+    if only is None:
+        endpoints = list(spec.endpoints)
+        names: list[str] = []
+        for m in spec.models:
+            for n in spec.closure(m.name):
+                if n not in names:
+                    names.append(n)
+        return endpoints, names
+    ep_names = [e.name for e in spec.endpoints]
+    if only in ep_names:
+        endpoints = [e for e in spec.endpoints if e.name == only]
+        roots = list(endpoints[0].models)
+    elif only in spec.model_names:
+        endpoints = [e for e in spec.endpoints if any(only in spec.closure(r) for r in e.models)]
+        roots = [only] + [r for e in endpoints for r in e.models]
+    else:
+        raise TritonValidationError(
+            "UnknownOnlyModel",
+            prop="--only",
+            value=only,
+            problem="is not a declared model or endpoint",
+            allowed=", ".join(spec.model_names + ep_names),
+            fix="name a model or endpoint from the declaration",
+        )
+    names = []
+    for r in roots:
+        for n in spec.closure(r):
+            if n not in names:
+                names.append(n)
+    return endpoints, names
+
+
+def order(spec: BuildSpec, names: list[str]) -> list[str]:
+    """Dependency order: steps before ensembles."""
+    out: list[str] = []
+
+    def visit(n: str) -> None:
+        if n in out:
+            return
+        for s in spec.model(n).steps:
+            visit(s.model)
+        out.append(n)
+
+    for n in names:
+        visit(n)
+    return out
+
+
+def preflight(ctx: BuildContext) -> StepOutput:
+    """Check every selected model against the target and compute its cache key (raises before
+    anything is written); a model whose key is cached gets its record, unless ``force``."""
+    ctx.tools = tool_versions()
+    forgotten: set[str] = set()
+    for name in ctx.names:
+        _plan(ctx, name, forgotten)
+    cached = sum(1 for p in ctx.plan.values() if p.record is not None)
+    return StepOutput(
+        step="plan",
+        status=StepStatus.OK if cached < len(ctx.plan) else StepStatus.UP_TO_DATE,
+        done=len(ctx.plan),
+        up_to_date=cached,
+    )
+
+
+def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
+    if name in ctx.plan:
+        return
+    spec = ctx.spec
+    m = spec.model(name)
+    for s in m.steps:
+        _plan(ctx, s.model, forgotten)
+    skip, local_arch = _tensorrt_target(spec, m)
+    if m.tensorrt.plans and m.format == "tensorrt":
+        check_prebuilt_plans(spec, m)
+    if m.source and m.source.factory and m.source.factory not in forgotten:
+        forget_local_modules(spec, m)  # import the factory's files as they are now
+        forgotten.add(m.source.factory)
+    fp = source_fingerprint(spec, m)
+    if local_arch:
+        fp["gpu_architecture"] = local_arch  # a plan is specific to the GPU it was built on
+    _check_source(spec, m)
+    key = model_key(
+        m,
+        fingerprint=fp,
+        triton_version=spec.triton_version,
+        tools=ctx.tools,
+        step_keys={s.model: ctx.plan[s.model].key for s in m.steps},
+    )
+    if any(ctx.plan[s.model].skip_reason for s in m.steps):
+        skip = f"step of '{m.name}' skipped: " + "; ".join(
+            str(ctx.plan[s.model].skip_reason) for s in m.steps if ctx.plan[s.model].skip_reason
+        )
+        if not m.optional:
+            raise BuildError(f"model '{m.name}' needs a skipped model: {skip}", code="TensorRTUnavailable")
+    cached = None if skip or ctx.force else ctx.cache.get(name, key)
+    ctx.plan[name] = Planned(
+        spec=m, key=key, record=ModelRecord.from_dict(cached) if cached else None, skip_reason=skip
+    )
+    if m.format == "torchscript" and skip is None:
+        w = compat.torchscript_warning(ctx.tools.get("torch", "0"), spec.triton_version)
+        if w:
+            ctx.warn(f"model '{m.name}': {w}")
+
+
+def _tensorrt_target(spec: BuildSpec, m: ModelSpec) -> tuple[str | None, str | None]:
+    """(why an optional model is skipped, this GPU's architecture) for a TensorRT model."""
+    if m.format != "tensorrt":
+        return None, None
+    skip = local_arch = None
+    try:
+        _, cc, gpu_name = trt_export.require_tensorrt()
+        local_arch = f"sm{cc[0]}{cc[1]}"
+        mismatch = local_arch_mismatch(spec, m, local_arch, gpu_name)
+        if mismatch and not m.tensorrt.plans:
+            if not m.optional:
+                raise BuildError(mismatch, code="PlanArchitectureMismatch")
+            skip = mismatch
+    except BuildError as exc:
+        if exc.code != "TensorRTUnavailable":
+            raise
+        if not m.tensorrt.plans:
+            if not m.optional:
+                raise
+            skip = str(exc)
+    return skip, local_arch
+
+
+def _check_source(spec: BuildSpec, m: ModelSpec) -> None:
+    """Refuse sources the target cannot load: python model imports, ONNX files, factories, opsets."""
+    if m.format == "python" and m.source and m.source.python:
+        p = spec.resolve_path(m.source.python)
+        compat.check_python_model(p if p.is_dir() else p.parent, name=m.name)
+    if m.source and m.source.onnx:
+        _check_onnx_file(spec, m)
+    if m.source and m.source.factory:
+        resolve_factory(spec, m)
+    if m.format == "onnx" and m.onnx.opset is not None:
+        compat.check_onnx_opset(
+            m.onnx.opset, None, spec.triton_version, what=f"model '{m.name}' (onnx.opset)"
+        )
+
+
+def _check_onnx_file(spec: BuildSpec, m: ModelSpec) -> None:
+    import onnx
+
+    assert m.source is not None and m.source.onnx is not None
+    path = spec.resolve_path(m.source.onnx)
+    try:
+        proto = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:
+        raise BuildError(
+            f"model '{m.name}': {path} is not an ONNX model ({exc})", code="OnnxInvalid"
+        ) from exc
+    compat.check_onnx_model(proto, spec.triton_version, name=m.name)
+    inits = {i.name for i in proto.graph.initializer}
+    for group, declared, graph in (
+        ("inputs", m.inputs, [v.name for v in proto.graph.input if v.name not in inits]),
+        ("outputs", m.outputs, [v.name for v in proto.graph.output]),
+    ):
+        if sorted(t.name for t in declared) != sorted(graph):
+            raise BuildError(
+                f"model '{m.name}': the ONNX graph's {group} are {graph}, the declaration says "
+                f"{[t.name for t in declared]}; declare the graph's names",
+                code="TensorNameMismatch",
+            )
+
+
+def local_arch_mismatch(spec: BuildSpec, m: ModelSpec, arch: str, gpu_name: str) -> str | None:
+    """Why a plan built on this GPU cannot serve the endpoints that contain ``m`` (None if it can)."""
+    for ep in spec.endpoints:
+        if not any(m.name in spec.closure(r) for r in ep.models):
+            continue
+        for it in ep.instance_types:
+            info = tables.instance_type_info(it)
+            if info is None or info.sm != arch:
+                want = f"{info.gpu} ({info.sm})" if info else "no known GPU"
+                return (
+                    f"model '{m.name}': this GPU is {gpu_name} ({arch}) but endpoint '{ep.name}' runs on {it} "
+                    f"with {want}; build the plan on that GPU, or add prebuilt plans (tensorrt.plans)"
+                )
+    return None
+
+
+def check_prebuilt_plans(spec: BuildSpec, m: ModelSpec) -> None:
+    """Refuse prebuilt plans for another GPU before anything is written."""
+    metas = [trt_export.load_plan_dir(spec.resolve_path(d), model=m.name)[1] for d in m.tensorrt.plans]
+    trt_export.plan_layout(metas, model=m.name)
+    for ep in spec.endpoints:
+        if any(m.name in spec.closure(r) for r in ep.models):
+            trt_export.check_plans(
+                metas,
+                ep.instance_types,
+                model=m.name,
+                triton_version=spec.triton_version,
+                max_batch_size=m.max_batch_size,
+            )

@@ -1,0 +1,176 @@
+"""Run a Triton python-backend model on CPU, outside Triton, for parity and sample outputs.
+
+A minimal ``triton_python_backend_utils`` stand-in (Tensor, InferenceRequest/Response, TritonError,
+get_input_tensor_by_name, get_output_config_by_name, triton_string_to_numpy) is installed while
+the model's ``model.py`` is imported and run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import types
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cdk_triton.config.spec import DTYPES
+from cdk_triton.errors import BuildError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class _Tensor:
+    def __init__(self, name: str, array: np.ndarray) -> None:
+        self._name = name
+        import numpy as np
+
+        self._array = np.asarray(array)
+
+    def name(self) -> str:
+        return self._name
+
+    def as_numpy(self) -> np.ndarray:
+        return self._array
+
+
+class _Request:
+    def __init__(self, tensors: list[_Tensor]) -> None:
+        self._tensors = tensors
+
+    def inputs(self) -> list[_Tensor]:
+        return self._tensors
+
+
+class _Response:
+    def __init__(self, output_tensors: list[_Tensor] | None = None, error: Any = None) -> None:
+        self._outputs = output_tensors or []
+        self._error = error
+
+    def output_tensors(self) -> list[_Tensor]:
+        return self._outputs
+
+    def has_error(self) -> bool:
+        return self._error is not None
+
+    def error(self) -> Any:
+        return self._error
+
+
+class _TritonError(Exception):
+    def __init__(self, msg: str, code: int = 0) -> None:
+        super().__init__(msg)
+        self._msg = msg
+
+    def message(self) -> str:
+        return self._msg
+
+
+#: model_config TYPE_<x> -> numpy type, from the declarations' table (bfloat16 has no numpy type).
+def _np_types() -> dict[str, Any]:
+    import numpy as np
+
+    return {f"TYPE_{name}": np.dtype(np_name).type for name, np_name in DTYPES.items() if name != "BF16"}
+
+
+def _shim() -> types.ModuleType:
+    m = types.ModuleType("triton_python_backend_utils")
+    m.Tensor = _Tensor  # type: ignore[attr-defined]
+    m.InferenceRequest = _Request  # type: ignore[attr-defined]
+    m.InferenceResponse = _Response  # type: ignore[attr-defined]
+    m.TritonError = _TritonError  # type: ignore[attr-defined]
+    m.TritonModelException = _TritonError  # type: ignore[attr-defined]
+
+    def get_input_tensor_by_name(request: _Request, name: str) -> _Tensor | None:
+        return next((t for t in request.inputs() if t.name() == name), None)
+
+    def get_output_tensor_by_name(response: _Response, name: str) -> _Tensor | None:
+        return next((t for t in response.output_tensors() if t.name() == name), None)
+
+    def get_output_config_by_name(config: dict[str, Any], name: str) -> dict[str, Any] | None:
+        return next((o for o in config.get("output", []) if o["name"] == name), None)
+
+    def get_input_config_by_name(config: dict[str, Any], name: str) -> dict[str, Any] | None:
+        return next((o for o in config.get("input", []) if o["name"] == name), None)
+
+    def triton_string_to_numpy(s: str) -> Any:
+        return _np_types()[s]
+
+    for fn in (
+        get_input_tensor_by_name,
+        get_output_tensor_by_name,
+        get_output_config_by_name,
+        get_input_config_by_name,
+        triton_string_to_numpy,
+    ):
+        setattr(m, fn.__name__, fn)
+    return m
+
+
+class PythonModelRunner:
+    """Loads ``model.py`` with the stand-in utils and runs ``execute`` on one request."""
+
+    def __init__(self, model_py: Path, config: dict[str, Any], *, name: str) -> None:
+        self.name = name
+        self.config = config
+        saved = sys.modules.get("triton_python_backend_utils")
+        sys.modules["triton_python_backend_utils"] = _shim()
+        sys.dont_write_bytecode, old_dwb = True, sys.dont_write_bytecode
+        try:
+            spec = importlib.util.spec_from_file_location(f"_cdk_triton_pymodel_{uuid.uuid4().hex}", model_py)
+            assert spec and spec.loader
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            cls = getattr(module, "TritonPythonModel", None)
+            if cls is None or not hasattr(cls, "execute"):
+                raise BuildError(
+                    f"python model '{name}': {model_py} defines no TritonPythonModel.execute",
+                    code="PythonModelInvalid",
+                )
+            self.model = cls()
+            if hasattr(self.model, "initialize"):
+                self.model.initialize(
+                    {
+                        "model_config": json.dumps(config),
+                        "model_name": name,
+                        "model_version": "1",
+                        "model_instance_kind": "CPU",
+                        "model_instance_name": f"{name}_0",
+                        "model_instance_device_id": "0",
+                        "model_repository": str(model_py.parent.parent),
+                    }
+                )
+        except BuildError:
+            raise
+        except Exception as exc:
+            raise BuildError(
+                f"python model '{name}' fails to load: {exc!r}", code="PythonModelInvalid"
+            ) from exc
+        finally:
+            sys.dont_write_bytecode = old_dwb
+            if saved is None:
+                sys.modules.pop("triton_python_backend_utils", None)
+            else:
+                sys.modules["triton_python_backend_utils"] = saved
+
+    def __call__(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        request = _Request([_Tensor(k, v) for k, v in inputs.items()])
+        try:
+            responses = self.model.execute([request])
+        except Exception as exc:
+            raise BuildError(
+                f"python model '{self.name}' fails on the sample input: {exc!r}", code="PythonModelInvalid"
+            ) from exc
+        if not responses or len(responses) != 1:
+            raise BuildError(
+                f"python model '{self.name}' returned {len(responses or [])} responses for 1 request",
+                code="PythonModelInvalid",
+            )
+        resp = responses[0]
+        if resp.has_error():
+            raise BuildError(
+                f"python model '{self.name}' answered an error: {resp.error()}", code="PythonModelInvalid"
+            )
+        return {t.name(): t.as_numpy() for t in resp.output_tensors()}

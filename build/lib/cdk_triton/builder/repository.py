@@ -1,0 +1,277 @@
+"""The package step: model repositories and archives of every endpoint (CONTRACT.md section 5).
+
+SME: ``out/sme/<endpoint>/repository/`` (uncompressed S3 prefix) or one ``.tar.gz`` of it; MME:
+``out/mme/<endpoint>/<model>-<sha12>.tar.gz``, one target model (with its steps) per archive. Both
+modes archive through one path (:func:`_archive`), each folder with an index of what it holds.
+
+Layout: ``<repo>/<model>/config.pbtxt`` + ``<repo>/<model>/1/<file>``; an ensemble's ``1/`` holds
+only a placeholder. No ``__pycache__`` ever lands in a repository.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from cdk_triton.builder.context import Artifact, BuildContext, StepOutput, StepStatus
+from cdk_triton.builder.export import tensorrt as trt_export
+from cdk_triton.builder.package import iter_tree, pack, tree_digest
+from cdk_triton.config.manifest import EndpointEntry, TargetModel
+from cdk_triton.config.spec import EndpointSpec
+from cdk_triton.errors import BuildError
+
+
+def copy_model_dir(src: Path, dest: Path) -> None:
+    """Copy one cached model directory (hard links where possible: cache entries are immutable)."""
+    dest.mkdir(parents=True)
+    for p in iter_tree(src):
+        target = dest / p.relative_to(src)
+        if p.is_dir():
+            target.mkdir(exist_ok=True)
+        else:
+            try:
+                os.link(p, target)
+            except OSError:
+                shutil.copyfile(p, target)
+
+
+def assemble(models: dict[str, Path], dest: Path, *, key: str) -> tuple[str, dict[str, str], int, bool]:
+    """Make ``dest`` a repository holding ``models`` (name -> cached dir) unless it already does.
+
+    Returns (tree sha256, files, size, rebuilt). Built in a temp directory and swapped in; the key
+    file is written last, so a repository without a matching key file is always rebuilt.
+    """
+    key_file = dest.parent / f".{dest.name}.key.json"
+    if dest.is_dir() and key_file.is_file():
+        try:
+            rec = json.loads(key_file.read_text("utf-8"))
+            if rec.get("key") == key:
+                return rec["sha256"], rec["files"], int(rec["size"]), False
+        except (OSError, json.JSONDecodeError, KeyError):
+            pass
+    key_file.unlink(missing_ok=True)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.tmp"
+    tmp.mkdir()
+    try:
+        for name, src in sorted(models.items()):
+            copy_model_dir(src, tmp / name)
+        digest, files, size = tree_digest(tmp)
+        if dest.exists():
+            old = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.old"
+            os.replace(dest, old)
+            shutil.rmtree(old, ignore_errors=True)
+        os.replace(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    kt = key_file.with_name(key_file.name + ".tmp")
+    kt.write_text(json.dumps({"key": key, "sha256": digest, "files": files, "size": size}, sort_keys=True))
+    os.replace(kt, key_file)
+    return digest, files, size, True
+
+
+def package_endpoints(ctx: BuildContext) -> StepOutput:
+    """Package every selected endpoint: SME repository directory or archive, MME one archive per
+    target model. An unchanged endpoint is found up to date and nothing is rewritten."""
+    spec = ctx.spec
+    packed = up_to_date = 0
+    ctx.reporter.start("package", len(ctx.endpoints), "endpoints")
+    for ep in ctx.endpoints:
+        roots = [r for r in ep.models if ctx.plan[r].skip_reason is None]
+        for r in ep.models:
+            if ctx.plan[r].skip_reason is not None:
+                if not ep.is_multi_model:
+                    raise BuildError(
+                        f"endpoint '{ep.name}' needs model '{r}', which was skipped: {ctx.plan[r].skip_reason}",
+                        code="TensorRTUnavailable",
+                    )
+                ctx.warn(f"endpoint '{ep.name}': target model '{r}' left out (optional model skipped)")
+        archs = _check_plans(ctx, ep, [n for r in roots for n in spec.closure(r)])
+        package = _package_mme if ep.is_multi_model else _package_sme
+        entry, artifacts, n_packed = package(ctx, ep, roots)
+        ctx.endpoint_entries[ep.name] = replace(entry, gpu_architectures=sorted(archs))
+        ctx.artifacts += artifacts
+        packed += n_packed
+        up_to_date += (len(roots) if ep.is_multi_model else 1) - n_packed
+        ctx.reporter.advance("package", 1, what=ep.name)
+    ctx.reporter.finish("package")
+    return StepOutput(
+        step="package",
+        status=StepStatus.OK if packed else StepStatus.UP_TO_DATE,
+        done=packed,
+        up_to_date=up_to_date,
+    )
+
+
+def _check_plans(ctx: BuildContext, ep: EndpointSpec, members: list[str]) -> set[str]:
+    """Refuse TensorRT plans the endpoint's GPUs cannot run; returns their GPU architectures."""
+    archs: set[str] = set()
+    for n in members:
+        plans = ctx.record(n).exported.plans
+        if plans:
+            trt_export.check_plans(
+                plans,
+                ep.instance_types,
+                model=n,
+                triton_version=ctx.spec.triton_version,
+                max_batch_size=ctx.plan[n].spec.max_batch_size,
+            )
+            archs.update(p["gpu_architecture"] for p in plans)
+    return archs
+
+
+def _unit_key(ctx: BuildContext, members: list[str]) -> str:
+    """What a repository or archive of ``members`` depends on: their cache keys."""
+    return json.dumps({n: ctx.plan[n].key for n in members}, sort_keys=True)
+
+
+def _archive(
+    ctx: BuildContext,
+    folder: Path,
+    stem: str,
+    dirs: list[tuple[str, Path]],
+    *,
+    fingerprint: tuple[str, str],
+    previous: dict[str, Any],
+    stale: bool = False,
+) -> tuple[dict[str, Any], Path, bool]:
+    """The one archive path of SME and MME: reuse the archive ``previous`` (an index entry) names when
+    its ``fingerprint`` (field, value) still matches and the file is intact, else pack ``dirs`` into
+    ``<folder>/<stem>-<sha12>.tar.gz``. Returns (the new index entry, the archive, packed now)."""
+    field, value = fingerprint
+    archive = folder / previous.get("file", "-")
+    if (
+        not stale
+        and previous.get(field) == value
+        and archive.is_file()
+        and archive.stat().st_size == previous.get("size")
+    ):
+        return previous, archive, False
+    archive, sha, size = pack(dirs, folder, stem, progress=lambda n: ctx.reporter.advance("package", 0))
+    return {field: value, "file": archive.name, "sha256": sha, "size": size}, archive, True
+
+
+def _package_sme(
+    ctx: BuildContext, ep: EndpointSpec, roots: list[str]
+) -> tuple[EndpointEntry, list[Artifact], int]:
+    base_uri = ctx.spec.artifact_location.uri
+    members = sorted({n for r in roots for n in ctx.spec.closure(r)})
+    folder = ctx.out / "sme" / ep.name
+    repo = folder / "repository"
+    digest, files, size, rebuilt = assemble(ctx.model_dirs(members), repo, key=_unit_key(ctx, members))
+    default = ep.default_model or roots[0]
+    if ep.packaging == "directory":
+        s3_uri = f"{base_uri}sme/{ep.name}/{digest[:16]}/"
+        local = repo
+        artifacts = [
+            Artifact(
+                local_path=repo / rel, s3_uri=f"{s3_uri}{rel}", sha256=sha, size=(repo / rel).stat().st_size
+            )
+            for rel, sha in sorted(files.items())
+        ]
+        sha, nbytes, packed = digest, size, int(rebuilt)
+    else:
+        index_path = folder / ".archive.json"
+        index = _read_json(index_path)
+        new_index, local, now = _archive(
+            ctx,
+            folder,
+            ep.name,
+            [(n, repo / n) for n in members],
+            fingerprint=("tree", digest),
+            previous=index,
+            stale=rebuilt,
+        )
+        _write_index(index_path, folder, index, new_index, keep={new_index["file"]})
+        sha, nbytes, packed = new_index["sha256"], new_index["size"], int(now)
+        s3_uri = f"{base_uri}sme/{ep.name}/{local.name}"
+        artifacts = [Artifact(local_path=local, s3_uri=s3_uri, sha256=sha, size=nbytes)]
+    entry = EndpointEntry(
+        name=ep.name,
+        mode=ep.mode,
+        instance_types=list(ep.instance_types),
+        default_model=default,
+        models=members,
+        packaging=ep.packaging,
+        local_path=os.path.relpath(local, ctx.out),
+        s3_uri=s3_uri,
+        sha256=sha,
+        size_bytes=nbytes,
+        sample=ctx.samples.get(default),
+    )
+    return entry, artifacts, packed
+
+
+def _package_mme(
+    ctx: BuildContext, ep: EndpointSpec, roots: list[str]
+) -> tuple[EndpointEntry, list[Artifact], int]:
+    folder = ctx.out / "mme" / ep.name
+    index_path = folder / "index.json"
+    index = _read_json(index_path)
+    prefix = f"{ctx.spec.artifact_location.uri}mme/{ep.name}/"
+    targets: dict[str, TargetModel] = {}
+    artifacts: list[Artifact] = []
+    packed = 0
+    new_index: dict[str, Any] = {}
+    for r in roots:
+        members = ctx.spec.closure(r)
+        dirs = ctx.model_dirs(members)
+        new_index[r], archive, now = _archive(
+            ctx,
+            folder,
+            r,
+            [(n, dirs[n]) for n in members],
+            fingerprint=("key", _unit_key(ctx, members)),
+            previous=index.get(r, {}),
+        )
+        packed += int(now)
+        sha, size, uri = new_index[r]["sha256"], new_index[r]["size"], prefix + archive.name
+        targets[r] = TargetModel(
+            logical_name=r,
+            target_model=archive.name,
+            model=r,
+            models=sorted(members),
+            local_path=os.path.relpath(archive, ctx.out),
+            sha256=sha,
+            size_bytes=size,
+            s3_uri=uri,
+            sample=ctx.samples.get(r),
+        )
+        artifacts.append(Artifact(local_path=archive, s3_uri=uri, sha256=sha, size=size))
+    _write_index(index_path, folder, index, new_index, keep={v["file"] for v in new_index.values()})
+    entry = EndpointEntry(
+        name=ep.name,
+        mode=ep.mode,
+        instance_types=list(ep.instance_types),
+        s3_prefix=prefix,
+        target_models=targets,
+        models=sorted({n for r in roots for n in ctx.spec.closure(r)}),
+    )
+    return entry, artifacts, packed
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    return data
+
+
+def _write_index(
+    path: Path, folder: Path, old: dict[str, Any], new: dict[str, Any], *, keep: set[str]
+) -> None:
+    """Record what the folder's archives hold (when it changed) and remove the archives of earlier
+    builds that no declaration references any more (local files only)."""
+    if new == old:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(new, indent=1, sort_keys=True))
+    os.replace(tmp, path)
+    for p in folder.glob("*.tar.gz"):
+        if p.name not in keep:
+            p.unlink(missing_ok=True)

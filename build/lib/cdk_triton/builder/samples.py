@@ -1,0 +1,104 @@
+"""Sample inputs (deterministic from the declared seed) and KServe v2 JSON bodies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cdk_triton.config.spec import DTYPES, ModelSpec, TensorSpec
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: default parity tolerance (atol, rtol) per output dtype.
+DEFAULT_TOLERANCE: dict[str, tuple[float, float]] = {
+    "FP32": (1e-4, 1e-3),
+    "FP64": (1e-6, 1e-6),
+    "FP16": (1e-2, 1e-2),
+    "BF16": (5e-2, 5e-2),
+}
+
+
+def np_dtype(dtype: str) -> np.dtype[Any]:
+    """The numpy dtype of a Triton dtype name (FP32 -> float32)."""
+    import numpy as np
+
+    if dtype == "BF16":
+        return np.dtype("float32")
+    return np.dtype(DTYPES[dtype])
+
+
+def triton_dtype(dt: Any) -> str:
+    """The Triton dtype name of a numpy dtype."""
+    import numpy as np
+
+    name = np.dtype(dt).name
+    for k, v in DTYPES.items():
+        if v == name:
+            return k
+    raise KeyError(name)
+
+
+def random_tensor(t: TensorSpec, batch: int | None, rng: np.random.Generator) -> np.ndarray:
+    """Random data for ``t`` (with a leading batch dim when ``batch`` is given)."""
+    shape = ((batch,) if batch is not None else ()) + t.concrete_shape()
+    dt = np_dtype(t.dtype)
+    if t.dtype == "BOOL":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dt.kind == "f":
+        low, high = t.range or (0.0, 1.0)
+        return (rng.random(size=shape) * (high - low) + low).astype(dt)
+    if dt.kind in "iu":
+        default = (0, 256) if t.dtype == "UINT8" else (0, 100)
+        low, high = t.range or default
+        return rng.integers(int(low), int(high), size=shape).astype(dt)
+    raise ValueError(f"cannot make sample data of type {t.dtype}")
+
+
+def sample_inputs(spec: ModelSpec, *, batch: int | None = None) -> dict[str, np.ndarray]:
+    """The declared sample input of ``spec``: one random tensor per input from ``spec.sample.seed``."""
+    import numpy as np
+
+    rng = np.random.default_rng(spec.sample.seed)
+    b = batch if batch is not None else (spec.sample.batch_size if spec.max_batch_size > 0 else None)
+    return {t.name: random_tensor(t, b, rng) for t in spec.inputs}
+
+
+def tolerance(spec: ModelSpec, dtype: str) -> tuple[float, float]:
+    atol, rtol = DEFAULT_TOLERANCE.get(dtype, (0.0, 0.0))
+    return (
+        spec.sample.atol if spec.sample.atol is not None else atol,
+        spec.sample.rtol if spec.sample.rtol is not None else rtol,
+    )
+
+
+def v2_tensors(
+    arrays: dict[str, np.ndarray], names: list[tuple[str, str]] | None = None
+) -> list[dict[str, Any]]:
+    """KServe v2 JSON tensors ``[{"name","shape","datatype","data"}]`` (data flattened, row-major)."""
+    out = []
+    for key, arr in arrays.items():
+        name = key
+        dtype = triton_dtype(arr.dtype)
+        out.append(
+            {
+                "name": name,
+                "shape": [int(d) for d in arr.shape],
+                "datatype": dtype,
+                "data": arr.reshape(-1).tolist(),
+            }
+        )
+    return out
+
+
+def write_json_if_changed(path: Path, data: Any) -> bool:
+    """Write ``data`` as JSON unless the file already holds exactly these bytes (atomic rename)."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+    if path.is_file() and path.read_text("utf-8") == text:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, "utf-8")
+    tmp.replace(path)
+    return True

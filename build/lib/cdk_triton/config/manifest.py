@@ -1,0 +1,418 @@
+"""The build manifest: what the build stage wrote and where it lives, read by synth and `serve`.
+
+Versioned JSON (``schema_version``), described by ``data/manifest.schema.json``. The build stage
+writes it through :func:`write_manifest`; constructs and the local endpoint read it through
+:func:`read_manifest`. Synth needs nothing else: no torch, no AWS call. Standard library only.
+
+Paths inside the manifest (``local_path``, samples) are relative to the manifest's directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
+from cdk_triton.errors import TritonValidationError
+
+SCHEMA_VERSION = 1
+MANIFEST_FILENAME = "manifest.json"
+
+SINGLE_MODEL = "SingleModel"
+MULTI_MODEL = "MultiModel"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArtifactLocation:
+    """Where artifacts go: ``s3://bucket/prefix/``. The endpoint stack never owns this bucket."""
+
+    bucket: str
+    prefix: str = ""
+    kms_key_arn: str | None = None
+
+    @property
+    def uri(self) -> str:
+        return f"s3://{self.bucket}/{self.normalized_prefix}"
+
+    @property
+    def normalized_prefix(self) -> str:
+        p = self.prefix.strip("/")
+        return f"{p}/" if p else ""
+
+    @classmethod
+    def from_uri(cls, uri: str, *, kms_key_arn: str | None = None) -> ArtifactLocation:
+        if not uri.startswith("s3://") or len(uri) <= 5:
+            raise TritonValidationError(
+                "InvalidS3Uri",
+                prop="artifact_location",
+                value=uri,
+                problem="is not an S3 URI",
+                allowed="s3://bucket/prefix",
+                fix="write the location as s3://bucket/prefix",
+            )
+        bucket, _, prefix = uri[5:].partition("/")
+        return cls(bucket=bucket, prefix=prefix, kms_key_arn=kms_key_arn)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Sample:
+    """A sample request (KServe v2 JSON body) and, when deterministic, the expected response."""
+
+    request: str  # path relative to the manifest directory
+    response: str | None = None
+    atol: float | None = None
+    rtol: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelEntry:
+    """One Triton model the build wrote (a directory ``<name>/`` with config.pbtxt and versions)."""
+
+    name: str
+    format: str  # torchscript | onnx | tensorrt | python | ensemble
+    platform: str | None  # e.g. onnxruntime_onnx, pytorch_libtorch, tensorrt_plan, ensemble
+    backend: str | None  # e.g. python, onnxruntime, pytorch, tensorrt
+    config: dict[str, Any]  # the ModelConfig as JSON (protobuf json_format, preserving field names)
+    config_sha256: str
+    files: dict[str, str]  # path inside the model directory -> sha256
+    steps: list[str] = field(default_factory=list)  # ensemble step models
+    gpu_architectures: list[str] = field(default_factory=list)  # TensorRT plans: e.g. ["sm86"]
+    tensorrt_version: str | None = None
+    source_sha256: str | None = None  # the cache key the build used
+    sample: Sample | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TargetModel:
+    """One MME archive: ``<s3_prefix><target_model>`` holding one model (or one ensemble + steps)."""
+
+    logical_name: str
+    target_model: str  # e.g. "resnet_onnx-3f2a9c1d0b4e.tar.gz"
+    model: str  # the top-level model directory in the archive (the ensemble for an ensemble)
+    models: list[str]  # every model directory in the archive
+    local_path: str
+    sha256: str
+    size_bytes: int
+    s3_uri: str
+    sample: Sample | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EndpointEntry:
+    """One endpoint's packaged artifacts."""
+
+    name: str
+    mode: str  # SingleModel | MultiModel
+    instance_types: list[str]
+    gpu_architectures: list[str] = field(default_factory=list)
+    # SME
+    default_model: str | None = None
+    models: list[str] = field(default_factory=list)
+    packaging: str | None = None  # directory | tar.gz
+    local_path: str | None = None  # repository directory or .tar.gz, relative to the manifest
+    s3_uri: str | None = None  # prefix ending '/' (directory) or the .tar.gz object
+    sha256: str | None = None  # tree hash (directory) or archive hash
+    size_bytes: int | None = None
+    # MME
+    s3_prefix: str | None = None  # ending '/'
+    target_models: dict[str, TargetModel] = field(default_factory=dict)
+    sample: Sample | None = None
+
+    @property
+    def is_multi_model(self) -> bool:
+        return self.mode == MULTI_MODEL
+
+    @property
+    def compression(self) -> str:
+        """``None`` for an uncompressed S3 prefix, ``Gzip`` for a tar.gz (ModelDataSource words)."""
+        return "None" if self.packaging == "directory" else "Gzip"
+
+    def target_model_map(self) -> dict[str, str]:
+        """logical name -> TargetModel header value."""
+        return {k: v.target_model for k, v in sorted(self.target_models.items())}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Manifest:
+    """The whole build output."""
+
+    schema_version: int
+    triton_version: str
+    artifact_location: ArtifactLocation
+    uploaded: bool
+    models: dict[str, ModelEntry]
+    endpoints: dict[str, EndpointEntry]
+    tool_versions: dict[str, str] = field(default_factory=dict)
+    path: str | None = None  # where it was read from (not serialized)
+
+    @property
+    def base_dir(self) -> Path:
+        return Path(self.path).parent if self.path else Path.cwd()
+
+    def resolve(self, relative: str) -> Path:
+        """A manifest-relative path as an absolute path."""
+        return (self.base_dir / relative).resolve()
+
+    def endpoint(self, name: str) -> EndpointEntry:
+        if name not in self.endpoints:
+            raise TritonValidationError(
+                "UnknownManifestEndpoint",
+                prop="endpoint",
+                value=name,
+                problem=f"is not in the manifest {self.path or ''}".rstrip(),
+                allowed=", ".join(sorted(self.endpoints)) or "(no endpoints)",
+                fix="use an endpoint key from build/models.yaml, or rebuild",
+            )
+        return self.endpoints[name]
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("path", None)
+        return _strip_none(data)
+
+
+def _strip_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_strip_none(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+class ManifestError(TritonValidationError):
+    """A manifest that cannot be read: the path inside the file names the bad field."""
+
+
+def _bad(where: str, value: Any, problem: str, allowed: str, source: str | None) -> ManifestError:
+    return ManifestError(
+        "InvalidManifest",
+        prop=f"manifest field '{where}'",
+        value=value,
+        problem=problem,
+        allowed=allowed,
+        fix="rebuild with `cdk-triton build`, or fix the file by hand",
+        path=source,
+    )
+
+
+def _failing(source: str | None) -> Fail:
+    """The parse kit's ``fail``: an InvalidManifest error for a field of the file ``source``."""
+
+    def fail(where: str, value: Any, problem: str, allowed: str) -> ManifestError:
+        return _bad(where, value, problem, allowed, source)
+
+    return fail
+
+
+def _object(d: Any, where: str, fail: Fail, keys: set[str]) -> dict[str, Any]:
+    """``d`` as a JSON object holding only ``keys``."""
+    if not isinstance(d, dict):
+        raise fail(where, d, "is not an object", "object")
+    known_keys(d, keys, where, fail, what="a manifest field")
+    return d
+
+
+def _sample(d: dict[str, Any] | None, where: str, fail: Fail) -> Sample | None:
+    if d is None:
+        return None
+    return Sample(
+        request=required(d, "request", str, where, fail),
+        response=optional(d, "response", str, where, fail),
+        atol=optional(d, "atol", (int, float), where, fail),
+        rtol=optional(d, "rtol", (int, float), where, fail),
+    )
+
+
+_MODEL_KEYS = set(dataclass_keys(ModelEntry))
+_TARGET_KEYS = set(dataclass_keys(TargetModel))
+_ENDPOINT_KEYS = set(dataclass_keys(EndpointEntry))
+_TOP_KEYS = set(dataclass_keys(Manifest, exclude=("path",)))
+
+
+def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
+    """Validate and convert a parsed manifest (raises ManifestError naming the bad field)."""
+    fail = _failing(source)
+    if not isinstance(data, dict):
+        raise fail("$", type(data).__name__, "is not a JSON object", "object")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise ManifestError(
+            "UnsupportedManifestVersion",
+            prop="manifest schema_version",
+            value=version,
+            problem="is not supported by this cdk-triton",
+            allowed=str(SCHEMA_VERSION),
+            fix="rebuild the artifacts with this cdk-triton version",
+            path=source,
+        )
+    known_keys(data, _TOP_KEYS, "$", fail, what="a manifest field")
+    location = _artifact_location(required(data, "artifact_location", dict, "$", fail), fail)
+    models = {
+        name: _model_entry(name, m, fail) for name, m in required(data, "models", dict, "$", fail).items()
+    }
+    endpoints = {
+        name: _endpoint_entry(name, e, fail)
+        for name, e in required(data, "endpoints", dict, "$", fail).items()
+    }
+    return Manifest(
+        schema_version=version,
+        triton_version=required(data, "triton_version", str, "$", fail),
+        artifact_location=location,
+        uploaded=required(data, "uploaded", bool, "$", fail),
+        models=models,
+        endpoints=endpoints,
+        tool_versions=dict(optional(data, "tool_versions", dict, "$", fail) or {}),
+        path=source,
+    )
+
+
+def _artifact_location(loc: dict[str, Any], fail: Fail) -> ArtifactLocation:
+    return ArtifactLocation(
+        bucket=required(loc, "bucket", str, "artifact_location", fail),
+        prefix=optional(loc, "prefix", str, "artifact_location", fail) or "",
+        kms_key_arn=optional(loc, "kms_key_arn", str, "artifact_location", fail),
+    )
+
+
+def _model_entry(name: str, m: Any, fail: Fail) -> ModelEntry:
+    w = f"models.{name}"
+    m = _object(m, w, fail, _MODEL_KEYS)
+    entry = ModelEntry(
+        name=required(m, "name", str, w, fail),
+        format=required(m, "format", str, w, fail),
+        platform=optional(m, "platform", str, w, fail),
+        backend=optional(m, "backend", str, w, fail),
+        config=required(m, "config", dict, w, fail),
+        config_sha256=required(m, "config_sha256", str, w, fail),
+        files=required(m, "files", dict, w, fail),
+        steps=list(optional(m, "steps", list, w, fail) or []),
+        gpu_architectures=list(optional(m, "gpu_architectures", list, w, fail) or []),
+        tensorrt_version=optional(m, "tensorrt_version", str, w, fail),
+        source_sha256=optional(m, "source_sha256", str, w, fail),
+        sample=_sample(optional(m, "sample", dict, w, fail), f"{w}.sample", fail),
+    )
+    if entry.name != name:
+        raise fail(f"{w}.name", entry.name, "differs from its key", repr(name))
+    return entry
+
+
+def _target_model(tw: str, t: Any, fail: Fail) -> TargetModel:
+    t = _object(t, tw, fail, _TARGET_KEYS)
+    return TargetModel(
+        logical_name=required(t, "logical_name", str, tw, fail),
+        target_model=required(t, "target_model", str, tw, fail),
+        model=required(t, "model", str, tw, fail),
+        models=list(required(t, "models", list, tw, fail)),
+        local_path=required(t, "local_path", str, tw, fail),
+        sha256=required(t, "sha256", str, tw, fail),
+        size_bytes=required(t, "size_bytes", int, tw, fail),
+        s3_uri=required(t, "s3_uri", str, tw, fail),
+        sample=_sample(optional(t, "sample", dict, tw, fail), f"{tw}.sample", fail),
+    )
+
+
+def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
+    w = f"endpoints.{name}"
+    e = _object(e, w, fail, _ENDPOINT_KEYS)
+    mode = required(e, "mode", str, w, fail)
+    if mode not in (SINGLE_MODEL, MULTI_MODEL):
+        raise fail(f"{w}.mode", mode, "is not an endpoint mode", f"{SINGLE_MODEL}, {MULTI_MODEL}")
+    targets = {
+        tname: _target_model(f"{w}.target_models.{tname}", t, fail)
+        for tname, t in (optional(e, "target_models", dict, w, fail) or {}).items()
+    }
+    entry = EndpointEntry(
+        name=required(e, "name", str, w, fail),
+        mode=mode,
+        instance_types=list(required(e, "instance_types", list, w, fail)),
+        gpu_architectures=list(optional(e, "gpu_architectures", list, w, fail) or []),
+        default_model=optional(e, "default_model", str, w, fail),
+        models=list(optional(e, "models", list, w, fail) or []),
+        packaging=optional(e, "packaging", str, w, fail),
+        local_path=optional(e, "local_path", str, w, fail),
+        s3_uri=optional(e, "s3_uri", str, w, fail),
+        sha256=optional(e, "sha256", str, w, fail),
+        size_bytes=optional(e, "size_bytes", int, w, fail),
+        s3_prefix=optional(e, "s3_prefix", str, w, fail),
+        target_models=targets,
+        sample=_sample(optional(e, "sample", dict, w, fail), f"{w}.sample", fail),
+    )
+    if mode == SINGLE_MODEL:
+        _check_single_model_layout(w, entry, fail)
+    else:
+        _check_multi_model_layout(w, entry, fail)
+    return entry
+
+
+def _check_single_model_layout(w: str, entry: EndpointEntry, fail: Fail) -> None:
+    """SME: one repository, a directory (S3 prefix) or a tar.gz, with its hash."""
+    for key in ("packaging", "local_path", "s3_uri", "sha256"):
+        if getattr(entry, key) is None:
+            raise fail(f"{w}.{key}", None, "is missing for a single-model endpoint", "a value")
+    if entry.packaging not in ("directory", "tar.gz"):
+        raise fail(f"{w}.packaging", entry.packaging, "is not a packaging", "directory, tar.gz")
+    if entry.packaging == "directory" and not (entry.s3_uri or "").endswith("/"):
+        raise fail(f"{w}.s3_uri", entry.s3_uri, "must be a prefix for a directory", "an S3 URI ending '/'")
+
+
+def _check_multi_model_layout(w: str, entry: EndpointEntry, fail: Fail) -> None:
+    """MME: an S3 prefix holding at least one target model archive."""
+    if not entry.s3_prefix or not entry.s3_prefix.endswith("/"):
+        raise fail(f"{w}.s3_prefix", entry.s3_prefix, "must be an S3 prefix", "an S3 URI ending '/'")
+    if not entry.target_models:
+        raise fail(f"{w}.target_models", {}, "is empty", "at least one target model")
+
+
+def read_manifest(path: str | os.PathLike[str]) -> Manifest:
+    """Read and validate a manifest file (a directory means ``<dir>/manifest.json``)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / MANIFEST_FILENAME
+    if not p.is_file():
+        raise ManifestError(
+            "ManifestNotFound",
+            prop="manifest",
+            value=str(p),
+            problem="does not exist",
+            allowed="the manifest.json the build wrote",
+            fix="run `cdk-triton build` first",
+        )
+    try:
+        data = json.loads(p.read_text("utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ManifestError(
+            "InvalidManifest",
+            prop="manifest",
+            value=str(p),
+            problem=f"is not valid JSON ({exc})",
+            allowed="JSON",
+            fix="rebuild with `cdk-triton build`",
+        ) from None
+    return manifest_from_dict(data, source=str(p.resolve()))
+
+
+def write_manifest(manifest: Manifest, path: str | os.PathLike[str]) -> Path:
+    """Write atomically (temp file + rename), sorted keys, so equal manifests are equal bytes."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / MANIFEST_FILENAME
+    data = manifest.to_dict()
+    manifest_from_dict(data, source=str(p))  # never write what we could not read back
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".manifest-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=True)
+            fh.write("\n")
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p

@@ -1,0 +1,68 @@
+"""Model declarations: what the build stage turns into Triton model repositories.
+
+A Python API of frozen dataclasses, and ``BuildSpec.from_dict`` which maps the GitOps YAML file
+(``build/models.yaml``) onto it one to one: every YAML key is a dataclass field of the same name.
+Unknown keys are errors naming their path (``models[2].inputs[0].dtype``) and the closest valid key.
+Validation is eager: every problem is collected and raised once (TritonValidationErrors).
+
+One module per concern (see ``cdk_triton/config/README.md``): ``vocabulary`` (dtypes, formats,
+PyTorch parameters), ``tensors``, ``source``, ``options`` (batching, instance groups, warm-up, ONNX,
+TensorRT, sample), ``model``, ``endpoint``, ``build`` (the whole declaration) and ``rules`` (the
+cross-reference rules, one function each). The parse kit is ``cdk_triton.config.parse``.
+Every public name is re-exported here: import from ``cdk_triton.config.spec``.
+
+Standard library only: the build stage (``cdk_triton.builder``) does the side effects.
+"""
+
+from __future__ import annotations
+
+from cdk_triton.config.spec.build import BuildSpec
+from cdk_triton.config.spec.endpoint import EndpointSpec
+from cdk_triton.config.spec.model import EnsembleStep, ModelSpec
+from cdk_triton.config.spec.options import (
+    DynamicBatching,
+    InstanceGroup,
+    OnnxOptions,
+    SampleSpec,
+    TensorRTOptions,
+    Warmup,
+)
+from cdk_triton.config.spec.source import ModelSource
+from cdk_triton.config.spec.tensors import TensorSpec
+from cdk_triton.config.spec.vocabulary import (
+    DTYPES,
+    FORMATS,
+    INSTANCE_KINDS,
+    ONNX_EXPORTERS,
+    PACKAGINGS,
+    PRECISIONS,
+    PYTORCH_PARAMETERS,
+    PYTORCH_REMOVED_PARAMETERS,
+    TORCHSCRIPT_MODES,
+    WARMUP_DATA,
+)
+
+__all__ = [
+    "DTYPES",
+    "FORMATS",
+    "INSTANCE_KINDS",
+    "ONNX_EXPORTERS",
+    "PACKAGINGS",
+    "PRECISIONS",
+    "PYTORCH_PARAMETERS",
+    "PYTORCH_REMOVED_PARAMETERS",
+    "TORCHSCRIPT_MODES",
+    "WARMUP_DATA",
+    "BuildSpec",
+    "DynamicBatching",
+    "EndpointSpec",
+    "EnsembleStep",
+    "InstanceGroup",
+    "ModelSource",
+    "ModelSpec",
+    "OnnxOptions",
+    "SampleSpec",
+    "TensorRTOptions",
+    "TensorSpec",
+    "Warmup",
+]

@@ -1,0 +1,407 @@
+"""The model declaration: one Triton model to build (``ModelSpec``) and an ensemble's steps."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from cdk_triton.config.parse import Errors, check_keys, closest, is_mapping, one_of, str_map, typed
+from cdk_triton.config.spec.options import (
+    DynamicBatching,
+    InstanceGroup,
+    OnnxOptions,
+    SampleSpec,
+    TensorRTOptions,
+    Warmup,
+)
+from cdk_triton.config.spec.source import ModelSource
+from cdk_triton.config.spec.tensors import TensorSpec, tensors_from_list
+from cdk_triton.config.spec.vocabulary import (
+    FORMATS,
+    MODEL_NAME,
+    PYTORCH_PARAMETERS,
+    PYTORCH_REMOVED_PARAMETERS,
+    SOURCES_FOR_FORMAT,
+    TORCHSCRIPT_MODES,
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EnsembleStep:
+    """One ensemble step: ``input_map`` step input -> ensemble tensor, ``output_map`` step output ->
+    ensemble tensor (Triton's own direction of both maps)."""
+
+    model: str
+    input_map: dict[str, str]
+    output_map: dict[str, str]
+    model_version: int = -1
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str, errs: Errors) -> EnsembleStep | None:
+        if not is_mapping(d, path, "step", "model, input_map, output_map", errs):
+            return None
+        check_keys(d, cls, path, errs)
+        model = typed(d, "model", str, path, errs, required=True)
+        im = str_map(d.get("input_map"), f"{path}.input_map", errs)
+        om = str_map(d.get("output_map"), f"{path}.output_map", errs)
+        if model is None:
+            return None
+        return cls(
+            model=model,
+            input_map=im,
+            output_map=om,
+            model_version=typed(d, "model_version", int, path, errs, default=-1),
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelSpec:
+    """One Triton model to build.
+
+    Attributes:
+        name: the model directory name (unique in the declaration).
+        format: torchscript, onnx, tensorrt, python or ensemble.
+        source: where the model comes from (none for an ensemble).
+        inputs / outputs: the declared tensors (cross-checked with the exported artifact).
+        max_batch_size: 0 = no batching; > 0 needs a leading batch dim on every tensor. Default: 0.
+        dynamic_batching: Default: off.
+        instance_groups: Default: Triton's default (one instance per GPU).
+        warmup: Default: none.
+        pytorch_parameters: PyTorch backend parameters (``"true"``/``"false"`` or counts). Default: none.
+        torchscript_mode: trace or script. Default: trace.
+        onnx: ONNX export options. tensorrt: TensorRT plan options.
+        response_cache: enable Triton's response cache for this model (needs the server's
+            ``--cache-config``). Default: off.
+        sample: the sample input and parity tolerance. Default: seed 0, batch 1.
+        steps: the ensemble DAG (ensemble only).
+        optional: skip the model (with a message) where its format cannot be built here, such as a
+            TensorRT plan without a GPU. Default: false (fail the build).
+    """
+
+    name: str
+    format: str
+    source: ModelSource | None = None
+    inputs: tuple[TensorSpec, ...] = ()
+    outputs: tuple[TensorSpec, ...] = ()
+    max_batch_size: int = 0
+    dynamic_batching: DynamicBatching | None = None
+    instance_groups: tuple[InstanceGroup, ...] = ()
+    warmup: tuple[Warmup, ...] = ()
+    pytorch_parameters: dict[str, str] = field(default_factory=dict)
+    torchscript_mode: str = "trace"
+    onnx: OnnxOptions = field(default_factory=OnnxOptions)
+    tensorrt: TensorRTOptions = field(default_factory=TensorRTOptions)
+    response_cache: bool = False
+    sample: SampleSpec = field(default_factory=SampleSpec)
+    steps: tuple[EnsembleStep, ...] = ()
+    optional: bool = False
+
+    @property
+    def is_ensemble(self) -> bool:
+        return self.format == "ensemble"
+
+    @classmethod
+    def from_dict(cls, d: Any, path: str, errs: Errors) -> ModelSpec | None:
+        if not is_mapping(d, path, "model", "name, format, source, inputs, ...", errs):
+            return None
+        check_keys(d, cls, path, errs)
+        name = _name(d, path, errs)
+        fmt = _format(d, path, errs)
+        source = _block(d, "source", ModelSource.from_dict, None, path, errs)
+        ins = tensors_from_list(d.get("inputs"), f"{path}.inputs", errs)
+        outs = tensors_from_list(d.get("outputs"), f"{path}.outputs", errs)
+        mbs, db = _batching(d, path, errs)
+        groups = _entries(d, "instance_groups", InstanceGroup.from_dict, path, errs)
+        warm = _entries(d, "warmup", Warmup.from_dict, path, errs)
+        params = _pytorch_parameters(d, fmt, path, errs)
+        mode = typed(d, "torchscript_mode", str, path, errs, default="trace")
+        one_of(
+            errs,
+            path,
+            "torchscript_mode",
+            mode,
+            TORCHSCRIPT_MODES,
+            "InvalidOption",
+            "a TorchScript mode",
+            "use trace",
+        )
+        steps = _entries(d, "steps", EnsembleStep.from_dict, path, errs)
+        spec_onnx = _block(d, "onnx", OnnxOptions.from_dict, OnnxOptions(), path, errs)
+        spec_trt = _block(d, "tensorrt", TensorRTOptions.from_dict, TensorRTOptions(), path, errs)
+        sample = _block(d, "sample", SampleSpec.from_dict, SampleSpec(), path, errs)
+        if name is None or fmt is None:
+            return None
+        spec = cls(
+            name=name,
+            format=fmt,
+            source=source,
+            inputs=tuple(t for t in ins if t),
+            outputs=tuple(t for t in outs if t),
+            max_batch_size=mbs,
+            dynamic_batching=db,
+            instance_groups=tuple(g for g in groups if g),
+            warmup=tuple(w for w in warm if w),
+            pytorch_parameters=params,
+            torchscript_mode=mode,
+            onnx=spec_onnx,
+            tensorrt=spec_trt,
+            response_cache=typed(d, "response_cache", bool, path, errs, default=False),
+            sample=sample,
+            steps=tuple(s for s in steps if s),
+            optional=typed(d, "optional", bool, path, errs, default=False),
+        )
+        spec._validate_own(path, errs)
+        return spec
+
+    def _validate_own(self, path: str, errs: Errors) -> None:
+        """The checks that need the whole model (not its neighbours: see ``rules``)."""
+        if self.format == "ensemble":
+            _check_ensemble_has_steps_only(self, path, errs)
+        else:
+            _check_source_fits_format(self, path, errs)
+        _check_tensors_declared(self, path, errs)
+        _check_tensor_names_and_dtypes(self, path, errs)
+
+
+# ---------------------------------------------------------------------------- reading the fields
+
+
+def _name(d: dict[str, Any], path: str, errs: Errors) -> str | None:
+    name = typed(d, "name", str, path, errs, required=True)
+    if name is not None and not MODEL_NAME.match(name):
+        errs.add(
+            "InvalidModelName",
+            f"{path}.name",
+            "model name",
+            name,
+            "is not a valid model directory name",
+            "letters, digits, '_', '-' and '.', starting with a letter or digit (at most 200)",
+            "rename the model",
+        )
+    return name
+
+
+def _format(d: dict[str, Any], path: str, errs: Errors) -> str | None:
+    """The format, or None when missing or unknown (an UnknownFormat error naming the closest)."""
+    fmt = typed(d, "format", str, path, errs, required=True)
+    if fmt is not None and fmt not in FORMATS:
+        close = closest(fmt, FORMATS)
+        errs.add(
+            "UnknownFormat",
+            f"{path}.format",
+            "format",
+            fmt,
+            "is not a model format",
+            ", ".join(FORMATS),
+            f"use {close}" if close else "use one of the allowed formats",
+        )
+        return None
+    return fmt
+
+
+def _block(
+    d: dict[str, Any], key: str, parse: Callable[[Any, str, Errors], T], default: T, path: str, errs: Errors
+) -> T:
+    """A nested mapping parsed by ``parse``, or ``default`` when the key is absent or null."""
+    return parse(d[key], f"{path}.{key}", errs) if d.get(key) is not None else default
+
+
+def _entries(
+    d: dict[str, Any], key: str, parse: Callable[[Any, str, Errors], T | None], path: str, errs: Errors
+) -> list[T | None]:
+    """Each entry of a list parsed by ``parse`` (None where one could not be read)."""
+    return [
+        parse(x, f"{path}.{key}[{i}]", errs)
+        for i, x in enumerate(typed(d, key, list, path, errs, default=[]))
+    ]
+
+
+def _batching(d: dict[str, Any], path: str, errs: Errors) -> tuple[int, DynamicBatching | None]:
+    """``max_batch_size`` and ``dynamic_batching``, checked against each other."""
+    mbs = typed(d, "max_batch_size", int, path, errs, default=0)
+    if mbs < 0:
+        errs.add(
+            "InvalidMaxBatchSize",
+            f"{path}.max_batch_size",
+            "max_batch_size",
+            mbs,
+            "is negative",
+            "0 (no batching) or a positive integer",
+            "set 0 or the largest batch",
+        )
+    db = DynamicBatching.from_dict(d.get("dynamic_batching"), f"{path}.dynamic_batching", errs)
+    if db is not None and mbs == 0:
+        errs.add(
+            "InvalidMaxBatchSize",
+            f"{path}.dynamic_batching",
+            "dynamic_batching",
+            True,
+            "needs max_batch_size > 0",
+            "max_batch_size >= 1",
+            "set max_batch_size or remove dynamic_batching",
+        )
+    if db is not None and any(p > mbs for p in db.preferred_batch_sizes) and mbs > 0:
+        errs.add(
+            "PreferredBatchTooLarge",
+            f"{path}.dynamic_batching.preferred_batch_sizes",
+            "preferred_batch_sizes",
+            list(db.preferred_batch_sizes),
+            f"exceeds max_batch_size {mbs}",
+            f"sizes up to {mbs}",
+            "lower the preferred sizes or raise max_batch_size",
+        )
+    return mbs, db
+
+
+def _pytorch_parameters(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -> dict[str, str]:
+    """The PyTorch backend parameters as strings; unknown or removed names and non-TorchScript
+    formats are errors."""
+    params: dict[str, str] = {}
+    for k, v in typed(d, "pytorch_parameters", dict, path, errs, default={}).items():
+        _check_pytorch_parameter(k, f"{path}.pytorch_parameters.{k}", errs)
+        params[str(k)] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+    if params and fmt not in (None, "torchscript"):
+        errs.add(
+            "InvalidOption",
+            f"{path}.pytorch_parameters",
+            "pytorch_parameters",
+            sorted(params),
+            f"only apply to torchscript models, not {fmt}",
+            "format: torchscript",
+            "remove them",
+        )
+    return params
+
+
+def _check_pytorch_parameter(k: Any, here: str, errs: Errors) -> None:
+    if k in PYTORCH_REMOVED_PARAMETERS:
+        errs.add(
+            "RemovedPyTorchParameter",
+            here,
+            "pytorch parameter",
+            k,
+            f"was removed after Triton {PYTORCH_REMOVED_PARAMETERS[k]}",
+            ", ".join(PYTORCH_PARAMETERS),
+            "remove it (use ENABLE_TENSOR_FUSER)",
+        )
+    elif k not in PYTORCH_PARAMETERS:
+        close = closest(str(k), PYTORCH_PARAMETERS)
+        errs.add(
+            "UnknownPyTorchParameter",
+            here,
+            "pytorch parameter",
+            k,
+            "is not a PyTorch backend parameter",
+            ", ".join(PYTORCH_PARAMETERS),
+            f"did you mean '{close}'?" if close else "remove it",
+        )
+
+
+# ---------------------------------------------------------------------------- checks of one model
+
+
+def _check_ensemble_has_steps_only(spec: ModelSpec, path: str, errs: Errors) -> None:
+    """An ensemble is its steps: no source, at least one step."""
+    if spec.source is not None:
+        errs.add(
+            "SourceFormatMismatch",
+            f"{path}.source",
+            "source",
+            spec.source.kind,
+            "is not allowed on an ensemble",
+            "no source (an ensemble is its steps)",
+            "remove source",
+        )
+    if not spec.steps:
+        errs.add(
+            "MissingField",
+            f"{path}.steps",
+            "steps",
+            None,
+            "is required for an ensemble",
+            "a list of steps",
+            "add the steps",
+        )
+
+
+def _check_source_fits_format(spec: ModelSpec, path: str, errs: Errors) -> None:
+    """A non-ensemble has no steps and a source that can produce its format."""
+    fmt, src = spec.format, spec.source
+    if spec.steps:
+        errs.add(
+            "InvalidOption",
+            f"{path}.steps",
+            "steps",
+            len(spec.steps),
+            f"only apply to ensembles, not {fmt}",
+            "format: ensemble",
+            "remove steps",
+        )
+    if src is None:
+        errs.add(
+            "MissingField",
+            f"{path}.source",
+            "source",
+            None,
+            f"is required for a {fmt} model",
+            "factory, torchscript, onnx or python",
+            "add a source",
+        )
+        return
+    allowed = SOURCES_FOR_FORMAT[fmt]
+    if src.kind not in allowed and src.kind != "none":
+        errs.add(
+            "SourceFormatMismatch",
+            f"{path}.source",
+            "source",
+            src.kind,
+            f"cannot produce a {fmt} model",
+            ", ".join(allowed),
+            "change the source or the format",
+        )
+
+
+def _check_tensors_declared(spec: ModelSpec, path: str, errs: Errors) -> None:
+    for group, tensors in (("inputs", spec.inputs), ("outputs", spec.outputs)):
+        if not tensors:
+            errs.add(
+                "MissingField",
+                f"{path}.{group}",
+                group,
+                None,
+                "is required",
+                "a list of tensors",
+                f"declare every {group[:-1]} with name, dtype and shape",
+            )
+
+
+def _check_tensor_names_and_dtypes(spec: ModelSpec, path: str, errs: Errors) -> None:
+    """Tensor names are unique per group; STRING tensors only in python models and ensembles."""
+    fmt = spec.format
+    for group, tensors in (("inputs", spec.inputs), ("outputs", spec.outputs)):
+        seen: set[str] = set()
+        for i, t in enumerate(tensors):
+            if t.name in seen:
+                errs.add(
+                    "DuplicateTensorName",
+                    f"{path}.{group}[{i}].name",
+                    "tensor name",
+                    t.name,
+                    f"appears twice in {group}",
+                    "unique names",
+                    "rename one of them",
+                )
+            seen.add(t.name)
+            if t.dtype == "STRING" and fmt in ("onnx", "tensorrt", "torchscript"):
+                errs.add(
+                    "UnknownDtype",
+                    f"{path}.{group}[{i}].dtype",
+                    "dtype",
+                    t.dtype,
+                    f"is not supported for {fmt} models",
+                    "numeric types",
+                    "use a python model for strings",
+                )

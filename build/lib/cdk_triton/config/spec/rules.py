@@ -1,0 +1,547 @@
+"""The cross-reference rules of a declaration: what one model or endpoint must agree with elsewhere.
+
+Each rule is one named function returning the problems it finds (located by document path; the
+caller prefixes the file). :data:`RULES` runs them in order. Rules about one model
+(:data:`MODEL_RULES`) or one endpoint (:data:`ENDPOINT_RULES`) run model by model / endpoint by
+endpoint, so the problems of ``models[0]`` come before those of ``models[1]``, as they always have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from cdk_triton.config.parse import closest, problem
+from cdk_triton.config.spec.endpoint import EndpointSpec
+from cdk_triton.config.spec.model import EnsembleStep, ModelSpec
+from cdk_triton.errors import TritonValidationError
+
+
+class BuildSpec(Protocol):
+    """What the rules read of a ``build.BuildSpec`` (a protocol, so ``build`` may import the rules)."""
+
+    @property
+    def models(self) -> tuple[ModelSpec, ...]: ...
+    @property
+    def endpoints(self) -> tuple[EndpointSpec, ...]: ...
+    @property
+    def base_dir(self) -> str: ...
+    @property
+    def model_names(self) -> list[str]: ...
+    def closure(self, name: str) -> list[str]: ...
+    def resolve_path(self, relative: str) -> Path: ...
+
+
+Problems = list[TritonValidationError]
+ModelRule = Callable[[BuildSpec, int, ModelSpec], Problems]
+EndpointRule = Callable[[BuildSpec, int, EndpointSpec], Problems]
+Rule = Callable[[BuildSpec], Problems]
+
+
+def _by_name(spec: BuildSpec) -> dict[str, ModelSpec]:
+    return {m.name: m for m in spec.models}
+
+
+def _unknown_model(path: str, prop: str, name: str, by_name: dict[str, ModelSpec]) -> TritonValidationError:
+    close = closest(name, by_name)
+    return problem(
+        "UnknownModelReference",
+        path,
+        prop,
+        name,
+        "is not a declared model",
+        ", ".join(by_name),
+        f"did you mean '{close}'?" if close else "declare the model",
+    )
+
+
+# ---------------------------------------------------------------------------- the declaration's models
+
+
+def check_model_names_unique(spec: BuildSpec) -> Problems:
+    out: Problems = []
+    index: dict[str, int] = {}
+    for i, m in enumerate(spec.models):
+        if m.name in index:
+            out.append(
+                problem(
+                    "DuplicateModelName",
+                    f"models[{i}].name",
+                    "model name",
+                    m.name,
+                    f"is already used by models[{index[m.name]}]",
+                    "unique model names",
+                    "rename one of them",
+                )
+            )
+        index.setdefault(m.name, i)
+    return out
+
+
+def check_source_exists(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+    if m.source is None or not m.source.path or spec.resolve_path(m.source.path).exists():
+        return []
+    return [
+        problem(
+            "SourceNotFound",
+            f"models[{i}].source",
+            "source path",
+            m.source.path,
+            f"does not exist (resolved against {spec.base_dir})",
+            "an existing file or directory",
+            "fix the path (relative to the YAML file)",
+        )
+    ]
+
+
+def check_state_dict_exists(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+    if m.source is None or not m.source.state_dict or spec.resolve_path(m.source.state_dict).is_file():
+        return []
+    return [
+        problem(
+            "SourceNotFound",
+            f"models[{i}].source.state_dict",
+            "state_dict",
+            m.source.state_dict,
+            f"does not exist (resolved against {spec.base_dir})",
+            "an existing file",
+            "fix the path (relative to the YAML file)",
+        )
+    ]
+
+
+def check_opt_batch_size_fits(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+    opt = m.tensorrt.opt_batch_size
+    if not (m.max_batch_size > 0 and m.format == "tensorrt" and opt and opt > m.max_batch_size):
+        return []
+    return [
+        problem(
+            "PreferredBatchTooLarge",
+            f"models[{i}].tensorrt.opt_batch_size",
+            "opt_batch_size",
+            opt,
+            f"exceeds max_batch_size {m.max_batch_size}",
+            f"1..{m.max_batch_size}",
+            "lower it",
+        )
+    ]
+
+
+def check_tensorrt_plans_exist(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+    return [
+        problem(
+            "SourceNotFound",
+            f"models[{i}].tensorrt.plans[{j}]",
+            "plan directory",
+            plan_dir,
+            f"has no model.plan (resolved against {spec.base_dir})",
+            "a directory with model.plan and plan.json",
+            "copy the plan and plan.json a GPU build wrote (cache/models/<model>-*/1/)",
+        )
+        for j, plan_dir in enumerate(m.tensorrt.plans)
+        if not (spec.resolve_path(plan_dir) / "model.plan").is_file()
+    ]
+
+
+def check_tensorrt_plans_only_for_tensorrt(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+    if not m.tensorrt.plans or m.format == "tensorrt":
+        return []
+    return [
+        problem(
+            "InvalidOption",
+            f"models[{i}].tensorrt.plans",
+            "tensorrt.plans",
+            list(m.tensorrt.plans),
+            f"only apply to tensorrt models, not {m.format}",
+            "format: tensorrt",
+            "remove them",
+        )
+    ]
+
+
+# ---------------------------------------------------------------------------- ensembles
+
+
+def check_ensemble_steps(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+    """Each step names another declared model whose batch size is large enough, its maps name the
+    step's tensors with agreeing dtypes, in producer order, and every ensemble output is produced."""
+    if not m.is_ensemble:
+        return []
+    out: Problems = []
+    by_name = _by_name(spec)
+    produced = {t.name: t.dtype for t in m.inputs}  # tensor -> dtype, growing step by step
+    for j, s in enumerate(m.steps):
+        here = f"models[{i}].steps[{j}]"
+        step = by_name.get(s.model)
+        if step is None:
+            out.append(_unknown_model(f"{here}.model", "step model", s.model, by_name))
+            continue
+        if step.name == m.name:
+            out.append(
+                problem(
+                    "EnsembleCycle",
+                    f"{here}.model",
+                    "step model",
+                    s.model,
+                    "is the ensemble itself",
+                    "another model",
+                    "reference a step model",
+                )
+            )
+            continue
+        out += _step_batch_size(i, m, step)
+        out += _step_input_map(here, s, step, produced)
+        out += _step_output_map(here, s, step, produced)
+    out += _ensemble_outputs_produced(i, m, produced)
+    return out
+
+
+def _step_batch_size(i: int, m: ModelSpec, step: ModelSpec) -> Problems:
+    if step.max_batch_size >= m.max_batch_size:
+        return []
+    return [
+        problem(
+            "InvalidMaxBatchSize",
+            f"models[{i}].max_batch_size",
+            "max_batch_size",
+            m.max_batch_size,
+            f"exceeds step '{step.name}' max_batch_size {step.max_batch_size}",
+            f"<= {step.max_batch_size}",
+            "lower the ensemble's max_batch_size",
+        )
+    ]
+
+
+def _step_input_map(here: str, s: EnsembleStep, step: ModelSpec, produced: dict[str, str]) -> Problems:
+    """Each key is a step input, each value an ensemble tensor produced earlier with the same dtype,
+    and every step input is mapped."""
+    out: Problems = []
+    step_in = {t.name for t in step.inputs}
+    dtypes_in = {t.name: t.dtype for t in step.inputs}
+    for k, v in s.input_map.items():
+        if k not in step_in:
+            out.append(
+                problem(
+                    "InvalidEnsembleMap",
+                    f"{here}.input_map.{k}",
+                    "input_map key",
+                    k,
+                    f"is not an input of '{step.name}'",
+                    ", ".join(sorted(step_in)),
+                    "use the step's input name",
+                )
+            )
+        elif v in produced and produced[v] != dtypes_in.get(k, produced[v]):
+            out.append(
+                problem(
+                    "InvalidEnsembleMap",
+                    f"{here}.input_map.{k}",
+                    "input_map value",
+                    v,
+                    f"is {produced[v]} but '{step.name}' input '{k}' is {dtypes_in[k]}",
+                    dtypes_in[k],
+                    "make the dtypes agree (cast in a step)",
+                )
+            )
+        elif v not in produced:
+            out.append(
+                problem(
+                    "InvalidEnsembleMap",
+                    f"{here}.input_map.{k}",
+                    "input_map value",
+                    v,
+                    "is not an ensemble input nor an earlier step's output",
+                    ", ".join(sorted(produced)),
+                    "order the steps so producers come first",
+                )
+            )
+    missing = step_in - set(s.input_map)
+    if missing:
+        out.append(
+            problem(
+                "InvalidEnsembleMap",
+                f"{here}.input_map",
+                "input_map",
+                s.input_map,
+                f"leaves inputs of '{step.name}' unmapped: {', '.join(sorted(missing))}",
+                ", ".join(sorted(step_in)),
+                "map every step input",
+            )
+        )
+    return out
+
+
+def _step_output_map(here: str, s: EnsembleStep, step: ModelSpec, produced: dict[str, str]) -> Problems:
+    """Each key is a step output; its value becomes a produced ensemble tensor (``produced`` grows)."""
+    out: Problems = []
+    step_out = {t.name for t in step.outputs}
+    dtypes_out = {t.name: t.dtype for t in step.outputs}
+    for k, v in s.output_map.items():
+        if k not in step_out:
+            out.append(
+                problem(
+                    "InvalidEnsembleMap",
+                    f"{here}.output_map.{k}",
+                    "output_map key",
+                    k,
+                    f"is not an output of '{step.name}'",
+                    ", ".join(sorted(step_out)),
+                    "use the step's output name",
+                )
+            )
+        produced[v] = dtypes_out.get(k, "")
+    return out
+
+
+def _ensemble_outputs_produced(i: int, m: ModelSpec, produced: dict[str, str]) -> Problems:
+    out: Problems = []
+    for o, t in enumerate(m.outputs):
+        if t.name in produced and produced[t.name] and produced[t.name] != t.dtype:
+            out.append(
+                problem(
+                    "InvalidEnsembleMap",
+                    f"models[{i}].outputs[{o}].dtype",
+                    "ensemble output",
+                    t.name,
+                    f"is declared {t.dtype} but its step produces {produced[t.name]}",
+                    produced[t.name],
+                    "declare the step output's dtype",
+                )
+            )
+        if t.name not in produced:
+            out.append(
+                problem(
+                    "InvalidEnsembleMap",
+                    f"models[{i}].outputs[{o}].name",
+                    "ensemble output",
+                    t.name,
+                    "is produced by no step",
+                    ", ".join(sorted(produced)),
+                    "map a step output to it",
+                )
+            )
+    return out
+
+
+def check_ensemble_cycles(spec: BuildSpec) -> Problems:
+    """No ensemble reaches itself through its steps (a step naming the ensemble is caught earlier)."""
+    out: Problems = []
+    by_name = _by_name(spec)
+    state: dict[str, int] = {}  # 1: on the current trail, 2: done
+
+    def visit(n: str, trail: list[str]) -> None:
+        if state.get(n) == 2 or n not in by_name:
+            return
+        if state.get(n) == 1:
+            out.append(
+                problem(
+                    "EnsembleCycle",
+                    f"models[{spec.model_names.index(n)}].steps",
+                    "ensemble",
+                    n,
+                    f"is part of a cycle: {' -> '.join([*trail, n])}",
+                    "a DAG",
+                    "remove the cycle",
+                )
+            )
+            return
+        state[n] = 1
+        for s in by_name[n].steps:
+            visit(s.model, [*trail, n])
+        state[n] = 2
+
+    for n in by_name:
+        visit(n, [])
+    return out
+
+
+# ---------------------------------------------------------------------------- endpoints
+
+
+def check_endpoint_lists_not_empty(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+    out: Problems = []
+    for prop, allowed, fix in (
+        ("models", "model names", "list the models"),
+        ("instance_types", "e.g. ml.g5.xlarge", "list the instance types"),
+    ):
+        if not getattr(e, prop):
+            out.append(problem("MissingField", f"endpoints[{i}].{prop}", prop, [], "is empty", allowed, fix))
+    return out
+
+
+def check_endpoint_models_declared(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+    by_name = _by_name(spec)
+    return [
+        _unknown_model(f"endpoints[{i}].models[{j}]", "model", name, by_name)
+        for j, name in enumerate(e.models)
+        if name not in by_name
+    ]
+
+
+def check_mme_archives_disjoint(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+    """MME: no model is in two target models' archives (their metrics would merge)."""
+    if not e.is_multi_model:
+        return []
+    out: Problems = []
+    owner: dict[str, str] = {}
+    for name in e.models:
+        try:
+            members = spec.closure(name)
+        except KeyError:
+            continue
+        for member in members:
+            if member in owner and owner[member] != name:
+                out.append(
+                    problem(
+                        "DuplicateModelInEndpoint",
+                        f"endpoints[{i}].models",
+                        "model name",
+                        member,
+                        f"appears in the archives of both '{owner[member]}' and '{name}'",
+                        "model names unique across the endpoint",
+                        "give each archive's models their own names (metrics of equal names merge)",
+                    )
+                )
+            owner.setdefault(member, name)
+    return out
+
+
+def check_mme_targets_unique(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+    if not e.is_multi_model or len(set(e.models)) == len(e.models):
+        return []
+    return [
+        problem(
+            "DuplicateModelInEndpoint",
+            f"endpoints[{i}].models",
+            "models",
+            list(e.models),
+            "lists a target model twice",
+            "unique entries",
+            "remove the duplicate",
+        )
+    ]
+
+
+def check_sme_default_model(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+    """SME: a default model is named when there are several, and it is in the repository."""
+    if e.is_multi_model:
+        return []
+    here = f"endpoints[{i}]"
+    tops = list(e.models)
+    if e.default_model is None:
+        if len(tops) == 1:
+            return []
+        return [
+            problem(
+                "MissingDefaultModel",
+                f"{here}.default_model",
+                "default_model",
+                None,
+                f"is required with {len(tops)} models",
+                ", ".join(tops),
+                "name the model behind /invocations (for an ensemble, the ensemble)",
+            )
+        ]
+    repo = {x for n in tops for x in spec.closure(n)}
+    if e.default_model in repo:
+        return []
+    return [
+        problem(
+            "UnknownModelReference",
+            f"{here}.default_model",
+            "default_model",
+            e.default_model,
+            "is not in the endpoint's repository",
+            ", ".join(sorted(repo)),
+            "list it in models",
+        )
+    ]
+
+
+def check_instance_types(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+    return [
+        problem(
+            "InvalidInstanceType",
+            f"endpoints[{i}].instance_types",
+            "instance type",
+            it,
+            "is not a SageMaker instance type",
+            "e.g. ml.g5.xlarge",
+            "prefix it with ml.",
+        )
+        for it in e.instance_types
+        if not it.startswith("ml.")
+    ]
+
+
+def check_endpoint_names_unique(spec: BuildSpec) -> Problems:
+    names = [e.name for e in spec.endpoints]
+    return [
+        problem(
+            "DuplicateEndpointName",
+            f"endpoints[{i}].name",
+            "endpoint name",
+            n,
+            "is already used",
+            "unique endpoint names",
+            "rename one of them",
+        )
+        for i, n in enumerate(names)
+        if names.index(n) != i
+    ]
+
+
+# ---------------------------------------------------------------------------- the order they run in
+
+#: Run for each model, in this order.
+MODEL_RULES: tuple[ModelRule, ...] = (
+    check_source_exists,
+    check_state_dict_exists,
+    check_opt_batch_size_fits,
+    check_tensorrt_plans_exist,
+    check_tensorrt_plans_only_for_tensorrt,
+    check_ensemble_steps,
+)
+#: Run for each endpoint, in this order.
+ENDPOINT_RULES: tuple[EndpointRule, ...] = (check_endpoint_lists_not_empty,)
+#: Run for each endpoint whose models are all declared (see ``check_endpoint_models_declared``).
+ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
+    check_mme_archives_disjoint,
+    check_mme_targets_unique,
+    check_sme_default_model,
+    check_instance_types,
+)
+
+
+def check_models(spec: BuildSpec) -> Problems:
+    """:data:`MODEL_RULES`, model by model."""
+    return [p for i, m in enumerate(spec.models) for rule in MODEL_RULES for p in rule(spec, i, m)]
+
+
+def check_endpoints(spec: BuildSpec) -> Problems:
+    """:data:`ENDPOINT_RULES` then ``check_endpoint_models_declared``, endpoint by endpoint; only an
+    endpoint whose models are all declared goes on to :data:`ENDPOINT_MODEL_RULES`."""
+    out: Problems = []
+    for i, e in enumerate(spec.endpoints):
+        out += [p for rule in ENDPOINT_RULES for p in rule(spec, i, e)]
+        undeclared = check_endpoint_models_declared(spec, i, e)
+        out += undeclared
+        if not undeclared:
+            out += [p for rule in ENDPOINT_MODEL_RULES for p in rule(spec, i, e)]
+    return out
+
+
+#: Every cross-reference rule of a declaration, in the order its problems are reported.
+RULES: tuple[Rule, ...] = (
+    check_model_names_unique,
+    check_models,
+    check_ensemble_cycles,
+    check_endpoints,
+    check_endpoint_names_unique,
+)
+
+
+def run_rules(spec: BuildSpec) -> Problems:
+    """Every problem :data:`RULES` find, in order."""
+    return [p for rule in RULES for p in rule(spec)]

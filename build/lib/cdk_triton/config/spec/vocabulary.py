@@ -1,0 +1,57 @@
+"""The declaration's vocabulary: the words a ``models.yaml`` may use for dtypes, formats and options."""
+
+from __future__ import annotations
+
+import re
+
+#: Triton data types (model_config.proto TYPE_<x>) the build accepts, with their numpy names.
+DTYPES: dict[str, str] = {
+    "BOOL": "bool",
+    "UINT8": "uint8",
+    "UINT16": "uint16",
+    "UINT32": "uint32",
+    "UINT64": "uint64",
+    "INT8": "int8",
+    "INT16": "int16",
+    "INT32": "int32",
+    "INT64": "int64",
+    "FP16": "float16",
+    "FP32": "float32",
+    "FP64": "float64",
+    "BF16": "bfloat16",
+    "STRING": "object",
+}
+FORMATS = ("torchscript", "onnx", "tensorrt", "python", "ensemble")
+#: The kinds of model source, in the order ``ModelSource.kind`` looks for them.
+SOURCE_KINDS = ("factory", "torchscript", "onnx", "python")
+#: format -> the source kinds that can produce it (an ensemble has no source).
+SOURCES_FOR_FORMAT: dict[str, tuple[str, ...]] = {
+    "torchscript": ("factory", "torchscript"),
+    "onnx": ("factory", "onnx"),
+    "tensorrt": ("factory", "onnx"),
+    "python": ("python",),
+}
+PACKAGINGS = ("directory", "tar.gz")
+INSTANCE_KINDS = ("KIND_GPU", "KIND_CPU", "KIND_AUTO", "KIND_MODEL")
+PRECISIONS = ("fp32", "tf32", "fp16", "int8")
+#: Precisions of ONNX Runtime's TensorRT execution accelerator.
+ACCELERATOR_PRECISIONS = ("fp32", "fp16")
+WARMUP_DATA = ("zero", "random")
+TORCHSCRIPT_MODES = ("trace", "script")
+ONNX_EXPORTERS = ("dynamo", "torchscript")
+#: PyTorch backend parameters (CONTRACT.md section 5); values are the strings "true"/"false" or counts.
+PYTORCH_PARAMETERS = (
+    "DISABLE_OPTIMIZED_EXECUTION",
+    "INFERENCE_MODE",
+    "ENABLE_WEIGHT_SHARING",
+    "ENABLE_CACHE_CLEANING",
+    "ENABLE_JIT_EXECUTOR",
+    "ENABLE_JIT_PROFILING",
+    "ENABLE_TENSOR_FUSER",
+    "INTER_OP_THREAD_COUNT",
+    "INTRA_OP_THREAD_COUNT",
+)
+#: Removed after 23.12 (rejected for newer images).
+PYTORCH_REMOVED_PARAMETERS = {"ENABLE_NVFUSER": "23.12"}
+#: A Triton model directory name.
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")

@@ -1,0 +1,90 @@
+"""Pseudo-parameter tokens, fetched once per process (each jsii property read is a round trip)."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from functools import cache
+
+import aws_cdk as cdk
+from constructs import IConstruct, Node
+
+
+@dataclass(frozen=True, slots=True)
+class Pseudo:
+    partition: str
+    region: str
+    account: str
+    url_suffix: str
+
+
+@cache
+def pseudo() -> Pseudo:
+    """``AWS::Partition``, ``AWS::Region``, ``AWS::AccountId`` and ``AWS::URLSuffix`` as tokens."""
+    return Pseudo(
+        partition=cdk.Aws.PARTITION,
+        region=cdk.Aws.REGION,
+        account=cdk.Aws.ACCOUNT_ID,
+        url_suffix=cdk.Aws.URL_SUFFIX,
+    )
+
+
+def is_token(value: object) -> bool:
+    """Whether ``value`` is a string holding an unresolved token."""
+    return isinstance(value, str) and "${Token[" in value
+
+
+@dataclass(frozen=True, slots=True)
+class StackInfo:
+    stack: cdk.Stack
+    region: str
+    account: str
+    node: Node
+    #: manifests already reported as not uploaded in this stack (one warning per manifest, not per model)
+    warned_manifests: set[str] = field(default_factory=set)
+
+
+_STACK_INFO = "_cdk_triton_stack_info"
+
+
+def stack_info(scope: IConstruct) -> StackInfo:
+    """The stack of ``scope`` with its region and account, read through jsii once per stack.
+
+    Cached on the stack object (and on cdk-triton constructs, which pass it to their children): each
+    ``Stack.of`` and property read is a round trip to the jsii kernel, and synth time is dominated by them.
+    """
+    info: StackInfo | None = getattr(scope, _STACK_INFO, None)
+    if info is not None:
+        return info
+    stack = scope if isinstance(scope, cdk.Stack) else cdk.Stack.of(scope)
+    info = getattr(stack, _STACK_INFO, None)
+    if info is None:
+        info = StackInfo(stack=stack, region=stack.region, account=stack.account, node=stack.node)
+        with contextlib.suppress(AttributeError):  # a proxy that refuses attributes: no cache
+            setattr(stack, _STACK_INFO, info)
+    return info
+
+
+def remember_stack_info(construct: IConstruct, scope: IConstruct) -> StackInfo:
+    """The stack info of ``construct`` (defined in ``scope``), cached on it for its own children."""
+    info = stack_info(scope)
+    setattr(construct, _STACK_INFO, info)
+    return info
+
+
+#: Durations whose length is known without asking jsii (the constructs' own defaults).
+_KNOWN_SECONDS: dict[int, tuple[cdk.Duration, int]] = {}
+
+
+def known_duration(duration: cdk.Duration, secs: int) -> cdk.Duration:
+    """Register a module-level default so ``seconds`` answers it without a jsii round trip."""
+    _KNOWN_SECONDS[id(duration)] = (duration, secs)
+    return duration
+
+
+def seconds(duration: cdk.Duration) -> int:
+    """Whole seconds of ``duration`` (one jsii call, none for a registered default)."""
+    known = _KNOWN_SECONDS.get(id(duration))
+    if known is not None and known[0] is duration:
+        return known[1]
+    return int(duration.to_seconds())

@@ -1,0 +1,309 @@
+"""Where a model's artifacts come from: the build manifest, an existing bucket, or a local asset.
+
+``ModelArtifacts`` follows the CDK ModelData pattern: static factories and ``bind(scope)``. The
+endpoint stack never owns the artifact bucket: a manifest's bucket is imported by name.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import aws_cdk as cdk
+from constructs import Construct
+
+from cdk_triton.config.manifest import MANIFEST_FILENAME, MULTI_MODEL, SINGLE_MODEL, Manifest, read_manifest
+from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
+from cdk_triton.constructs.errors import located, validation_error
+from cdk_triton.errors import TritonValidationError
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_kms as kms
+    from aws_cdk import aws_s3 as s3
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ArtifactsConfig:
+    """What bound artifacts give the model and its execution role.
+
+    Attributes:
+        mode: ``SingleModel`` or ``MultiModel``.
+        bucket_name / bucket_arn: the bucket holding the artifacts (never owned by the stack).
+        key: the object key (a ``.tar.gz``) or the key prefix ending ``/``.
+        compression: ``Gzip`` (a tar.gz, ModelDataUrl) or ``None`` (an uncompressed S3 prefix,
+            ModelDataSource) for SME; ``None`` for MME (a prefix of tar.gz archives).
+        kms_key_arn: the key the artifacts are encrypted with, if any.
+        default_model: SME: the model behind /invocations (an ensemble: the ensemble).
+        models: every model directory in the artifacts (empty when unknown).
+        target_models: MME: logical name -> TargetModel header value.
+        gpu_architectures: TensorRT plan architectures (e.g. ``sm86``); empty = portable.
+        packaged_instance_types: what the build packaged for (empty when unknown).
+        uploaded: False when the manifest says the artifacts are not in S3 yet.
+        triton_version: the Triton release the build targeted, when known.
+    """
+
+    mode: str
+    bucket_name: str
+    bucket_arn: str
+    key: str
+    compression: str
+    kms_key_arn: str | None = None
+    default_model: str | None = None
+    models: list[str] = field(default_factory=list)
+    target_models: dict[str, str] = field(default_factory=dict)
+    gpu_architectures: list[str] = field(default_factory=list)
+    packaged_instance_types: list[str] = field(default_factory=list)
+    uploaded: bool = True
+    triton_version: str | None = None
+
+    @property
+    def is_multi_model(self) -> bool:
+        return self.mode == MULTI_MODEL
+
+    @property
+    def s3_url(self) -> str:
+        return f"s3://{self.bucket_name}/{self.key}"
+
+    @property
+    def is_prefix(self) -> bool:
+        return self.key.endswith("/")
+
+
+class ModelArtifacts(abc.ABC):
+    """The model's artifacts: ``from_manifest``, ``from_bucket`` or ``from_asset``."""
+
+    @staticmethod
+    def from_manifest(manifest: Manifest | str | os.PathLike[str], endpoint: str) -> ModelArtifacts:
+        """The artifacts the build stage packaged for ``endpoint`` (a key of the manifest's endpoints).
+
+        The manifest's bucket is referenced by name (never owned); its KMS key (``artifact_location.kms_key_arn``)
+        is granted for decryption. A manifest with ``uploaded: false`` synthesizes with a warning.
+
+        Args:
+            manifest: a ``Manifest`` or the path of ``manifest.json`` (or its directory).
+            endpoint: the endpoint key (``classifier``, ``multi`` ...).
+        """
+        return _ManifestArtifacts(manifest, endpoint)
+
+    @staticmethod
+    def from_bucket(
+        bucket: s3.IBucket,
+        key: str,
+        *,
+        multi_model: bool = False,
+        default_model: str | None = None,
+        models: list[str] | None = None,
+        target_models: dict[str, str] | None = None,
+        encryption_key: kms.IKey | None = None,
+        gpu_architectures: list[str] | None = None,
+    ) -> ModelArtifacts:
+        """Artifacts already in S3.
+
+        Args:
+            bucket: the bucket (import it with ``s3.Bucket.from_bucket_name``).
+            key: a ``.tar.gz`` object (SME, ModelDataUrl), or a prefix ending ``/``: an uncompressed
+                model repository (SME, ModelDataSource S3Prefix + CompressionType None) or the MME
+                prefix of tar.gz archives.
+            multi_model: the prefix is an MME prefix. Default: False.
+            default_model: SME model behind /invocations (SAGEMAKER_TRITON_DEFAULT_MODEL_NAME, which
+                SageMaker's Triton needs even for a one-model repository). Default: the only entry
+                of ``models``; an SME with neither raises DefaultModelRequired.
+            models: the model directories (checks ``default_model``). Default: unknown.
+            target_models: MME logical name -> TargetModel, published for clients. Default: none.
+            encryption_key: the KMS key the artifacts are encrypted with. Default: none.
+            gpu_architectures: TensorRT plan architectures. Default: none (portable).
+        """
+        return _BucketArtifacts(
+            bucket,
+            key,
+            multi_model=multi_model,
+            default_model=default_model,
+            models=models or [],
+            target_models=target_models or {},
+            encryption_key=encryption_key,
+            gpu_architectures=gpu_architectures or [],
+        )
+
+    @staticmethod
+    def from_asset(path: str | os.PathLike[str], *, default_model: str | None = None) -> ModelArtifacts:
+        """A local ``model.tar.gz`` (an SME model repository) uploaded as a CDK asset.
+
+        Args:
+            path: the ``.tar.gz`` file.
+            default_model: the model behind /invocations (SAGEMAKER_TRITON_DEFAULT_MODEL_NAME).
+                Default: none, which raises DefaultModelRequired unless
+                ``server_options=ServerOptions(default_model_name=...)`` names it.
+        """
+        return _AssetArtifacts(Path(path), default_model)
+
+    @abc.abstractmethod
+    def bind(self, scope: Construct) -> ArtifactsConfig:
+        """Resolve the artifacts for a model defined in ``scope``."""
+
+
+def _bucket_arn(name: str) -> str:
+    return f"arn:{pseudo().partition}:s3:::{name}"
+
+
+def _split_s3_uri(uri: str) -> tuple[str, str]:
+    rest = uri[len("s3://") :] if uri.startswith("s3://") else uri
+    bucket, _, key = rest.partition("/")
+    return bucket, key
+
+
+class _ManifestArtifacts(ModelArtifacts):
+    def __init__(self, manifest: Manifest | str | os.PathLike[str], endpoint: str) -> None:
+        self._manifest = manifest
+        self._endpoint = endpoint
+
+    def bind(self, scope: Construct) -> ArtifactsConfig:
+        try:
+            manifest = (
+                self._manifest if isinstance(self._manifest, Manifest) else _read_manifest(self._manifest)
+            )
+            entry = manifest.endpoint(self._endpoint)
+        except TritonValidationError as err:
+            raise located(scope, err) from None
+        loc = manifest.artifact_location
+        warned = stack_info(scope).warned_manifests
+        if not manifest.uploaded and (manifest.path or "") not in warned:
+            warned.add(manifest.path or "")  # once per manifest and stack (each warning is a jsii call)
+            cdk.Annotations.of(scope).add_warning_v2(
+                "cdk-triton:ArtifactsNotUploaded",
+                f"the manifest {manifest.path or ''} says its artifacts (endpoint '{self._endpoint}' and any "
+                "other endpoint of this stack built from it) are not uploaded yet (uploaded: false); "
+                "run `cdk-triton build --upload` before deploying",
+            )
+        if entry.mode == MULTI_MODEL:
+            bucket_name, key = _split_s3_uri(entry.s3_prefix or "")
+            compression = "None"
+        else:
+            bucket_name, key = _split_s3_uri(entry.s3_uri or "")
+            compression = entry.compression
+        archs = sorted(
+            set(entry.gpu_architectures).union(
+                *(manifest.models[m].gpu_architectures for m in entry.models if m in manifest.models)
+            )
+        )
+        return ArtifactsConfig(
+            mode=entry.mode,
+            bucket_name=bucket_name or loc.bucket,
+            bucket_arn=_bucket_arn(bucket_name or loc.bucket),
+            key=key,
+            compression=compression,
+            kms_key_arn=loc.kms_key_arn,
+            default_model=entry.default_model,
+            models=list(entry.models),
+            target_models=entry.target_model_map(),
+            gpu_architectures=archs,
+            packaged_instance_types=list(entry.instance_types),
+            uploaded=manifest.uploaded,
+            triton_version=manifest.triton_version,
+        )
+
+
+#: Parsed manifests by (path, mtime, size): two endpoints of one manifest parse it once.
+_MANIFEST_CACHE: dict[tuple[str, int, int], Manifest] = {}
+
+
+def _read_manifest(path: str | os.PathLike[str]) -> Manifest:
+    p = Path(path)
+    if p.is_dir():
+        p = p / MANIFEST_FILENAME
+    try:
+        st = p.stat()
+    except OSError:
+        return read_manifest(p)  # raises ManifestNotFound
+    key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
+    manifest = _MANIFEST_CACHE.get(key)
+    if manifest is None:
+        if len(_MANIFEST_CACHE) >= 16:
+            _MANIFEST_CACHE.clear()
+        manifest = _MANIFEST_CACHE[key] = read_manifest(p)
+    return manifest
+
+
+class _BucketArtifacts(ModelArtifacts):
+    def __init__(
+        self,
+        bucket: s3.IBucket,
+        key: str,
+        *,
+        multi_model: bool,
+        default_model: str | None,
+        models: list[str],
+        target_models: dict[str, str],
+        encryption_key: kms.IKey | None,
+        gpu_architectures: list[str],
+    ) -> None:
+        self._bucket = bucket
+        self._key = key
+        self._multi_model = multi_model
+        self._default_model = default_model
+        self._models = models
+        self._target_models = target_models
+        self._key_obj = encryption_key
+        self._archs = gpu_architectures
+
+    def bind(self, scope: Construct) -> ArtifactsConfig:
+        key = self._key.lstrip("/")
+        is_prefix = key.endswith("/")
+        if not is_token(key) and (
+            (self._multi_model and not is_prefix) or (not is_prefix and not key.endswith(".tar.gz"))
+        ):
+            allowed = (
+                "a prefix ending '/'" if self._multi_model else "a prefix ending '/' or a .tar.gz object key"
+            )
+            raise validation_error(
+                scope,
+                "InvalidArtifactKey",
+                prop="key",
+                value=self._key,
+                problem="is not where SageMaker can load Triton artifacts from",
+                allowed=allowed,
+                fix="pass the model repository prefix with a trailing '/', or the model.tar.gz key",
+            )
+        return ArtifactsConfig(
+            mode=MULTI_MODEL if self._multi_model else SINGLE_MODEL,
+            bucket_name=self._bucket.bucket_name,
+            bucket_arn=self._bucket.bucket_arn,
+            key=key,
+            compression="None" if is_prefix else "Gzip",
+            kms_key_arn=self._key_obj.key_arn if self._key_obj else None,
+            default_model=self._default_model,
+            models=list(self._models),
+            target_models=dict(sorted(self._target_models.items())),
+            gpu_architectures=list(self._archs),
+        )
+
+
+class _AssetArtifacts(ModelArtifacts):
+    def __init__(self, path: Path, default_model: str | None) -> None:
+        self._path = path
+        self._default_model = default_model
+
+    def bind(self, scope: Construct) -> ArtifactsConfig:
+        if not self._path.is_file() or not self._path.name.endswith(".tar.gz"):
+            raise validation_error(
+                scope,
+                "InvalidAssetPath",
+                prop="path",
+                value=str(self._path),
+                problem="is not an existing .tar.gz file",
+                allowed="a model.tar.gz holding a Triton model repository",
+                fix="package the repository with `cdk-triton build` or `tar czf model.tar.gz -C repo .`",
+            )
+        from aws_cdk import aws_s3_assets as s3_assets
+
+        asset = s3_assets.Asset(scope, "ModelAsset", path=str(self._path))
+        return ArtifactsConfig(
+            mode=SINGLE_MODEL,
+            bucket_name=asset.s3_bucket_name,
+            bucket_arn=_bucket_arn(asset.s3_bucket_name),
+            key=asset.s3_object_key,
+            compression="Gzip",
+            default_model=self._default_model,
+        )

@@ -1,0 +1,579 @@
+"""A complete Triton endpoint: Model, EndpointConfig and Endpoint, checked against the instance type.
+
+The checks are functions in ``checks.py``, the deployment guardrails and data capture in
+``deployment.py``, the metrics in ``metrics.py``; the scalable target (``scaling.py``) receives the
+endpoint's names, never the endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import aws_cdk as cdk
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_sagemaker as sagemaker
+from aws_cdk import aws_ssm as ssm
+from constructs import Construct, Node
+
+from cdk_triton.config import tables
+from cdk_triton.config.server_options import ServerOptions
+from cdk_triton.config.tables import InstanceTypeInfo
+from cdk_triton.constructs import _nag, checks
+from cdk_triton.constructs._tokens import is_token, pseudo, remember_stack_info
+from cdk_triton.constructs.artifacts import ModelArtifacts
+from cdk_triton.constructs.checks import CFN_RESOURCE_LIMIT
+from cdk_triton.constructs.deployment import (
+    DEFAULT_WAIT_INTERVAL,
+    DataCapture,
+    DeploymentGuardrails,
+    TrafficStep,
+    data_capture_prefix,
+    render_data_capture,
+    render_deployment_config,
+    rollback_alarm,
+)
+from cdk_triton.constructs.endpoint_base import ImportedTritonEndpoint, ITritonEndpoint, TritonEndpointBase
+from cdk_triton.constructs.image import TritonImage
+from cdk_triton.constructs.model import TritonMetrics, TritonModel, _DefersAcknowledgments
+from cdk_triton.constructs.scaling import TritonScaling
+from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
+from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_all
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_ec2 as ec2
+
+__all__ = [
+    "CFN_RESOURCE_LIMIT",
+    "DEFAULT_WAIT_INTERVAL",
+    "OUTPUT_MAP_LIMIT",
+    "SSM_STANDARD_LIMIT",
+    "DataCapture",
+    "DeploymentGuardrails",
+    "ResourceHeadroom",
+    "TrafficStep",
+    "ITritonEndpoint",
+    "TritonEndpoint",
+    "resource_headroom",
+]
+
+#: SSM standard-tier parameter value limit (characters).
+SSM_STANDARD_LIMIT = 4096
+#: The largest CfnOutput value the construct publishes the target-model map in directly.
+OUTPUT_MAP_LIMIT = 1024
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResourceHeadroom:
+    """How many CloudFormation resources a stack holds against the limit."""
+
+    stack: str
+    resources: int
+    limit: int = CFN_RESOURCE_LIMIT
+
+    @property
+    def remaining(self) -> int:
+        return self.limit - self.resources
+
+    @property
+    def used_fraction(self) -> float:
+        return self.resources / self.limit
+
+
+def _count_resources(stack: cdk.Stack, node: Node | None = None) -> int:
+    return sum(1 for c in (node or stack.node).find_all() if isinstance(c, cdk.CfnResource))
+
+
+def resource_headroom(stack: cdk.Stack, *, annotate: bool = False) -> ResourceHeadroom:
+    """Count the CloudFormation resources of ``stack`` (optionally as an info annotation).
+
+    Resources of nested stacks below ``stack`` are counted too (a conservative estimate).
+    """
+    count = _count_resources(stack)
+    head = ResourceHeadroom(stack=stack.node.path, resources=count)
+    if annotate:
+        cdk.Annotations.of(stack).add_info(
+            f"cdk-triton: {count} of {head.limit} CloudFormation resources used ({head.remaining} left)"
+        )
+    return head
+
+
+# ---------------------------------------------------------------------------- the endpoint
+
+
+class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
+    """Defines a SageMaker real-time endpoint serving NVIDIA Triton: Model, EndpointConfig, Endpoint.
+
+    Checks the instance type against the artifacts (GPU architecture of TensorRT plans, single-GPU
+    MME, the release's minimum compute capability), encrypts the volume with a KMS key on EBS-only
+    instance types, and publishes the MME TargetModel map (CfnOutput + SSM parameters).
+
+    Example::
+
+        endpoint = TritonEndpoint(self, "Classifier",
+            artifacts=ModelArtifacts.from_manifest("build/out/manifest.json", "classifier"),
+            instance_type="ml.g5.xlarge")
+        endpoint.auto_scale(max_capacity=4).scale_on_gpu_utilization(target_percent=60)
+    """
+
+    variant_name: str
+    instance_type: str
+    instance_count: int
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        artifacts: ModelArtifacts,
+        instance_type: str,
+        image: TritonImage | None = None,
+        role: iam.IRole | None = None,
+        server_options: ServerOptions | None = None,
+        environment: Mapping[str, str] | None = None,
+        metrics: TritonMetrics | None = None,
+        vpc: ec2.IVpc | None = None,
+        vpc_subnets: ec2.SubnetSelection | None = None,
+        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
+        network_isolation: bool = False,
+        endpoint_name: str | None = None,
+        variant_name: str = "AllTraffic",
+        instance_count: int = 1,
+        volume_encryption_key: kms.IKey | None = None,
+        volume_size: cdk.Size | None = None,
+        container_startup_health_check_timeout: cdk.Duration | None = None,
+        model_data_download_timeout: cdk.Duration | None = None,
+        data_capture: DataCapture | None = None,
+        deployment: DeploymentGuardrails | None = None,
+    ) -> None:
+        """Define the endpoint.
+
+        Args:
+            artifacts: the model repository (``ModelArtifacts.from_manifest(path, "classifier")``).
+            instance_type: ``ml.<family>.<size>``, e.g. ``ml.g5.xlarge``.
+            image: Default: the SageMaker Triton image of the manifest's (or the default) release.
+            role: execution role. Default: a new least-privilege role.
+            server_options: Triton settings. Default: container defaults.
+            environment: extra container variables. Default: none.
+            metrics: publish Triton's metrics to CloudWatch. Default: off.
+            vpc / vpc_subnets / security_groups / network_isolation: see ``TritonModel``.
+            endpoint_name: Default: a deterministic name derived from the construct path (a
+                physical name, so the role's log grant can name the endpoint's log group).
+            variant_name: production variant name; keep it stable across updates. Default: AllTraffic.
+            instance_count: initial instances. Default: 1.
+            volume_encryption_key: KMS key of the ML storage volume, only for EBS-only instance
+                types. Default: a new key with rotation on EBS-only types, none on local-NVMe types.
+            volume_size: ML storage volume (EBS-only types). Default: SageMaker's default.
+            container_startup_health_check_timeout: 60 s..1 h. Default: SageMaker's default.
+            model_data_download_timeout: 60 s..1 h. Default: SageMaker's default.
+            data_capture: capture requests/responses to S3. Default: off.
+            deployment: blue/green or rolling update guardrails. Default: SageMaker's default update.
+        """
+        super().__init__(scope, construct_id)
+        self._stack = remember_stack_info(self, scope)
+        self._artifacts_source = artifacts  # add_verification() reads the recorded samples
+        self.instance_type = instance_type
+        self.variant_name = variant_name
+        self.instance_count = instance_count
+        self.instance_info: InstanceTypeInfo | None = (
+            None if is_token(instance_type) else tables.instance_type_info(instance_type)
+        )
+        if endpoint_name is None:
+            endpoint_name = _default_name(self)
+        self.endpoint_name: str = endpoint_name
+
+        errs = checks.check_names(endpoint_name, variant_name)
+        errs += checks.check_variant(
+            instance_type=instance_type,
+            local_storage=self.has_local_storage,
+            instance_count=instance_count,
+            volume_encryption_key_path=volume_encryption_key.node.path
+            if volume_encryption_key is not None and self.has_local_storage
+            else None,
+            volume_size_gib=volume_size.to_gibibytes() if volume_size is not None else None,
+            container_startup_health_check_timeout_seconds=_seconds_or_none(
+                container_startup_health_check_timeout
+            ),
+            model_data_download_timeout_seconds=_seconds_or_none(model_data_download_timeout),
+            sampling_percentage=data_capture.sampling_percentage if data_capture is not None else None,
+        )
+        if deployment is not None:
+            errs += checks.check_deployment(deployment, instance_count=instance_count)
+        self.model = self._define_model(
+            errs,
+            artifacts=artifacts,
+            image=image,
+            role=role,
+            server_options=server_options,
+            environment=environment,
+            metrics=_default_namespace(metrics, endpoint_name),
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
+            network_isolation=network_isolation,
+            endpoint_name=endpoint_name,
+        )
+        art = self.model.artifacts
+        found, warnings = checks.check_instance(
+            instance_type,
+            self.instance_info,
+            triton_version=self.model.triton_version,
+            gpu_architectures=art.gpu_architectures,
+            packaged_instance_types=art.packaged_instance_types,
+            multi_model=art.is_multi_model,
+        )
+        for warning_id, message in warnings:
+            cdk.Annotations.of(self).add_warning_v2(warning_id, message)
+        self._raise(errs + found)
+
+        self._define_endpoint_config(
+            volume_encryption_key=volume_encryption_key,
+            volume_size=volume_size,
+            container_startup_health_check_timeout=container_startup_health_check_timeout,
+            model_data_download_timeout=model_data_download_timeout,
+            data_capture=data_capture,
+        )
+        self._acknowledge_nag_findings()
+        self._define_endpoint(deployment)
+
+        self.target_model_map: dict[str, str] = dict(art.target_models)
+        self.target_model_parameters: list[ssm.CfnParameter] = []
+        if art.is_multi_model and self.target_model_map:
+            self._publish_target_models()
+
+        self.scaling: TritonScaling | None = None  # set by auto_scale()
+        self._check_headroom()
+
+    # ------------------------------------------------------------------ steps
+    def _raise(self, errs: list[TritonValidationError]) -> None:
+        """Locate the pure checks' errors at this construct and raise them all (nothing when none)."""
+        if errs:
+            path = self.node.path
+            raise_all([e if e.path else e.at(path) for e in errs])
+
+    def _define_model(self, errs: list[TritonValidationError], **props: Any) -> TritonModel:
+        """The Model; its errors join the endpoint's own so that one synth reports them all."""
+        try:
+            return TritonModel(self, "Model", **props)
+        except TritonValidationError as err:
+            self._raise(errs + (err.errors if isinstance(err, TritonValidationErrors) else [err]))
+            raise
+
+    def _volume_key(self, supplied: kms.IKey | None) -> str | None:
+        """Volume encryption follows the AWS rule: a key only for EBS-only instance types (ARN or None)."""
+        self.volume_encryption_key: kms.IKey | kms.CfnKey | None = None
+        if self.has_local_storage:
+            return None
+        if supplied is not None:
+            self.volume_encryption_key = supplied
+            return supplied.key_arn
+        key = kms.CfnKey(
+            self,
+            "VolumeKey",
+            enable_key_rotation=True,
+            description=f"cdk-triton: ML storage volume of endpoint {self.endpoint_name}",
+            key_policy={
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"AWS": f"arn:{pseudo().partition}:iam::{self._stack.account}:root"},
+                        "Action": "kms:*",
+                        "Resource": "*",
+                    }
+                ],
+            },
+        )
+        key.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
+        self.volume_encryption_key = key
+        return key.attr_arn
+
+    def _define_endpoint_config(
+        self,
+        *,
+        volume_encryption_key: kms.IKey | None,
+        volume_size: cdk.Size | None,
+        container_startup_health_check_timeout: cdk.Duration | None,
+        model_data_download_timeout: cdk.Duration | None,
+        data_capture: DataCapture | None,
+    ) -> None:
+        """The EndpointConfig: one production variant, the volume key, data capture."""
+        volume_key_arn = self._volume_key(volume_encryption_key)
+        variant: dict[str, Any] = {
+            "variant_name": self.variant_name,
+            "model_name": self.model.model_name,
+            "initial_instance_count": self.instance_count,
+            "initial_variant_weight": 1,
+            "instance_type": self.instance_type,
+        }
+        if container_startup_health_check_timeout is not None:
+            variant["container_startup_health_check_timeout_in_seconds"] = int(
+                container_startup_health_check_timeout.to_seconds()
+            )
+        if model_data_download_timeout is not None:
+            variant["model_data_download_timeout_in_seconds"] = int(model_data_download_timeout.to_seconds())
+        if volume_size is not None:
+            variant["volume_size_in_gb"] = int(volume_size.to_gibibytes())
+        self.endpoint_config = sagemaker.CfnEndpointConfig(
+            self,
+            "EndpointConfig",
+            production_variants=[sagemaker.CfnEndpointConfig.ProductionVariantProperty(**variant)],
+            kms_key_id=volume_key_arn,
+            data_capture_config=self._data_capture(data_capture) if data_capture is not None else None,
+        )
+
+    def _data_capture(self, dc: DataCapture) -> sagemaker.CfnEndpointConfig.DataCaptureConfigProperty:
+        prefix = data_capture_prefix(dc)
+        self.model.grant_data_capture(
+            dc.bucket.bucket_arn, prefix, dc.encryption_key.key_arn if dc.encryption_key else None
+        )
+        return render_data_capture(dc, prefix)
+
+    def _acknowledge_nag_findings(self) -> None:
+        """One call for the model's IAM5 findings and the EndpointConfig's KMS rule (each exact id)."""
+        kms_acks: list[cdk.Acknowledgment] = []
+        if self.has_local_storage:
+            reason = (
+                f"{self.instance_type} has local NVMe storage, which is hardware-encrypted; "
+                "CreateEndpointConfig rejects a KmsKeyId for it"
+            )
+            kms_acks = [cdk.Acknowledgment(id=rule, reason=reason) for rule in _nag.ENDPOINT_CONFIG_KMS_RULES]
+        self.model._flush_acks(scope=self, extra=kms_acks)
+
+    def _define_endpoint(self, deployment: DeploymentGuardrails | None) -> None:
+        self._rollback_alarm: cloudwatch.CfnAlarm | None = None
+        deployment_config = None
+        if deployment is not None:
+            alarms = deployment.rollback_alarms
+            if alarms is None:
+                self._rollback_alarm = rollback_alarm(
+                    self, endpoint_name=self.endpoint_name, variant_name=self.variant_name
+                )
+                names = [self._rollback_alarm.ref]
+            else:
+                names = [a.alarm_name for a in alarms]
+            deployment_config = render_deployment_config(deployment, names)
+        self.resource = sagemaker.CfnEndpoint(
+            self,
+            "Resource",
+            endpoint_config_name=self.endpoint_config.attr_endpoint_config_name,
+            endpoint_name=self.endpoint_name,
+            deployment_config=deployment_config,
+        )
+        # node.default_child is self.resource: CDK finds the child with id "Resource" by itself.
+        self._endpoint_arn: str | None = None
+        self._attr_endpoint_name: str | None = None
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def endpoint_arn(self) -> str:
+        """The endpoint ARN (``Ref`` of the endpoint)."""
+        if self._endpoint_arn is None:
+            self._endpoint_arn = self.resource.ref
+        return self._endpoint_arn
+
+    @property
+    def attr_endpoint_name(self) -> str:
+        """``GetAtt EndpointName``: the name as a reference, so users of it depend on the endpoint."""
+        if self._attr_endpoint_name is None:
+            self._attr_endpoint_name = self.resource.attr_endpoint_name
+        return self._attr_endpoint_name
+
+    @property
+    def is_multi_model(self) -> bool:
+        return self.model.is_multi_model
+
+    @property
+    def gpu_count(self) -> int:
+        """GPUs per instance (0 for CPU instance types)."""
+        return self.instance_info.gpu_count if self.instance_info else 0
+
+    @property
+    def has_local_storage(self) -> bool:
+        """Whether the instance type has local NVMe storage (no volume KMS key allowed)."""
+        return checks.has_local_storage(self.instance_type, self.instance_info)
+
+    @property
+    def metrics_namespace(self) -> str | None:
+        """The CloudWatch namespace of Triton's own metrics (None when not published)."""
+        return self.model.metrics_namespace
+
+    # ------------------------------------------------------------------ pieces
+    def _publish_target_models(self) -> None:
+        """logical name -> TargetModel, as SSM parameters under one path (and a CfnOutput).
+
+        Each parameter holds a JSON object of at most 4 KB (standard tier); a big map is split into
+        several parameters ``<path>/000``, ``<path>/001``...; clients read them all with
+        ``GetParametersByPath(Path=<path>)`` and merge the objects.
+        """
+        base = f"/cdk-triton/{self.endpoint_name}/target-models"
+        self.target_model_parameter_path = base
+        chunks = _chunk_map(self.target_model_map, SSM_STANDARD_LIMIT)
+        scope = Construct(self, "TargetModels")
+        for i, chunk in enumerate(chunks):
+            self.target_model_parameters.append(
+                ssm.CfnParameter(
+                    scope,
+                    f"Part{i:03d}",
+                    type="String",
+                    name=f"{base}/{i:03d}",
+                    value=json.dumps(chunk, separators=(",", ":"), sort_keys=True),
+                    tier="Standard",
+                    description=f"cdk-triton: TargetModel map of endpoint {self.endpoint_name} (part {i + 1}/{len(chunks)})",
+                )
+            )
+        cdk.CfnOutput(
+            scope,
+            "ParameterPath",
+            value=base,
+            description="SSM path of the logical model name -> TargetModel map (GetParametersByPath)",
+        )
+        text = json.dumps(self.target_model_map, separators=(",", ":"), sort_keys=True)
+        if len(text) <= OUTPUT_MAP_LIMIT:
+            cdk.CfnOutput(scope, "Map", value=text, description="logical model name -> TargetModel")
+
+    def _check_headroom(self) -> None:
+        stack = self._stack.stack
+        resources = _count_resources(stack, self._stack.node)
+        mine = (
+            sum(1 for c in self.node.find_all() if isinstance(c, cdk.CfnResource))
+            if resources > CFN_RESOURCE_LIMIT
+            else 0
+        )
+        errs, warn = checks.check_headroom(resources, endpoint_resources=mine, endpoint_id=self.node.id)
+        self._raise(errs)
+        if warn:
+            cdk.Annotations.of(stack).add_warning_v2(
+                "cdk-triton:ResourceHeadroom",
+                f"{resources} of {CFN_RESOURCE_LIMIT} CloudFormation resources used after {self.node.path}; "
+                "put further endpoints in another stack",
+            )
+
+    def add_verification(
+        self,
+        *,
+        checks: Sequence[VerificationCheck] | None = None,
+        deadline: cdk.Duration | None = None,
+        warm_up: Sequence[str] = (),
+    ) -> TritonVerification:
+        """Verify every deploy: invoke the endpoint with the recorded samples (a custom resource).
+
+        A wrong answer fails the stack update, which rolls back to the previous endpoint config.
+        See ``verification.py`` for the lifecycle and the function's exact grants.
+
+        Args:
+            checks: Default: the samples the build manifest records (SME: the default model; MME:
+                every TargetModel with one); none raises NoRecordedSamples.
+            deadline: how long to retry while instances start and models load. Default: 10 minutes.
+            warm_up: MME logical names invoked once before the checks. Default: none.
+        """
+        art = self.model.artifacts
+        return TritonVerification(
+            self,
+            "Verification",
+            endpoint=self.resource,
+            endpoint_name=self.endpoint_name,
+            endpoint_arn=self.endpoint_arn,
+            mode=art.mode,
+            checks=checks if checks is not None else recorded_checks(self, self._artifacts_source),
+            verified=[self.model.resource, self.endpoint_config, *self.target_model_parameters],
+            target_model_parameter_path=getattr(self, "target_model_parameter_path", None),
+            artifacts_key_arn=art.kms_key_arn,
+            deadline=deadline,
+            warm_up=warm_up,
+        )
+
+    def _scaling_endpoint_name(self) -> str:
+        return self.attr_endpoint_name
+
+    # ------------------------------------------------------------------ import
+    @staticmethod
+    def from_endpoint_attributes(
+        scope: Construct,
+        construct_id: str,
+        *,
+        endpoint_name: str,
+        endpoint_arn: str | None = None,
+        variant_name: str | None = None,
+        instance_type: str | None = None,
+        gpu_count: int | None = None,
+        mode: str | None = None,
+        instance_count: int | None = None,
+        metrics_namespace: str | None = None,
+    ) -> ITritonEndpoint:
+        """An endpoint defined in another stack (or outside CDK), for metrics, scaling, alarms and grants.
+
+        Args:
+            endpoint_name: the endpoint's name (all features).
+            endpoint_arn: Default: the ARN of ``endpoint_name`` in this stack's account and region.
+            variant_name: the production variant (scaling, metrics, dashboard, alarms). Default: unknown.
+            instance_type: Default: unknown (no burstable check; GPU count from ``gpu_count``).
+            gpu_count: GPUs per instance (GPU scaling, GPU graph and alarm). Default: the instance
+                type's, else unknown.
+            mode: 'SME' or 'MME' (the MME-only metrics and graphs). Default: unknown.
+            instance_count: the variant's instance count (dashboard, capacity warning). Default: unknown.
+            metrics_namespace: where Triton's own metrics are published (dashboard). Default: none.
+        """
+        return ImportedTritonEndpoint(
+            scope,
+            construct_id,
+            endpoint_name=endpoint_name,
+            endpoint_arn=endpoint_arn,
+            variant_name=variant_name,
+            instance_type=instance_type,
+            gpu_count=gpu_count,
+            mode=mode,
+            instance_count=instance_count,
+            metrics_namespace=metrics_namespace,
+        )
+
+    @staticmethod
+    def from_endpoint_name(scope: Construct, construct_id: str, endpoint_name: str) -> ITritonEndpoint:
+        """An endpoint known by name only: ``grant_invoke`` (other features need more attributes)."""
+        return ImportedTritonEndpoint(scope, construct_id, endpoint_name=endpoint_name)
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _default_name(scope: Construct) -> str:
+    raw = cdk.Names.unique_resource_name(scope, max_length=63, separator="-")
+    name = re.sub(r"[^A-Za-z0-9-]", "", raw).strip("-")
+    name = re.sub(r"-{2,}", "-", name)
+    return name[:63].rstrip("-") or "triton"
+
+
+def _default_namespace(metrics: TritonMetrics | None, endpoint_name: str) -> TritonMetrics | None:
+    """Triton's metrics namespace defaults to ``Triton/<endpoint name>`` when the name is known."""
+    if metrics is None or metrics.namespace is not None or is_token(endpoint_name):
+        return metrics
+    return TritonMetrics(
+        namespace=f"Triton/{endpoint_name}",
+        log_retention=metrics.log_retention,
+        encryption_key=metrics.encryption_key,
+        metrics_port=metrics.metrics_port,
+    )
+
+
+def _seconds_or_none(duration: cdk.Duration | None) -> float | None:
+    return duration.to_seconds() if duration is not None else None
+
+
+def _chunk_map(mapping: dict[str, str], limit: int) -> list[dict[str, str]]:
+    chunks: list[dict[str, str]] = []
+    current: dict[str, str] = {}
+    for key, value in sorted(mapping.items()):
+        trial = {**current, key: value}
+        if current and len(json.dumps(trial, separators=(",", ":"))) > limit:
+            chunks.append(current)
+            current = {key: value}
+        else:
+            current = trial
+    if current:
+        chunks.append(current)
+    return chunks

@@ -1,0 +1,373 @@
+"""What every Triton endpoint offers, defined here or imported from another stack.
+
+``ITritonEndpoint`` is the interface the dashboard, the alarms and other stacks use;
+``TritonEndpointBase`` implements it (metrics, ``grant_invoke``, ``auto_scale``) from a few
+attributes, so that ``TritonEndpoint`` and an endpoint imported with
+``TritonEndpoint.from_endpoint_attributes`` share one implementation (aws-cdk's ``EndpointBase``).
+
+An imported endpoint knows only the attributes it was given. Which feature needs which:
+
+======================  ==========================================================
+endpoint_name           always: metrics' dimension, the ARN of ``grant_invoke``
+variant_name            scaling, every ``metric_*``, the dashboard, the alarms
+gpu_count (or           ``scale_on_gpu_utilization`` (target = percent x GPUs), the
+instance_type)          dashboard's GPU graph and the alarms' GPU-memory alarm
+mode (SME / MME)        the MME-only ``metric_*``; the dashboard's MME graphs
+instance_type           the burstable check of ``auto_scale``
+instance_count          the dashboard's initial-count line, the capacity warning
+metrics_namespace       the dashboard's graphs of Triton's own metrics
+======================  ==========================================================
+
+A feature asked of an endpoint imported without what it needs raises
+``TritonValidationError`` ``MissingEndpointAttribute`` naming the attribute.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+import aws_cdk as cdk
+from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_iam as iam
+from constructs import Construct, Node
+
+from cdk_triton.config import tables
+from cdk_triton.constructs import metrics as m
+from cdk_triton.constructs._tokens import is_token
+from cdk_triton.constructs.checks import check_names
+from cdk_triton.constructs.errors import catalogued
+from cdk_triton.constructs.scaling import TritonScaling
+from cdk_triton.errors import raise_all
+
+#: The endpoint modes of ``from_endpoint_attributes``.
+MODES = ("SME", "MME")
+
+
+@runtime_checkable
+class ITritonEndpoint(Protocol):
+    """A Triton endpoint, defined in this stack or imported from another (aws-cdk's ``IEndpoint``)."""
+
+    @property
+    def node(self) -> Node: ...
+
+    @property
+    def endpoint_name(self) -> str: ...
+
+    @property
+    def endpoint_arn(self) -> str: ...
+
+    @property
+    def variant_name(self) -> str | None: ...
+
+    @property
+    def instance_type(self) -> str | None: ...
+
+    @property
+    def gpu_count(self) -> int | None: ...
+
+    @property
+    def is_multi_model(self) -> bool | None: ...
+
+    @property
+    def instance_count(self) -> int | None: ...
+
+    @property
+    def metrics_namespace(self) -> str | None: ...
+
+    @property
+    def scaling(self) -> TritonScaling | None: ...
+
+    def metric(
+        self,
+        metric_name: str,
+        *,
+        namespace: str = ...,
+        statistic: str = ...,
+        period: cdk.Duration | None = None,
+        label: str | None = None,
+    ) -> cloudwatch.Metric: ...
+
+    def metric_invocations(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_invocations_per_instance(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_model_latency(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_overhead_latency(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_invocation4xx_errors(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_invocation5xx_errors(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_cpu_utilization(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_memory_utilization(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_gpu_utilization(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_gpu_memory_utilization(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_disk_utilization(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_loaded_model_count(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_model_cache_hit(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_model_loading_wait_time(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_model_loading_time(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_model_downloading_time(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def metric_model_unloading_time(self, **kw: Any) -> cloudwatch.Metric: ...
+
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant: ...
+
+    def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling: ...
+
+
+def require(endpoint: ITritonEndpoint, attribute: str, feature: str) -> Any:
+    """The endpoint's ``attribute``, or a ``MissingEndpointAttribute`` error naming it."""
+    value = getattr(endpoint, attribute)
+    if value is None:
+        raise catalogued(
+            "MissingEndpointAttribute",
+            prop=attribute,
+            value=None,
+            problem=f"is needed for {feature}, and the endpoint was imported without it",
+            allowed=f"an endpoint imported with {attribute}=..., or one defined with TritonEndpoint",
+            fix=f"pass {attribute}=... to TritonEndpoint.from_endpoint_attributes",
+            path=endpoint.node.path,
+        )
+    return value
+
+
+class TritonEndpointBase(Construct):
+    """The shared implementation of ``ITritonEndpoint``: metrics, grants and scaling from attributes.
+
+    Subclasses set ``endpoint_name``, ``variant_name``, ``instance_type``, ``instance_count`` and
+    ``scaling``, and define ``endpoint_arn``, ``gpu_count``, ``is_multi_model``,
+    ``metrics_namespace`` and ``_scaling_endpoint_name``.
+    """
+
+    endpoint_name: str
+    variant_name: str | None
+    instance_type: str | None
+    instance_count: int | None
+    scaling: TritonScaling | None
+
+    @property
+    def endpoint_arn(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def gpu_count(self) -> int | None:
+        raise NotImplementedError
+
+    @property
+    def is_multi_model(self) -> bool | None:
+        raise NotImplementedError
+
+    @property
+    def metrics_namespace(self) -> str | None:
+        raise NotImplementedError
+
+    def _scaling_endpoint_name(self) -> str:
+        """The name the scalable target refers to (a reference to the endpoint when defined here)."""
+        return self.endpoint_name
+
+    # ------------------------------------------------------------------ metrics
+    def metric(
+        self,
+        metric_name: str,
+        *,
+        namespace: str = m.SAGEMAKER,
+        statistic: str = "Sum",
+        period: cdk.Duration | None = None,
+        label: str | None = None,
+    ) -> cloudwatch.Metric:
+        """A metric of this endpoint's variant (dimensions EndpointName and VariantName)."""
+        variant = require(self, "variant_name", "per-variant metrics")
+        return m.variant_metric(
+            metric_name,
+            self.endpoint_name,
+            variant,
+            namespace=namespace,
+            statistic=statistic,
+            period=period,
+            label=label,
+        )
+
+    def _metric(self, spec: m.MetricSpec, **kw: Any) -> cloudwatch.Metric:
+        variant = require(self, "variant_name", f"metric {spec.name}")
+        if spec.multi_model:
+            require(self, "is_multi_model", f"the multi-model metric {spec.name} (pass mode='MME')")
+        return m.metric_of(spec, self.endpoint_name, variant, **kw)
+
+    def metric_invocations(self, **kw: Any) -> cloudwatch.Metric:
+        """Invocations (Sum)."""
+        return self._metric(m.INVOCATIONS, **kw)
+
+    def metric_invocations_per_instance(self, **kw: Any) -> cloudwatch.Metric:
+        """InvocationsPerInstance (Sum)."""
+        return self._metric(m.INVOCATIONS_PER_INSTANCE, **kw)
+
+    def metric_model_latency(self, **kw: Any) -> cloudwatch.Metric:
+        """ModelLatency in microseconds (p99 unless told)."""
+        return self._metric(m.MODEL_LATENCY, **kw)
+
+    def metric_overhead_latency(self, **kw: Any) -> cloudwatch.Metric:
+        """OverheadLatency in microseconds (p99 unless told)."""
+        return self._metric(m.OVERHEAD_LATENCY, **kw)
+
+    def metric_invocation4xx_errors(self, **kw: Any) -> cloudwatch.Metric:
+        """Invocation4XXErrors (Sum)."""
+        return self._metric(m.INVOCATION_4XX_ERRORS, **kw)
+
+    def metric_invocation5xx_errors(self, **kw: Any) -> cloudwatch.Metric:
+        """Invocation5XXErrors (Sum)."""
+        return self._metric(m.INVOCATION_5XX_ERRORS, **kw)
+
+    def metric_cpu_utilization(self, **kw: Any) -> cloudwatch.Metric:
+        """CPUUtilization (0-100 x vCPUs, Average)."""
+        return self._metric(m.CPU_UTILIZATION, **kw)
+
+    def metric_memory_utilization(self, **kw: Any) -> cloudwatch.Metric:
+        """MemoryUtilization (Average)."""
+        return self._metric(m.MEMORY_UTILIZATION, **kw)
+
+    def metric_gpu_utilization(self, **kw: Any) -> cloudwatch.Metric:
+        """GPUUtilization (0-100 x GPU count, Average)."""
+        return self._metric(m.GPU_UTILIZATION, **kw)
+
+    def metric_gpu_memory_utilization(self, **kw: Any) -> cloudwatch.Metric:
+        """GPUMemoryUtilization (0-100 x GPU count, Average)."""
+        return self._metric(m.GPU_MEMORY_UTILIZATION, **kw)
+
+    def metric_disk_utilization(self, **kw: Any) -> cloudwatch.Metric:
+        """DiskUtilization (Average)."""
+        return self._metric(m.DISK_UTILIZATION, **kw)
+
+    def metric_loaded_model_count(self, **kw: Any) -> cloudwatch.Metric:
+        """LoadedModelCount (MME, Average)."""
+        return self._metric(m.LOADED_MODEL_COUNT, **kw)
+
+    def metric_model_cache_hit(self, **kw: Any) -> cloudwatch.Metric:
+        """ModelCacheHit (MME, Sum)."""
+        return self._metric(m.MODEL_CACHE_HIT, **kw)
+
+    def metric_model_loading_wait_time(self, **kw: Any) -> cloudwatch.Metric:
+        """ModelLoadingWaitTime in microseconds (MME, Average)."""
+        return self._metric(m.MODEL_LOADING_WAIT_TIME, **kw)
+
+    def metric_model_loading_time(self, **kw: Any) -> cloudwatch.Metric:
+        """ModelLoadingTime in microseconds (MME, Average)."""
+        return self._metric(m.MODEL_LOADING_TIME, **kw)
+
+    def metric_model_downloading_time(self, **kw: Any) -> cloudwatch.Metric:
+        """ModelDownloadingTime in microseconds (MME, Average)."""
+        return self._metric(m.MODEL_DOWNLOADING_TIME, **kw)
+
+    def metric_model_unloading_time(self, **kw: Any) -> cloudwatch.Metric:
+        """ModelUnloadingTime in microseconds (MME, Average)."""
+        return self._metric(m.MODEL_UNLOADING_TIME, **kw)
+
+    # ------------------------------------------------------------------ grants & scaling
+    def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
+        """Allow ``grantee`` to call ``sagemaker:InvokeEndpoint`` on this endpoint."""
+        return iam.Grant.add_to_principal(
+            grantee=grantee, actions=["sagemaker:InvokeEndpoint"], resource_arns=[self.endpoint_arn]
+        )
+
+    def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
+        """Define the scalable target of the variant; add policies on the returned TritonScaling."""
+        variant = require(self, "variant_name", "auto_scale")
+        self.scaling = TritonScaling(
+            self,
+            "Scaling",
+            endpoint_name=self._scaling_endpoint_name(),
+            variant_name=variant,
+            instance_type=self.instance_type,
+            gpu_count=self.gpu_count,
+            instance_count=self.instance_count,
+            min_capacity=min_capacity,
+            max_capacity=max_capacity,
+        )
+        return self.scaling
+
+
+class ImportedTritonEndpoint(TritonEndpointBase):
+    """An endpoint defined elsewhere, known by its attributes (``TritonEndpoint.from_endpoint_attributes``)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        endpoint_name: str,
+        endpoint_arn: str | None = None,
+        variant_name: str | None = None,
+        instance_type: str | None = None,
+        gpu_count: int | None = None,
+        mode: str | None = None,
+        instance_count: int | None = None,
+        metrics_namespace: str | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        errs = check_names(endpoint_name, variant_name or "AllTraffic")
+        if mode is not None and mode not in MODES:
+            errs.append(
+                catalogued(
+                    "InvalidEndpointMode",
+                    prop="mode",
+                    value=mode,
+                    problem="is not an endpoint mode",
+                    allowed="'SME' (single-model) or 'MME' (multi-model)",
+                    fix="pass mode='SME' or mode='MME', or leave it unset",
+                )
+            )
+        if errs:
+            path = self.node.path
+            raise_all([e.at(path) for e in errs])
+        self.endpoint_name = endpoint_name
+        self.variant_name = variant_name
+        self.instance_type = instance_type
+        self.instance_count = instance_count
+        self.scaling = None
+        self._mode = mode
+        self._metrics_namespace = metrics_namespace
+        info = (
+            tables.instance_type_info(instance_type)
+            if instance_type is not None and not is_token(instance_type)
+            else None
+        )
+        if gpu_count is None and instance_type is not None and not is_token(instance_type):
+            gpu_count = info.gpu_count if info is not None else 0
+        self._gpu_count = gpu_count
+        if endpoint_arn is None:
+            endpoint_arn = cdk.Stack.of(self).format_arn(
+                service="sagemaker",
+                resource="endpoint",
+                # SageMaker writes endpoint ARNs in lower case.
+                resource_name=endpoint_name if is_token(endpoint_name) else endpoint_name.lower(),
+            )
+        self._endpoint_arn = endpoint_arn
+
+    @property
+    def endpoint_arn(self) -> str:
+        """The given ARN, or ``arn:<partition>:sagemaker:<region>:<account>:endpoint/<name>`` of this stack."""
+        return self._endpoint_arn
+
+    @property
+    def gpu_count(self) -> int | None:
+        """The given GPU count, else the instance type's, else unknown (None)."""
+        return self._gpu_count
+
+    @property
+    def is_multi_model(self) -> bool | None:
+        """True for mode 'MME', False for 'SME', None when the mode was not given."""
+        return None if self._mode is None else self._mode == "MME"
+
+    @property
+    def metrics_namespace(self) -> str | None:
+        return self._metrics_namespace

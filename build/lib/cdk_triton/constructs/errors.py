@@ -1,0 +1,129 @@
+"""The catalogue of validation error codes the constructs raise (and surface from config).
+
+Every ``TritonValidationError`` a construct raises carries one of these codes, the prop, the value
+received, what is allowed, how to fix it, and the construct path (``node.path``). The codes are a
+public contract: tests assert each one, and the README lists them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from constructs import IConstruct
+
+from cdk_triton.errors import TritonValidationError, TritonValidationErrors
+
+#: code -> what it means. Codes marked "(config)" come from ServerOptions / tables / manifest and are
+#: re-raised by the constructs with the construct path.
+ERROR_CODES: dict[str, str] = {
+    # image
+    "UnknownTritonVersion": "(config) the Triton version has no SageMaker image in the vendored tables",
+    "ImageNotInRegion": "(config) the stack's concrete region has no sagemaker-tritonserver image of that version",
+    # artifacts
+    "UnknownManifestEndpoint": "(config) the endpoint key is not in the build manifest",
+    "ManifestNotFound": "(config) the manifest path does not exist",
+    "InvalidArtifactKey": "from_bucket key is neither a prefix ending '/' nor a .tar.gz object",
+    "InvalidAssetPath": "from_asset path is not an existing .tar.gz file",
+    "DefaultModelNotInArtifacts": "the default model is not one of the models in the artifacts",
+    "DefaultModelRequired": "a single-model endpoint whose artifacts do not name the model behind /invocations",
+    "ServerOptionsModeConflict": "server_options.multi_model contradicts the artifacts' endpoint mode",
+    # server options / environment
+    "UnknownTritonEnvironmentVariable": "(config) a raw SAGEMAKER_TRITON_* variable that the container does not know",
+    "ReservedEnvironmentVariable": "a raw environment variable that ServerOptions manages",
+    "InvalidPort": "(config) a port outside 1..65535",
+    "InvalidMetricNamespace": "(config) the Triton metrics namespace is not a custom CloudWatch namespace",
+    "MetricsPublishingNeedsMetrics": "(config) publishing to CloudWatch with Triton's metrics switched off",
+    "UseTritonMetrics": "server_options.publish_metrics_to_cloudwatch set directly instead of metrics=TritonMetrics()",
+    "InvalidPortRange": "(config) safe_port_range is not (lo, hi) with 1 <= lo <= hi <= 65535",
+    "PortConflict": "(config) the SageMaker, gRPC and metrics ports are not distinct",
+    "InvalidThreadCount": "(config) thread_count < 1 or buffer_manager_thread_count < 0",
+    "InvalidLogLevel": "(config) log_verbose is negative",
+    "InvalidByteSize": "(config) a shared-memory or response-cache size that is not positive",
+    "InvalidGpuLimit": "(config) model_load_gpu_limit outside (0, 1]",
+    "DefaultModelInMme": "(config) default_model_name on a multi-model endpoint",
+    "InvalidModelName": "(config) default_model_name is not a model directory name",
+    "CloudWatchSettingsWithoutPublishing": "(config) a metrics namespace or log group without publishing",
+    "InvalidAdditionalArg": "(config) an additional tritonserver argument that is not a --flag",
+    "ManagedFlagInAdditionalArgs": "(config) additional_args sets a flag ServerOptions manages",
+    "InvalidManifest": "(config) the manifest file is not a valid cdk-triton manifest",
+    "UnsupportedManifestVersion": "(config) the manifest's schema_version is not supported",
+    "MetricsNeedNewerImage": "Triton metrics publishing with a SageMaker Triton image older than 23.07 (no CloudWatch agent)",
+    "MetricsNeedNetwork": "Triton metrics publishing on a network-isolated model (the agent cannot reach CloudWatch)",
+    "SecurityGroupsWithoutVpc": "security groups or subnets given without a VPC",
+    # instance type
+    "InvalidInstanceType": "instance_type is not a SageMaker hosting instance type 'ml.<family>.<size>'",
+    "ComputeCapabilityTooLow": "the instance's GPU is older than the Triton release supports (e.g. ml.p2, K80 3.7 < 6.0)",
+    "GpuArtifactsOnCpuInstance": "the artifacts need a GPU (TensorRT plans) and the instance type has none",
+    "GpuArchitectureMismatch": "the TensorRT plans were built for another GPU architecture than the instance's",
+    "MmeNeedsSingleGpu": "a GPU multi-model endpoint on an instance type with more than one GPU",
+    "KmsKeyOnLocalStorage": "a volume KMS key on an instance type with local NVMe storage (CreateEndpointConfig fails)",
+    "InvalidInstanceCount": "instance_count below 1",
+    "InvalidVariantName": "variant_name does not match SageMaker's name pattern",
+    "InvalidEndpointName": "endpoint_name does not match SageMaker's name pattern (1-63 of [a-zA-Z0-9-])",
+    "InvalidTimeout": "a container startup or model download timeout outside 60..3600 s, or a deployment wait/timeout outside SageMaker's range",
+    "InvalidVolumeSize": "volume_size outside 1..512 GiB, or set on an instance type with local NVMe storage",
+    "InvalidSamplingPercentage": "data capture sampling outside 0..100 %",
+    # deployment guardrails
+    "CanaryTooLarge": "a blue/green canary above 50 % of the fleet",
+    "InvalidTrafficStep": "a step that is not a positive count or 1..100 %, a linear step outside 10..50 % or a rolling batch outside 5..50 % of the fleet",
+    "InvalidDeploymentPolicy": "deployment guardrails with none or more than one update policy",
+    "TooManyRollbackAlarms": "more than 10 auto-rollback alarms",
+    # scaling
+    "BurstableNotScalable": "autoscaling on a burstable (ml.t*) instance type",
+    "GpuScalingOnCpuInstance": "GPUUtilization scaling on an instance type without a GPU",
+    "InvalidCapacity": "min/max capacity not 1 <= min <= max",
+    "InvalidTargetValue": "a target-tracking target outside its range",
+    # monitoring
+    "InvalidAlarmThreshold": "an alarm threshold outside its range",
+    "DashboardTooLarge": "more widgets than CloudWatch allows on one dashboard",
+    # scale
+    "StackResourceLimit": "the stack would exceed CloudFormation's resource limit; split endpoints into more stacks",
+    # imported endpoints
+    "MissingEndpointAttribute": "a feature asked of an imported endpoint that was imported without the attribute it needs",
+    "InvalidEndpointMode": "from_endpoint_attributes mode is neither 'SME' nor 'MME'",
+    # deploy verification
+    "NoRecordedSamples": "a deploy verification of an endpoint with no recorded sample (or an empty checks list)",
+    "SampleFileMissing": "a recorded sample with no S3 URIs whose file is not next to the manifest",
+    "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
+}
+
+
+def validation_error(
+    scope: IConstruct,
+    code: str,
+    *,
+    prop: str,
+    value: Any,
+    problem: str,
+    allowed: str,
+    fix: str,
+) -> TritonValidationError:
+    """A TritonValidationError located at ``scope``'s construct path (the code must be catalogued)."""
+    return catalogued(
+        code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix, path=scope.node.path
+    )
+
+
+def catalogued(
+    code: str,
+    *,
+    prop: str,
+    value: Any,
+    problem: str,
+    allowed: str,
+    fix: str,
+    path: str | None = None,
+) -> TritonValidationError:
+    """A TritonValidationError with a catalogued code; the pure checks leave ``path`` to their caller."""
+    if code not in ERROR_CODES:  # pragma: no cover - guards the catalogue
+        raise KeyError(f"error code {code!r} is not in cdk_triton.constructs.errors.ERROR_CODES")
+    return TritonValidationError(
+        code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix, path=path
+    )
+
+
+def located(scope: IConstruct, err: TritonValidationError) -> TritonValidationError:
+    """Re-locate an error from the config layer at the construct path (keeps its code)."""
+    if isinstance(err, TritonValidationErrors):
+        return TritonValidationErrors([located(scope, e) for e in err.errors])
+    return err.at(scope.node.path)

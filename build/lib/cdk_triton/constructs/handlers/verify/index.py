@@ -1,0 +1,484 @@
+"""Deploy verification: invoke every model of a SageMaker Triton endpoint and compare with the build.
+
+Plain Python and boto3 only (shipped as a CDK asset; imports nothing of cdk_triton). Three entry
+points share one verification:
+
+- ``handler(event, context)`` as a CloudFormation custom resource (``RequestType`` in the event): Create
+  verifies and answers SUCCESS or FAILED; Update and Delete never verify and always succeed, so a
+  rollback or a cleanup can never be blocked (the resource gets a new logical id whenever what it
+  verifies changes, so every verification is a Create; see ``lifecycle`` below).
+- ``handler(event, context)`` invoked directly (a pipeline's post-deployment step): returns the report,
+  raises ``VerificationFailed`` when a model answers wrong.
+- ``python index.py --spec spec.json`` (a CodeBuild step): prints the report, exit 1 on failure.
+
+The verification spec (CloudFormation ``ResourceProperties`` or the direct event)::
+
+    {"EndpointName": "classifier", "Mode": "SingleModel" | "MultiModel",
+     "Checks": [{"Model": "classifier", "Request": "s3://b/k.request.json",
+                 "Response": "s3://b/k.response.json", "Atol": 1e-4, "Rtol": 1e-3}],
+     "TargetModelParameterPath": "/cdk-triton/multi/target-models",   # MME: the published name map
+     "WarmUp": ["bert"],                                             # MME: invoked first, not compared
+     "DeadlineSeconds": 600}
+
+Lifecycle: CloudFormation creates the verification resource after the endpoint update, with a new
+logical and physical id for each new model data or endpoint config. A wrong answer fails the Create;
+the rollback then sends Delete for that new resource (always SUCCESS) while the endpoint goes back to
+its previous config: the stack ends in UPDATE_ROLLBACK_COMPLETE. A success leaves the old resource to
+the cleanup phase, which again only sends Delete.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+#: Errors of InvokeEndpoint that mean "not yet" (models loading, instances starting): retried.
+RETRYABLE_CODES = frozenset(
+    {
+        "ModelNotReadyException",
+        "ServiceUnavailable",
+        "ThrottlingException",
+        "InternalFailure",
+        "InternalDependencyException",
+    }
+)
+#: Seconds kept in hand before the Lambda's own timeout, to answer CloudFormation in every case.
+ANSWER_RESERVE_S = 15.0
+DEFAULT_DEADLINE_S = 600.0
+#: CloudFormation refuses a response body over 4 KiB; the reason is cut to fit.
+REASON_LIMIT = 3000
+
+
+class VerificationFailed(Exception):
+    """At least one model of the endpoint did not answer as recorded at build time."""
+
+
+@dataclass(frozen=True)
+class Check:
+    model: str
+    request: str
+    response: str
+    atol: float = 1e-5
+    rtol: float = 1e-4
+
+
+@dataclass(frozen=True)
+class Spec:
+    endpoint_name: str
+    mode: str
+    checks: tuple[Check, ...]
+    target_model_parameter_path: str | None = None
+    warm_up: tuple[str, ...] = ()
+    deadline_s: float = DEFAULT_DEADLINE_S
+
+
+@dataclass
+class Outcome:
+    model: str
+    ok: bool
+    detail: str
+    attempts: int = 0
+    target_model: str | None = None
+
+
+@dataclass
+class Report:
+    endpoint_name: str
+    outcomes: list[Outcome] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.outcomes) and all(o.ok for o in self.outcomes)
+
+    def summary(self) -> str:
+        bad = [o for o in self.outcomes if not o.ok]
+        if not self.outcomes:
+            return f"endpoint {self.endpoint_name}: nothing was verified"
+        if not bad:
+            return f"endpoint {self.endpoint_name}: {len(self.outcomes)} model(s) answered as recorded"
+        lines = [
+            f"endpoint {self.endpoint_name}: {len(bad)} of {len(self.outcomes)} model(s) failed verification"
+        ]
+        lines += [
+            f"- {o.model}{f' (TargetModel {o.target_model})' if o.target_model else ''}: {o.detail}"
+            for o in bad
+        ]
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "EndpointName": self.endpoint_name,
+            "Ok": self.ok,
+            "Models": [
+                {
+                    "Model": o.model,
+                    "Ok": o.ok,
+                    "Detail": o.detail,
+                    "Attempts": o.attempts,
+                    "TargetModel": o.target_model,
+                }
+                for o in self.outcomes
+            ],
+        }
+
+
+# ---------------------------------------------------------------------------------------------- spec
+
+
+def parse_spec(props: dict[str, Any]) -> Spec:
+    """The verification spec from resource properties (CloudFormation passes every value as a string)."""
+    problems: list[str] = []
+    name = props.get("EndpointName")
+    if not isinstance(name, str) or not name:
+        problems.append("EndpointName: a non-empty endpoint name is required")
+    mode = props.get("Mode", "SingleModel")
+    if mode not in ("SingleModel", "MultiModel"):
+        problems.append(f"Mode: {mode!r} is not one of 'SingleModel', 'MultiModel'")
+    raw_checks = props.get("Checks")
+    if not isinstance(raw_checks, list) or not raw_checks:
+        problems.append("Checks: at least one model with a recorded sample is required (build with samples)")
+        raw_checks = []
+    checks = []
+    for i, c in enumerate(raw_checks):
+        if not isinstance(c, dict) or not all(
+            isinstance(c.get(k), str) and c.get(k) for k in ("Model", "Request", "Response")
+        ):
+            problems.append(f"Checks[{i}]: needs Model, Request and Response (s3:// URIs)")
+            continue
+        for key in ("Request", "Response"):
+            if not c[key].startswith("s3://"):
+                problems.append(f"Checks[{i}].{key}: {c[key]!r} is not an s3:// URI")
+        try:
+            checks.append(
+                Check(
+                    c["Model"],
+                    c["Request"],
+                    c["Response"],
+                    float(c.get("Atol", 1e-5)),
+                    float(c.get("Rtol", 1e-4)),
+                )
+            )
+        except (TypeError, ValueError):
+            problems.append(f"Checks[{i}]: Atol and Rtol must be numbers")
+    path = props.get("TargetModelParameterPath") or None
+    if mode == "MultiModel" and not path:
+        problems.append(
+            "TargetModelParameterPath: a multi-model endpoint needs the SSM path of its TargetModel map"
+        )
+    try:
+        deadline = float(props.get("DeadlineSeconds", DEFAULT_DEADLINE_S))
+    except (TypeError, ValueError):
+        problems.append(f"DeadlineSeconds: {props.get('DeadlineSeconds')!r} is not a number")
+        deadline = DEFAULT_DEADLINE_S
+    warm = props.get("WarmUp") or []
+    if problems:
+        raise ValueError("invalid verification spec: " + "; ".join(problems))
+    return Spec(str(name), str(mode), tuple(checks), path, tuple(str(w) for w in warm), deadline)
+
+
+# -------------------------------------------------------------------------------------------- compare
+
+
+def compare(got: dict[str, Any], expected: dict[str, Any], *, atol: float, rtol: float) -> str | None:
+    """None when every expected output is there with its datatype, shape and values; else what differed."""
+    got_outputs = {o.get("name"): o for o in got.get("outputs", []) if isinstance(o, dict)}
+    for exp in expected.get("outputs", []):
+        name = exp["name"]
+        out = got_outputs.get(name)
+        if out is None:
+            return f"output {name} missing (got {sorted(n for n in got_outputs if n)})"
+        if out.get("datatype") != exp.get("datatype"):
+            return f"output {name}: datatype {out.get('datatype')} != expected {exp.get('datatype')}"
+        if list(out.get("shape", [])) != list(exp.get("shape", [])):
+            return f"output {name}: shape {out.get('shape')} != expected {exp.get('shape')}"
+        got_data, exp_data = _flat(out.get("data", [])), _flat(exp.get("data", []))
+        if len(got_data) != len(exp_data):
+            return f"output {name}: {len(got_data)} values != expected {len(exp_data)}"
+        if exp.get("datatype") in ("BYTES", "BOOL"):
+            if got_data != exp_data:
+                first = next(i for i, (a, b) in enumerate(zip(got_data, exp_data, strict=True)) if a != b)
+                return f"output {name}: value {first} is {got_data[first]!r}, expected {exp_data[first]!r}"
+            continue
+        worst, worst_i = 0.0, -1
+        for i, (a, b) in enumerate(zip(got_data, exp_data, strict=True)):
+            a, b = float(a), float(b)
+            if math.isnan(a) or math.isnan(b):
+                if not (math.isnan(a) and math.isnan(b)):
+                    return f"output {name}: value {i} is {a}, expected {b}"
+                continue
+            excess = abs(a - b) - (atol + rtol * abs(b))
+            if excess > 0 and abs(a - b) > worst:
+                worst, worst_i = abs(a - b), i
+        if worst_i >= 0:
+            return (
+                f"output {name}: max abs difference {worst:.6g} at value {worst_i} "
+                f"(got {float(got_data[worst_i]):.6g}, expected {float(exp_data[worst_i]):.6g}; atol {atol:g}, rtol {rtol:g})"
+            )
+    return None
+
+
+def _flat(data: Any) -> list[Any]:
+    if isinstance(data, list):
+        return [x for item in data for x in _flat(item)]
+    return [data]
+
+
+# ------------------------------------------------------------------------------------------- verify
+
+
+def _clients() -> tuple[Any, Any, Any]:
+    cfg = Config(retries={"max_attempts": 2, "mode": "standard"}, read_timeout=70, connect_timeout=5)
+    return (
+        boto3.client("sagemaker-runtime", config=cfg),
+        boto3.client("s3", config=cfg),
+        boto3.client("ssm", config=cfg),
+    )
+
+
+def _read_s3_json(s3: Any, uri: str) -> dict[str, Any]:
+    bucket, _, key = uri[len("s3://") :].partition("/")
+    body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    return json.loads(body)
+
+
+def target_model_map(ssm: Any, path: str) -> dict[str, str]:
+    """The logical name -> TargetModel map the endpoint stack published under ``path`` (one or more parts)."""
+    merged: dict[str, str] = {}
+    kwargs: dict[str, Any] = {"Path": path, "Recursive": False}
+    while True:
+        page = ssm.get_parameters_by_path(**kwargs)
+        for p in sorted(page.get("Parameters", []), key=lambda p: p["Name"]):
+            merged.update(json.loads(p["Value"]))
+        if not page.get("NextToken"):
+            return merged
+        kwargs["NextToken"] = page["NextToken"]
+
+
+def _error_text(exc: Exception) -> tuple[str, bool]:
+    """What went wrong and whether waiting may help."""
+    if isinstance(exc, ClientError):
+        err = exc.response.get("Error", {})
+        code, msg = str(err.get("Code", "")), str(err.get("Message", ""))
+        status = exc.response.get("OriginalStatusCode") or exc.response.get("ResponseMetadata", {}).get(
+            "HTTPStatusCode"
+        )
+        if code == "ModelError" and status in (503, 507):
+            return f"{code} ({status}): {msg}", True
+        if code == "ValidationError" and "not found" in msg.lower():
+            return f"endpoint not found: {msg}", True
+        return f"{code}: {msg}", code in RETRYABLE_CODES
+    if isinstance(
+        exc, BotoCoreError
+    ):  # connection refused / reset / timed out: the endpoint is not answering
+        return f"endpoint not reachable: {exc}", True
+    return f"{type(exc).__name__}: {exc}", False
+
+
+def _invoke(runtime: Any, spec: Spec, body: bytes, target_model: str | None) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "EndpointName": spec.endpoint_name,
+        "Body": body,
+        "ContentType": "application/json",
+        "Accept": "application/json",
+    }
+    if target_model:
+        kwargs["TargetModel"] = target_model
+    resp = runtime.invoke_endpoint(**kwargs)
+    return json.loads(resp["Body"].read())
+
+
+def verify(spec: Spec, *, deadline: float | None = None, sleep: Any = time.sleep, log: Any = print) -> Report:
+    """Invoke each checked model with its recorded request until it answers or the deadline passes."""
+    runtime, s3, ssm = _clients()
+    end = deadline if deadline is not None else time.monotonic() + spec.deadline_s
+    report = Report(spec.endpoint_name)
+    names: dict[str, str] = {}
+    if spec.mode == "MultiModel":
+        try:
+            names = target_model_map(ssm, str(spec.target_model_parameter_path))
+        except (ClientError, BotoCoreError, ValueError) as exc:
+            report.outcomes.append(
+                Outcome(
+                    "*",
+                    False,
+                    f"cannot read the TargetModel map at {spec.target_model_parameter_path}: {exc}",
+                )
+            )
+            return report
+    samples: dict[str, tuple[bytes, dict[str, Any]]] = {}
+    for check in spec.checks:
+        try:
+            request = _read_s3_json(s3, check.request)
+            samples[check.model] = (json.dumps(request).encode(), _read_s3_json(s3, check.response))
+        except (ClientError, BotoCoreError, ValueError) as exc:
+            report.outcomes.append(
+                Outcome(check.model, False, f"cannot read the recorded sample ({check.request}): {exc}")
+            )
+    for name in spec.warm_up:  # load listed TargetModels before the checks time them
+        if name in names and name in samples:
+            try:
+                _invoke(runtime, spec, samples[name][0], names[name])
+            except (ClientError, BotoCoreError, ValueError) as exc:
+                log(f"warm-up of {name}: {_error_text(exc)[0]}")
+    for check in spec.checks:
+        if check.model not in samples:
+            continue
+        target = None
+        if spec.mode == "MultiModel":
+            target = names.get(check.model)
+            if target is None:
+                report.outcomes.append(
+                    Outcome(
+                        check.model,
+                        False,
+                        f"no TargetModel for {check.model} in {spec.target_model_parameter_path} (have {sorted(names)})",
+                    )
+                )
+                continue
+        report.outcomes.append(
+            _verify_one(runtime, spec, check, samples[check.model], target, end, sleep, log)
+        )
+    return report
+
+
+def _verify_one(
+    runtime: Any,
+    spec: Spec,
+    check: Check,
+    sample: tuple[bytes, dict[str, Any]],
+    target: str | None,
+    end: float,
+    sleep: Any,
+    log: Any,
+) -> Outcome:
+    body, expected = sample
+    attempts, delay = 0, 1.0
+    while True:
+        attempts += 1
+        try:
+            got = _invoke(runtime, spec, body, target)
+        except (ClientError, BotoCoreError, ValueError) as exc:
+            text, retry = _error_text(exc)
+            if not retry or time.monotonic() + delay >= end:
+                why = "" if not retry else " (deadline reached)"
+                return Outcome(check.model, False, f"{text}{why}", attempts, target)
+            log(f"{check.model}: {text}; retrying in {delay:.0f} s")
+            sleep(delay)
+            delay = min(delay * 2, 15.0)
+            continue
+        diff = compare(got, expected, atol=check.atol, rtol=check.rtol)
+        return Outcome(check.model, diff is None, diff or "answered as recorded", attempts, target)
+
+
+# -------------------------------------------------------------------------------- CloudFormation
+
+
+def physical_id(spec_props: dict[str, Any], request_id: str) -> str:
+    """A new physical id per verification: the endpoint, a digest of what is verified, the request."""
+    digest = hashlib.sha256(json.dumps(spec_props, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    return f"verify/{spec_props.get('EndpointName', 'unknown')}/{digest}/{request_id[:8]}"
+
+
+def custom_resource(event: dict[str, Any], context: Any, *, send: Any = None) -> dict[str, Any]:
+    """Answer one CloudFormation request; returns the response document it sent (always sent)."""
+    send = send or _send_response
+    kind = event.get("RequestType")
+    props = {k: v for k, v in (event.get("ResourceProperties") or {}).items() if k != "ServiceToken"}
+    status, reason, data = "SUCCESS", "", {}
+    pid = event.get("PhysicalResourceId") or physical_id(props, str(event.get("RequestId", "")))
+    try:
+        if kind == "Create":
+            spec = parse_spec(props)
+            remaining = _remaining_s(context)
+            budget = (
+                min(spec.deadline_s, remaining - ANSWER_RESERVE_S)
+                if remaining is not None
+                else spec.deadline_s
+            )
+            report = verify(spec, deadline=time.monotonic() + max(budget, 1.0))
+            data = {"Ok": str(report.ok).lower(), "Models": str(len(report.outcomes))}
+            if not report.ok:
+                status, reason = "FAILED", report.summary()
+            else:
+                reason = report.summary()
+        elif kind in ("Update", "Delete"):
+            reason = f"{kind}: nothing to verify (every verification is a Create); always succeeds"
+        else:
+            status, reason = "FAILED", f"unknown RequestType {kind!r}"
+    except Exception as exc:  # always answer CloudFormation, never leave it waiting an hour
+        status, reason = "FAILED", f"verification could not run: {type(exc).__name__}: {exc}"
+    if kind == "Delete":
+        status = "SUCCESS"
+    doc = {
+        "Status": status,
+        "Reason": reason[:REASON_LIMIT] or status,
+        "PhysicalResourceId": pid,
+        "StackId": event.get("StackId"),
+        "RequestId": event.get("RequestId"),
+        "LogicalResourceId": event.get("LogicalResourceId"),
+        "NoEcho": False,
+        "Data": data,
+    }
+    send(event.get("ResponseURL", ""), doc)
+    return doc
+
+
+def _remaining_s(context: Any) -> float | None:
+    getter = getattr(context, "get_remaining_time_in_millis", None)
+    return getter() / 1000.0 if callable(getter) else None
+
+
+def _send_response(url: str, doc: dict[str, Any]) -> None:
+    body = json.dumps(doc).encode()
+    req = urllib.request.Request(
+        url, data=body, method="PUT", headers={"Content-Type": "", "Content-Length": str(len(body))}
+    )
+    for attempt in range(3):
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:  # noqa: S310 (the pre-signed S3 URL CloudFormation gave)
+                resp.read()
+            return
+        except OSError as exc:
+            print(f"could not send the response (attempt {attempt + 1}): {exc}")
+            time.sleep(1 + attempt)
+
+
+# ---------------------------------------------------------------------------------------- entry points
+
+
+def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
+    """Lambda entry point: a CloudFormation request, or a direct verification (pipeline step)."""
+    if "RequestType" in event and "ResponseURL" in event:
+        return custom_resource(event, context)
+    report = verify(parse_spec(event))
+    print(report.summary())
+    if not report.ok:
+        raise VerificationFailed(report.summary())
+    return report.to_dict()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", required=True, help="a JSON file with the verification spec")
+    args = parser.parse_args(argv)
+    with open(args.spec, encoding="utf-8") as fh:
+        spec = parse_spec(json.load(fh))
+    report = verify(spec)
+    print(report.summary())
+    print(json.dumps(report.to_dict(), indent=1))
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

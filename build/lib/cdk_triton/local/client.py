@@ -1,0 +1,326 @@
+"""Payloads for Triton's SageMaker endpoint, built and parsed with tritonclient.
+
+JSON (``application/json``) or binary+json
+(``application/vnd.sagemaker-triton.binary+json;json-header-size=N``) request bodies come from
+``tritonclient.http.InferenceServerClient.generate_request_body``; responses are parsed with
+``parse_response_body``. :func:`invoke_sample` sends the manifest's sample request and compares
+the outputs with the sample response.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from cdk_triton.config.manifest import EndpointEntry, Manifest, Sample
+from cdk_triton.config.spec import DTYPES
+from cdk_triton.errors import TritonValidationError
+from cdk_triton.local.front import Reply, invoke_front
+
+BINARY_CONTENT_TYPE = "application/vnd.sagemaker-triton.binary+json"
+_HEADER_SIZE = re.compile(r"json-header-size=(\d+)")
+
+
+class EndpointLike(Protocol):
+    """What the invoke helpers use of an endpoint: a ``LocalEndpoint`` or a :class:`FrontClient`."""
+
+    @property
+    def manifest(self) -> Manifest: ...
+
+    @property
+    def entry(self) -> EndpointEntry: ...
+
+    @property
+    def name(self) -> str: ...
+
+    def invoke(
+        self,
+        body: bytes,
+        content_type: str,
+        target_model: str | None = None,
+        accept: str | None = None,
+        timeout: float = 120.0,
+    ) -> Reply: ...
+
+
+#: KServe v2 datatype -> numpy type (KServe says BYTES where model_config says STRING).
+_NP = {
+    ("BYTES" if name == "STRING" else name): np.dtype(np_name).type
+    for name, np_name in DTYPES.items()
+    if name != "BF16"
+}
+
+
+def tensors_from_kserve(doc: dict[str, Any], key: str = "inputs") -> dict[str, np.ndarray]:
+    """``{"inputs": [{"name","shape","datatype","data"}]}`` -> name -> array."""
+    out: dict[str, np.ndarray] = {}
+    for t in doc.get(key, []):
+        dtype = _NP.get(t["datatype"])
+        if dtype is None:
+            raise TritonValidationError(
+                "UnsupportedDatatype",
+                prop=f"{key} '{t.get('name')}' datatype",
+                value=t["datatype"],
+                problem="is not a KServe v2 datatype",
+                allowed=", ".join(_NP),
+                fix="use a KServe v2 datatype",
+            )
+        data = t["data"]
+        if dtype is np.object_:
+            arr = np.array(
+                [d.encode() if isinstance(d, str) else d for d in np.array(data, dtype=object).ravel()],
+                dtype=object,
+            )
+        else:
+            arr = np.array(data, dtype=dtype)
+        out[t["name"]] = arr.reshape(t["shape"])
+    return out
+
+
+def datatype_of(array: np.ndarray) -> str:
+    """The KServe v2 / Triton datatype of a numpy array (``FP32``, ``UINT8``, ``BYTES`` ...)."""
+    for name, dtype in _NP.items():
+        if array.dtype == np.dtype(dtype):
+            return name
+    raise TritonValidationError(
+        "UnsupportedDatatype",
+        prop="input dtype",
+        value=str(array.dtype),
+        problem="has no Triton datatype",
+        allowed=", ".join(_NP),
+        fix="cast the input",
+    )
+
+
+def build_request(
+    inputs: dict[str, np.ndarray], *, binary: bool = False, outputs: list[str] | None = None
+) -> tuple[bytes, str]:
+    """A request body and its Content-Type (JSON, or binary+json with the json-header-size parameter)."""
+    import tritonclient.http as httpclient
+
+    infer_inputs = []
+    for name, array in inputs.items():
+        item = httpclient.InferInput(name, list(array.shape), datatype_of(array))
+        item.set_data_from_numpy(array, binary_data=binary)
+        infer_inputs.append(item)
+    requested = [httpclient.InferRequestedOutput(n, binary_data=binary) for n in outputs] if outputs else None
+    body, json_size = httpclient.InferenceServerClient.generate_request_body(infer_inputs, outputs=requested)
+    if json_size is None:
+        if requested is None:  # tritonclient asks for binary outputs when none are named: JSON means JSON
+            doc = json.loads(body)
+            doc.setdefault("parameters", {})["binary_data_output"] = False
+            body = json.dumps(doc).encode()
+        return body, "application/json"
+    return body, f"{BINARY_CONTENT_TYPE};json-header-size={json_size}"
+
+
+def parse_response(body: bytes, content_type: str | None) -> dict[str, np.ndarray]:
+    """A Triton response body (JSON or binary+json) -> output name -> array."""
+    import tritonclient.http as httpclient
+
+    match = _HEADER_SIZE.search(content_type or "")
+    result = httpclient.InferenceServerClient.parse_response_body(
+        body, header_length=int(match.group(1)) if match else None
+    )
+    names = [o["name"] for o in result.get_response().get("outputs", [])]
+    return {n: result.as_numpy(n) for n in names}
+
+
+@dataclass
+class InvokeResult:
+    """One invocation: status, outputs, latency, and the comparison with the sample response."""
+
+    status: int
+    latency_s: float
+    content_type: str | None
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    error: str | None = None
+    expected: dict[str, np.ndarray] | None = None
+    max_abs_diff: float | None = None
+    matched: bool | None = None
+    target_model: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200 and self.matched is not False
+
+    def __str__(self) -> str:
+        head = f"HTTP {self.status} in {self.latency_s * 1e3:.1f} ms"
+        if self.error:
+            return f"{head}: {self.error[:500]}"
+        shapes = ", ".join(f"{n} {list(a.shape)}" for n, a in self.outputs.items())
+        if self.matched is None:
+            check = "no sample response to compare"
+        else:
+            verdict = "matches" if self.matched else "DIFFERS FROM"
+            check = f"{verdict} the sample response (max |diff| {self.max_abs_diff:.3g})"
+        top = "; ".join(f"top-1 {n}: class {v[0][0]} ({v[0][1]:.4g})" for n, v in self.top_k(1).items() if v)
+        return f"{head}, {shapes}, {check}" + (f"; {top}" if top else "")
+
+    def top_k(self, k: int = 5) -> dict[str, list[tuple[int, float]]]:
+        """For each 2-D float output (a classifier's logits): the top-k (class, score) of the first row."""
+        out = {}
+        for name, arr in self.outputs.items():
+            if arr.dtype.kind == "f" and arr.ndim == 2:
+                row = arr[0]
+                idx = np.argsort(row)[::-1][:k]
+                out[name] = [(int(i), float(row[i])) for i in idx]
+        return out
+
+
+def compare_outputs(
+    got: dict[str, np.ndarray], expected: dict[str, np.ndarray], *, atol: float, rtol: float
+) -> tuple[bool, float]:
+    """Every expected output present with the same shape and within atol + rtol*|expected|."""
+    worst = 0.0
+    ok = True
+    for name, exp in expected.items():
+        arr = got.get(name)
+        if arr is None or arr.shape != exp.shape:
+            return False, float("inf")
+        if exp.dtype == np.object_:
+            ok &= bool(np.array_equal(arr, exp))
+            continue
+        diff = np.abs(arr.astype(np.float64) - exp.astype(np.float64))
+        worst = max(worst, float(diff.max()) if diff.size else 0.0)
+        ok &= bool(np.all(diff <= atol + rtol * np.abs(exp.astype(np.float64))))
+    return ok, worst
+
+
+def resolve_sample(endpoint: EndpointLike, target_model: str | None) -> tuple[Sample, str | None]:
+    """The manifest sample for an endpoint (SME) or a target model (MME), and the TargetModel header."""
+    entry, manifest = endpoint.entry, endpoint.manifest
+    if target_model is not None:
+        if not entry.is_multi_model:
+            raise TritonValidationError(
+                "TargetModelOnSingleModelEndpoint",
+                prop="target_model",
+                value=target_model,
+                problem=f"was given for single-model endpoint '{entry.name}'",
+                allowed="None",
+                fix="drop --target-model",
+            )
+        tm = next((t for k, t in entry.target_models.items() if target_model in (k, t.target_model)), None)
+        if tm is None:
+            raise TritonValidationError(
+                "UnknownTargetModel",
+                prop="target_model",
+                value=target_model,
+                problem=f"is not a model of endpoint '{entry.name}'",
+                allowed=", ".join(sorted(entry.target_models)),
+                fix="use a logical name from the manifest",
+            )
+        sample = tm.sample or (manifest.models[tm.model].sample if tm.model in manifest.models else None)
+        header: str | None = tm.target_model
+    else:
+        if entry.is_multi_model:
+            raise TritonValidationError(
+                "TargetModelRequired",
+                prop="target_model",
+                value=None,
+                problem=f"is required for multi-model endpoint '{entry.name}'",
+                allowed=", ".join(sorted(entry.target_models)),
+                fix="pass --target-model NAME",
+            )
+        model = entry.default_model
+        sample = entry.sample or (
+            manifest.models[model].sample if model and model in manifest.models else None
+        )
+        header = None
+    if sample is None:
+        raise TritonValidationError(
+            "NoSample",
+            prop="sample",
+            value=target_model or entry.name,
+            problem="has no sample request in the manifest",
+            allowed="a model declared with a sample",
+            fix="declare a sample in build/models.yaml, or pass --input FILE",
+        )
+    return sample, header
+
+
+def invoke_sample(
+    endpoint: EndpointLike, target_model: str | None = None, binary: bool = False
+) -> InvokeResult:
+    """Send the manifest's sample request through the front and compare with the sample response.
+
+    Args:
+        endpoint: a started LocalEndpoint.
+        target_model: MME: the logical name (or hashed TargetModel value). SME: None.
+        binary: send binary+json instead of JSON (outputs requested as binary too).
+    """
+    sample, header = resolve_sample(endpoint, target_model)
+    request = json.loads(endpoint.manifest.resolve(sample.request).read_text())
+    expected = None
+    if sample.response:
+        expected = tensors_from_kserve(
+            json.loads(endpoint.manifest.resolve(sample.response).read_text()), "outputs"
+        )
+    return invoke_tensors(
+        endpoint,
+        tensors_from_kserve(request),
+        target_model=header,
+        binary=binary,
+        expected=expected,
+        atol=sample.atol if sample.atol is not None else 1e-5,
+        rtol=sample.rtol if sample.rtol is not None else 1e-4,
+        outputs=[o["name"] for o in request.get("outputs", [])] or None,
+    )
+
+
+def invoke_tensors(
+    endpoint: EndpointLike,
+    inputs: dict[str, np.ndarray],
+    *,
+    target_model: str | None = None,
+    binary: bool = False,
+    expected: dict[str, np.ndarray] | None = None,
+    atol: float = 1e-5,
+    rtol: float = 1e-4,
+    outputs: list[str] | None = None,
+) -> InvokeResult:
+    """Send tensors through the front; parse and (optionally) compare the outputs."""
+    body, content_type = build_request(inputs, binary=binary, outputs=outputs)
+    t0 = time.perf_counter()
+    status, headers, data = endpoint.invoke(body, content_type, target_model=target_model)
+    latency = time.perf_counter() - t0
+    result = InvokeResult(
+        status=status, latency_s=latency, content_type=headers.get("content-type"), target_model=target_model
+    )
+    if status != 200:
+        result.error = data.decode(errors="replace")
+        return result
+    result.outputs = parse_response(data, headers.get("content-type"))
+    if expected is not None:
+        result.expected = expected
+        result.matched, result.max_abs_diff = compare_outputs(result.outputs, expected, atol=atol, rtol=rtol)
+    return result
+
+
+class FrontClient:
+    """A started local endpoint seen from another process (``cdk-triton invoke``): manifest + front URL.
+
+    An :class:`EndpointLike` (``manifest``, ``entry``, ``name``, ``invoke``), so a detached ``serve``
+    is invoked the same way as a LocalEndpoint.
+    """
+
+    def __init__(self, manifest: Any, endpoint: str, url: str):
+        self.manifest = manifest
+        self.entry = manifest.endpoint(endpoint)
+        self.name = endpoint
+        self.url = url
+
+    def invoke(
+        self,
+        body: bytes,
+        content_type: str,
+        target_model: str | None = None,
+        accept: str | None = None,
+        timeout: float = 120.0,
+    ) -> Reply:
+        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout)

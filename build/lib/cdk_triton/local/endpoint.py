@@ -1,0 +1,380 @@
+"""``LocalEndpoint``: one manifest endpoint served by a real Triton server behind a SageMaker Runtime front."""
+
+from __future__ import annotations
+
+import collections
+import http.client
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+import urllib.parse
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from cdk_triton.config.manifest import Manifest
+from cdk_triton.config.server_options import ServerOptions
+from cdk_triton.config.tables import release
+from cdk_triton.errors import TritonValidationError
+from cdk_triton.local.errors import LocalServerError
+from cdk_triton.local.front import Reply, RuntimeFront, aws_error, invoke_front
+from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, _error_text
+from cdk_triton.local.overlay import CpuOverlay, OverlayChange
+from cdk_triton.local.repository import prepare_sme_repository
+from cdk_triton.local.server import TritonServer
+
+log = logging.getLogger("cdk_triton.local")
+
+TARGET_MODEL_HEADER = "x-amzn-sagemaker-target-model"
+
+
+def target_release_environment(triton_version: str) -> dict[str, str]:
+    """The target release's ONNX Runtime limits, for the local onnxruntime backend to enforce."""
+    try:
+        rel = release(triton_version)
+    except TritonValidationError:
+        return {}
+    env = {
+        "CDK_TRITON_TARGET_ONNXRUNTIME": f"ONNX Runtime {rel.onnxruntime.value} of Triton {triton_version}"
+    }
+    if rel.onnx_max_opset is not None:
+        env["CDK_TRITON_TARGET_ONNX_MAX_OPSET"] = str(rel.onnx_max_opset)
+    if rel.onnx_max_ir_version is not None:
+        env["CDK_TRITON_TARGET_ONNX_MAX_IR_VERSION"] = str(rel.onnx_max_ir_version)
+    return env
+
+
+class LocalEndpoint:
+    """One endpoint of a build manifest, served locally by the real ``tritonserver`` on CPU.
+
+    SME: the built repository (checked against the manifest's hashes, CPU overlay applied) is
+    loaded with its default model. MME: the server starts empty and TargetModel archives load on
+    demand, are evicted under ``memory_budget_bytes`` and after a 507.
+    Use as a context manager, or call :meth:`start` / :meth:`stop`.
+
+    Args:
+        manifest: the build manifest.
+        endpoint: the manifest's endpoint key.
+        port: port of the 127.0.0.1 SageMaker Runtime front. Default: a free port.
+        server_options: the same ServerOptions the constructs render to the container environment.
+            Default: ``ServerOptions()`` (the container's defaults). ``multi_model`` and, for SME,
+            ``default_model_name`` (from the manifest) are filled in.
+        overlay: the CPU overlay. Default: ``CpuOverlay()`` (one instance per core, one thread each).
+        memory_budget_bytes: MME only: resident memory above which idle models are unloaded. Default: none.
+        workdir: where the served copy, the backends and the server log go. Default: a temporary
+            directory removed by :meth:`stop`.
+        start_timeout: seconds before a start that is not ready fails. Default: 120.
+        namespace: require (True), forbid (False) or prefer (None) a private network namespace. Default: None.
+        front: a shared RuntimeFront to register with (several endpoints behind one URL). Default: own front.
+        load_wait_timeout: MME: seconds to wait for a model another request is loading. Default: 60.
+        max_restarts: restarts of a crashed server allowed within ``restart_window`` seconds; one more
+            crash stops the endpoint (:attr:`failed`). Default: 3 within 60 s.
+        restart_backoff: seconds before the 1st, 2nd, 3rd... restart of a window. Default: 1, 2, 4.
+    """
+
+    def __init__(
+        self,
+        manifest: Manifest,
+        endpoint: str,
+        *,
+        port: int | None = None,
+        server_options: ServerOptions | None = None,
+        overlay: CpuOverlay | None = None,
+        memory_budget_bytes: int | None = None,
+        workdir: str | os.PathLike[str] | None = None,
+        start_timeout: float = 120.0,
+        namespace: bool | None = None,
+        front: RuntimeFront | None = None,
+        load_wait_timeout: float = 60.0,
+        max_restarts: int = 3,
+        restart_window: float = 60.0,
+        restart_backoff: tuple[float, ...] = (1.0, 2.0, 4.0),
+    ) -> None:
+        self.manifest = manifest
+        self.entry = manifest.endpoint(endpoint)
+        self.name = endpoint
+        self.port = port
+        self.overlay = overlay or CpuOverlay()
+        self.memory_budget_bytes = memory_budget_bytes
+        self.start_timeout = start_timeout
+        self.namespace = namespace
+        self.load_wait_timeout = load_wait_timeout
+        options = server_options or ServerOptions()
+        options = replace(options, multi_model=self.entry.is_multi_model)
+        if not self.entry.is_multi_model and options.default_model_name is None:
+            options = replace(options, default_model_name=self.entry.default_model)
+        self.server_options = options.validated()
+        self._workdir_arg = Path(workdir) if workdir is not None else None
+        self.workdir: Path | None = None
+        self._front_arg = front
+        self.front: RuntimeFront | None = None
+        self.server: TritonServer | None = None
+        self.models: ModelManager | None = None
+        self.overlay_changes: list[OverlayChange] = []
+        self.max_restarts = max_restarts
+        self.restart_window = restart_window
+        self.restart_backoff = restart_backoff
+        #: monotonic times of the restarts after a crash (the most recent ``max_restarts + 1``)
+        self.restarts: collections.deque[float] = collections.deque(maxlen=max_restarts + 1)
+        #: set when the server crashed more than ``max_restarts`` times within ``restart_window``
+        self.failed: LocalServerError | None = None
+        self._restarting = False
+        self._stopping = threading.Event()
+        self._supervisor: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> LocalEndpoint:
+        """Prepare the served copy, start the server (ready-checked) and the front."""
+        self.workdir = self._workdir_arg or Path(tempfile.mkdtemp(prefix=f"cdk-triton-{self.name}-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            env = target_release_environment(self.manifest.triton_version)
+            if self.entry.is_multi_model:
+                repo = self.workdir / "empty-repository"
+                repo.mkdir(exist_ok=True)
+                staging = self.workdir / "opt-ml-models"
+                staging.mkdir(exist_ok=True)
+                self.server = TritonServer(
+                    options=self.server_options,
+                    model_repository=repo,
+                    workdir=self.workdir,
+                    mme_staging=staging,
+                    extra_env=env,
+                    start_timeout=self.start_timeout,
+                    namespace=self.namespace,
+                )
+                self.server.start()
+                self.models = ModelManager(
+                    server=self.server,
+                    manifest=self.manifest,
+                    entry=self.entry,
+                    staging=staging,
+                    overlay=self.overlay,
+                    memory_budget_bytes=self.memory_budget_bytes,
+                    load_wait_timeout=self.load_wait_timeout,
+                )
+            else:
+                repo = self.workdir / "repository"
+                self.overlay_changes = prepare_sme_repository(self.manifest, self.entry, repo, self.overlay)
+                dirs = sorted(p.name for p in repo.iterdir() if p.is_dir())
+                self.server = TritonServer(
+                    options=self.server_options,
+                    model_repository=repo,
+                    workdir=self.workdir,
+                    model_dirs=dirs,
+                    extra_env=env,
+                    start_timeout=self.start_timeout,
+                    namespace=self.namespace,
+                )
+                self.server.start()
+            self.front = self._front_arg or RuntimeFront(port=self.port).start()
+            self.front.add(self)
+            self._stopping.clear()
+            self._supervisor = threading.Thread(
+                target=self._supervise, name=f"cdk-triton-supervise-{self.name}", daemon=True
+            )
+            self._supervisor.start()
+        except BaseException:
+            self.stop()
+            raise
+        log.info("local endpoint %s ready at %s/endpoints/%s/invocations", self.name, self.url, self.name)
+        return self
+
+    def stop(self) -> None:
+        """Stop the front (if owned) and the server's whole process group; remove the temporary workdir."""
+        self._stopping.set()
+        if self._supervisor is not None and self._supervisor is not threading.current_thread():
+            self._supervisor.join(timeout=150)
+        self._supervisor = None
+        if self.front is not None:
+            self.front.remove(self.name)
+            if self._front_arg is None:
+                self.front.stop()
+            self.front = None
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
+        if (
+            self.workdir is not None
+            and self._workdir_arg is None
+            and not os.environ.get("CDK_TRITON_KEEP_WORKDIR")
+        ):
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        self.workdir = None
+
+    def __enter__(self) -> LocalEndpoint:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The SageMaker Runtime front, e.g. ``http://127.0.0.1:PORT`` (boto3 ``endpoint_url``)."""
+        if self.front is None:
+            raise RuntimeError("the local endpoint is not started")
+        return self.front.url
+
+    # ------------------------------------------------------------------ crash restart
+    @property
+    def healthy(self) -> bool:
+        """The server runs and answers (False while a crashed server restarts, and after giving up)."""
+        return (
+            self.server is not None and self.server.running and not self._restarting and self.failed is None
+        )
+
+    def _supervise(self) -> None:
+        """Restart a crashed server like SageMaker replaces a failed container (bounded, with backoff)."""
+        while not self._stopping.wait(0.2):
+            server = self.server
+            if server is None or server.running:
+                continue
+            self._restarting = True
+            now = time.monotonic()
+            recent = [t for t in self.restarts if now - t < self.restart_window]
+            if len(recent) >= self.max_restarts:
+                self.failed = LocalServerError(
+                    f"tritonserver of endpoint {self.name} crashed {len(recent) + 1} times within "
+                    f"{self.restart_window:g} s; not restarting it again",
+                    code="ServerCrashed",
+                    log_path=str(server.log_path),
+                )
+                log.error("%s", self.failed)
+                return
+            delay = self.restart_backoff[min(len(recent), len(self.restart_backoff) - 1)]
+            log.warning(
+                "tritonserver of endpoint %s exited; restart %d in %g s (log %s)",
+                self.name,
+                len(recent) + 1,
+                delay,
+                server.log_path,
+            )
+            if self._stopping.wait(delay):
+                return
+            self.restarts.append(time.monotonic())
+            try:
+                server.stop()
+                if self.models is not None:
+                    self.models.reset()
+                server.start()
+            except LocalServerError as exc:  # counted: the next turn sees it not running
+                log.error("restarting tritonserver of endpoint %s failed: %s", self.name, exc)
+                continue
+            self._restarting = False
+            log.warning("tritonserver of endpoint %s restarted", self.name)
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.server.log_path if self.server else None
+
+    # ------------------------------------------------------------------ calls
+    def invoke(
+        self,
+        body: bytes,
+        content_type: str,
+        target_model: str | None = None,
+        accept: str | None = None,
+        timeout: float = 120.0,
+    ) -> Reply:
+        """``InvokeEndpoint`` through the front over HTTP: returns (status, headers, body)."""
+        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout)
+
+    def container(
+        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> Reply:
+        """A raw call to Triton's SageMaker routes (``/ping``, ``/invocations``, ``/models...``)."""
+        if self.server is None:
+            raise RuntimeError("the local endpoint is not started")
+        return self.server.request(method, path, body, headers)
+
+    def handle_invocation(self, body: bytes, headers: dict[str, str]) -> Reply:
+        """SageMaker's side of InvokeEndpoint for this endpoint (called by the front)."""
+        server = self.server
+        if server is None or not self.healthy:
+            return aws_error(503, "ServiceUnavailable", f"endpoint {self.name} is not running")
+        try:
+            return self._forward(server, body, headers)
+        except (OSError, http.client.HTTPException) as exc:  # the server died under this request
+            log.debug("endpoint %s: %s", self.name, exc)
+            return aws_error(503, "ServiceUnavailable", f"endpoint {self.name} is not running")
+
+    def _forward(self, server: TritonServer, body: bytes, headers: dict[str, str]) -> Reply:
+        fwd = {"Content-Type": headers.get("content-type", "application/json")}
+        if "accept" in headers:
+            fwd["Accept"] = headers["accept"]
+        target = headers.get(TARGET_MODEL_HEADER)
+        if not self.entry.is_multi_model:
+            if target is not None:
+                return aws_error(
+                    400,
+                    "ValidationError",
+                    f"Endpoint {self.name} is not a multi-model endpoint: TargetModel is not supported",
+                )
+            return self._model_reply(*server.request("POST", "/invocations", body, fwd))
+        if not target:
+            return aws_error(
+                400,
+                "ValidationError",
+                f"Endpoint {self.name} is a multi-model endpoint: TargetModel must be specified",
+            )
+        assert self.models is not None
+        try:
+            with self.models.use(target) as tm:
+                reply = server.request(
+                    "POST", f"/models/{urllib.parse.quote(tm.target_model, safe='')}/invoke", body, fwd
+                )
+        except TritonValidationError:
+            key = f"{self.entry.s3_prefix or ''}{target}"
+            bucket, _, path = key.removeprefix("s3://").partition("/")
+            return aws_error(
+                400,
+                "ValidationError",
+                f"Failed to download model data(bucket: {bucket}, key: {path}). Please ensure that "
+                "there is an object located at the URL and that the role passed to CreateModel has "
+                "permissions to download the model.",
+            )
+        except ModelLoadError as exc:
+            return self._model_reply(exc.status, {}, exc.server_message.encode())
+        except ModelNotReady as exc:
+            return aws_error(429, "ModelNotReadyException", str(exc))
+        return self._model_reply(*reply)
+
+    def _model_reply(self, status: int, headers: dict[str, str], body: bytes) -> Reply:
+        if 200 <= status < 300:
+            out = {
+                "Content-Type": headers.get("content-type", "application/json"),
+                "x-Amzn-Invoked-Production-Variant": "AllTraffic",
+            }
+            return status, out, body
+        kind = "client" if status < 500 else "server"
+        original = _error_text(body)
+        message = (
+            f'Received {kind} error ({status}) from primary with message "{original}". '
+            f"See the server log {self.log_path} for more information."
+        )
+        return aws_error(
+            424,
+            "ModelError",
+            message,
+            ErrorCode=f"{kind.upper()}_ERROR_FROM_MODEL",
+            OriginalStatusCode=status,
+            OriginalMessage=original,
+            LogStreamArn=f"arn:aws:logs:local:{self.front.account if self.front else '000000000000'}:log-group:"
+            f"/aws/sagemaker/Endpoints/{self.name}:log-stream:AllTraffic/local",
+        )
+
+    def describe(self) -> dict[str, Any]:
+        """What is served: mode, URL, models, overlay changes, log."""
+        return {
+            "endpoint": self.name,
+            "mode": self.entry.mode,
+            "url": self.url if self.front else None,
+            "default_model": self.server_options.default_model_name,
+            "target_models": self.entry.target_model_map(),
+            "log": str(self.log_path),
+            "overlay": [f"{c.model} {c.field}: {c.before} -> {c.after}" for c in self.overlay_changes],
+            "namespace": bool(self.server and self.server.namespace),
+        }

@@ -1,0 +1,367 @@
+"""Where each TensorRT plan is built: the GPU build plan of a declaration (pure, no torch, no AWS).
+
+A TensorRT plan only loads on the GPU model and TensorRT version it was built with. For every
+``format: tensorrt`` model of ``models.yaml`` this module finds the instance types of the endpoints that
+serve it, and chooses a build job whose GPU is the same model, by construction:
+
+* ``codebuild``: CodeBuild's GPU environment, where its GPU is the endpoint's GPU model
+  (``BUILD_GENERAL1_SMALL`` = A10G = ml.g5, ``BUILD_GENERAL1_LARGE`` = V100 = ml.p3);
+* ``processing``: a SageMaker Processing job on the endpoint's own instance type;
+* ``training``: a SageMaker Training job on it, for types Processing does not offer (p3dn, p4d, p5).
+
+The facts live in ``cdk_triton/config/data/gpu-build.json`` (with sources); :func:`job_kind` is the
+rule. Errors are :class:`~cdk_triton.errors.TritonValidationError` with a stable code.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cdk_triton.config import tables
+from cdk_triton.errors import TritonValidationError, raise_all
+
+CODEBUILD = "codebuild"
+PROCESSING = "processing"
+TRAINING = "training"
+JOB_KINDS = (CODEBUILD, PROCESSING, TRAINING)
+
+
+@cache
+def gpu_build_table() -> dict[str, Any]:
+    """The vendored table ``gpu-build.json`` (CodeBuild GPU compute types, SageMaker job types)."""
+    text = resources.files("cdk_triton.config").joinpath("data", "gpu-build.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def codebuild_gpu(compute_type: str) -> str | None:
+    """The GPU model of a CodeBuild GPU compute type, or None for a type with no GPU."""
+    row = gpu_build_table()["codebuild_gpu"]["compute_types"].get(compute_type)
+    return None if row is None else str(row["gpu"])
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GpuJob:
+    """One way to build plans for an instance type's GPU: the kind of job and where it runs.
+
+    Attributes:
+        kind: ``codebuild``, ``processing`` or ``training``.
+        instance_type: the SageMaker instance type a processing/training job runs on (the endpoint's).
+        gpu: the GPU model the job runs on, e.g. ``NVIDIA A10G``.
+        codebuild_compute_type: the CodeBuild compute type (kind ``codebuild`` only).
+    """
+
+    kind: str
+    instance_type: str
+    gpu: str
+    codebuild_compute_type: str | None = None
+
+
+def job_kinds(instance_type: str) -> list[GpuJob]:
+    """Every job kind that runs on ``instance_type``'s GPU model, preferred first (may be empty)."""
+    info = tables.instance_type_info(instance_type)
+    row = gpu_build_table()["instance_types"].get(instance_type)
+    if info is None or row is None:
+        return []
+    out: list[GpuJob] = []
+    compute = row.get("codebuild_compute_type")
+    if compute and codebuild_gpu(compute) == info.gpu:
+        out.append(
+            GpuJob(kind=CODEBUILD, instance_type=instance_type, gpu=info.gpu, codebuild_compute_type=compute)
+        )
+    for kind in (PROCESSING, TRAINING):
+        if row.get(kind):
+            out.append(GpuJob(kind=kind, instance_type=instance_type, gpu=info.gpu))
+    return out
+
+
+def job_kind(instance_type: str, *, prefer: str | None = None) -> GpuJob:
+    """The job that builds plans for ``instance_type``: the preferred kind available, else the first.
+
+    Raises TritonValidationError(NoGpuBuildPath) for a type with no GPU job (a CPU type, or a GPU
+    type in no table) or when ``prefer`` is not offered for it.
+    """
+    jobs = job_kinds(instance_type)
+    if prefer is not None:
+        jobs = [j for j in jobs if j.kind == prefer]
+    if not jobs:
+        offered = [j.kind for j in job_kinds(instance_type)]
+        raise TritonValidationError(
+            "NoGpuBuildPath",
+            prop="instance_type",
+            value=instance_type,
+            problem=(
+                f"has no GPU build job of kind {prefer!r}"
+                if prefer and offered
+                else "has no GPU build job to build a TensorRT plan on its GPU model"
+            ),
+            allowed=", ".join(offered) if offered else ", ".join(sorted(gpu_build_table()["instance_types"])),
+            fix="serve the model on a GPU instance type from the list, or use format onnx for this endpoint",
+        )
+    return jobs[0]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GpuBuildOptions:
+    """How the pipeline builds TensorRT plans. Every field defaults to the path that matches by construction.
+
+    Attributes:
+        kind: force ``codebuild``, ``processing`` or ``training``. Default: codebuild where its GPU is
+            the endpoint's GPU model, else processing, else training.
+        codebuild_compute_type: the CodeBuild GPU compute type. Default: the one whose GPU matches.
+        tensorrt_version: the TensorRT pin of the build image. Default: the Triton release's own.
+    """
+
+    kind: str | None = None
+    codebuild_compute_type: str | None = None
+    tensorrt_version: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class GpuBuildTarget:
+    """The one GPU build job of a declaration and what it builds."""
+
+    job: GpuJob
+    triton_version: str
+    tensorrt_version: str
+    sm: str
+    models: tuple[str, ...]
+    endpoints: tuple[str, ...]
+
+
+def read_declaration(path: str | Path) -> dict[str, Any]:
+    """``models.yaml`` as a dict (``yaml.safe_load``); only ``triton_version``, ``models`` and ``endpoints`` are read."""
+    p = Path(path)
+    if not p.is_file():
+        raise TritonValidationError(
+            "DeclarationNotFound",
+            prop="declaration",
+            value=str(p),
+            problem="is not a file",
+            allowed="the path of models.yaml",
+            fix="pass the declaration the build stage reads (e.g. build/models.yaml)",
+        )
+    data = yaml.safe_load(p.read_text("utf-8")) or {}
+    if not isinstance(data, dict):
+        raise TritonValidationError(
+            "DeclarationNotFound",
+            prop="declaration",
+            value=str(p),
+            problem="is not a mapping",
+            allowed="a YAML mapping with models and endpoints",
+            fix="check the file",
+        )
+    return data
+
+
+def tensorrt_models(declaration: dict[str, Any]) -> list[str]:
+    return [str(m["name"]) for m in declaration.get("models") or [] if m.get("format") == "tensorrt"]
+
+
+def _endpoint_types(declaration: dict[str, Any], model: str) -> dict[str, list[str]]:
+    """endpoint name -> instance types, for the endpoints serving ``model`` (directly or in an ensemble)."""
+    by_name = {str(m["name"]): m for m in declaration.get("models") or []}
+
+    def reaches(name: str, seen: frozenset[str] = frozenset()) -> bool:
+        if name == model:
+            return True
+        steps = (by_name.get(name) or {}).get("steps") or []
+        return any(s.get("model") not in seen and reaches(str(s.get("model")), seen | {name}) for s in steps)
+
+    out: dict[str, list[str]] = {}
+    for ep in declaration.get("endpoints") or []:
+        if any(reaches(str(m)) for m in ep.get("models") or []):
+            out[str(ep["name"])] = [str(t) for t in ep.get("instance_types") or []]
+    return out
+
+
+def _jobs_for_types(
+    types: dict[str, tuple[str, str]],
+    rel: tables.TritonRelease,
+    opts: GpuBuildOptions,
+    source: str,
+    errors: list[TritonValidationError],
+) -> dict[str, GpuJob]:
+    """The build job of every endpoint instance type serving a tensorrt model; problems go to ``errors``."""
+    version = rel.version
+    jobs: dict[str, GpuJob] = {}
+    for t, (model, ep) in sorted(types.items()):
+        info = tables.instance_type_info(t)
+        if info is None:
+            errors.append(
+                TritonValidationError(
+                    "NoGpuBuildPath",
+                    prop=f"endpoints[{ep}].instance_types",
+                    value=t,
+                    problem=f"has no GPU, so tensorrt model '{model}' has nowhere to run",
+                    allowed="a GPU instance type (ml.g4dn, ml.g5, ml.g6, ml.g6e, ml.p3, ml.p4d, ml.p5 ...)",
+                    fix="serve the tensorrt model on a GPU instance type, or use format onnx for a CPU endpoint",
+                    path=source,
+                )
+            )
+            continue
+        min_cc = rel.min_compute_capability.value
+        if min_cc and float(info.compute_capability) < float(min_cc):
+            errors.append(
+                TritonValidationError(
+                    "GpuBelowRelease",
+                    prop=f"endpoints[{ep}].instance_types",
+                    value=t,
+                    problem=f"has {info.gpu} (compute capability {info.compute_capability}) but Triton "
+                    f"{version} needs at least {min_cc}",
+                    allowed=f"GPUs with compute capability >= {min_cc}",
+                    fix="choose a newer GPU instance type or an older triton_version",
+                    path=source,
+                )
+            )
+            continue
+        try:
+            jobs[t] = _job_for(t, info.gpu, opts)
+        except TritonValidationError as exc:
+            errors.append(exc.at(source))
+    return jobs
+
+
+def _tensorrt_errors(
+    trt: str | None, opts: GpuBuildOptions, version: str, source: str
+) -> list[TritonValidationError]:
+    errors: list[TritonValidationError] = []
+    if not trt:
+        errors.append(
+            TritonValidationError(
+                "TensorRtVersionUnknown",
+                prop="triton_version",
+                value=version,
+                problem="has no known TensorRT version, so a plan cannot be pinned to it",
+                allowed="releases with a TensorRT version in triton-releases.json",
+                fix="choose another triton_version, or add the release's TensorRT version to the table",
+                path=source,
+            )
+        )
+    elif opts.tensorrt_version and opts.tensorrt_version != trt:
+        errors.append(
+            TritonValidationError(
+                "TensorRtVersionMismatch",
+                prop="gpu_build.tensorrt_version",
+                value=opts.tensorrt_version,
+                problem=f"differs from TensorRT {trt} of Triton {version}, the server that loads the plan",
+                allowed=trt,
+                fix=f"pin tensorrt=={trt} in the build image (leave tensorrt_version unset) or change triton_version",
+                path=source,
+            )
+        )
+    return errors
+
+
+def plan_gpu_build(
+    declaration: dict[str, Any], *, options: GpuBuildOptions | None = None, source: str = "models.yaml"
+) -> GpuBuildTarget | None:
+    """The GPU build job for the declaration's TensorRT models, or None when it has none.
+
+    Validates eagerly and raises every problem at once: a TensorRT model no endpoint serves, an
+    instance type with no GPU or no GPU job, a GPU below the release's minimum compute capability,
+    models on several GPU models (one job per pipeline), a release whose TensorRT version is unknown,
+    and a build job (forced kind, compute type or TensorRT pin) that differs from the endpoint's side.
+    """
+    opts = options or GpuBuildOptions()
+    models = tensorrt_models(declaration)
+    if not models:
+        return None
+    version = str(declaration.get("triton_version") or tables.DEFAULT_TRITON_VERSION)
+    errors: list[TritonValidationError] = []
+    types: dict[str, tuple[str, str]] = {}  # instance type -> (model, endpoint)
+    endpoints: set[str] = set()
+    for model in models:
+        served = _endpoint_types(declaration, model)
+        if not served:
+            errors.append(
+                TritonValidationError(
+                    "TensorRtModelNotServed",
+                    prop="models[].name",
+                    value=model,
+                    problem="is a tensorrt model that no endpoint serves, so no GPU model is known to build it on",
+                    allowed="a model listed in an endpoint's models (directly or as an ensemble step)",
+                    fix="add it to an endpoint or remove it",
+                    path=source,
+                )
+            )
+        for ep, its in served.items():
+            endpoints.add(ep)
+            for t in its:
+                types.setdefault(t, (model, ep))
+    try:
+        rel = tables.release(version)
+    except TritonValidationError as exc:
+        raise exc.at(f"{source}: triton_version") from None
+    trt = rel.tensorrt.value
+    jobs = _jobs_for_types(types, rel, opts, source, errors)
+    gpus = sorted({j.gpu for j in jobs.values()})
+    if len(gpus) > 1:
+        errors.append(
+            TritonValidationError(
+                "TensorRtOnSeveralGpuModels",
+                prop="endpoints[].instance_types",
+                value=sorted(jobs),
+                problem=f"put the tensorrt models on several GPU models ({', '.join(gpus)}); a pipeline "
+                "builds plans on one GPU model",
+                allowed="tensorrt models served on instance types of one GPU model",
+                fix="serve every tensorrt model on one GPU family, or use format onnx on the others",
+                path=source,
+            )
+        )
+    errors += _tensorrt_errors(trt, opts, version, source)
+    raise_all(errors)
+    if not jobs:
+        return None
+    first = jobs[sorted(jobs)[0]]
+    info = tables.instance_type_info(first.instance_type)
+    assert info is not None and trt is not None
+    return GpuBuildTarget(
+        job=first,
+        triton_version=version,
+        tensorrt_version=trt,
+        sm=info.sm,
+        models=tuple(models),
+        endpoints=tuple(sorted(endpoints)),
+    )
+
+
+def _job_for(instance_type: str, gpu: str, opts: GpuBuildOptions) -> GpuJob:
+    if opts.codebuild_compute_type:
+        cb_gpu = codebuild_gpu(opts.codebuild_compute_type)
+        if cb_gpu != gpu:
+            raise TritonValidationError(
+                "GpuModelMismatch",
+                prop="gpu_build.codebuild_compute_type",
+                value=opts.codebuild_compute_type,
+                problem=f"builds on {cb_gpu or 'no GPU'} but endpoint type {instance_type} runs {gpu}; "
+                "a plan only loads on the GPU model it was built on",
+                allowed=", ".join(
+                    j.codebuild_compute_type or "" for j in job_kinds(instance_type) if j.kind == CODEBUILD
+                )
+                or "none for this type (use kind processing or training)",
+                fix="leave codebuild_compute_type unset to build on the endpoint's own GPU model",
+            )
+        return GpuJob(
+            kind=CODEBUILD,
+            instance_type=instance_type,
+            gpu=gpu,
+            codebuild_compute_type=opts.codebuild_compute_type,
+        )
+    if opts.kind is not None and opts.kind not in JOB_KINDS:
+        raise TritonValidationError(
+            "UnknownGpuJobKind",
+            prop="gpu_build.kind",
+            value=opts.kind,
+            problem="is not a GPU build job kind",
+            allowed=", ".join(JOB_KINDS),
+            fix="choose one of the kinds, or leave it unset",
+        )
+    return job_kind(instance_type, prefer=opts.kind)

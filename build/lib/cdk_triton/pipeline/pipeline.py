@@ -1,0 +1,452 @@
+"""TritonPipeline: a self-mutating CDK pipeline that builds the models, synthesizes and deploys stages.
+
+Order of the pipeline (FileSets make it explicit)::
+
+    Source ─┬─> GpuBuild (TensorRT plans on the endpoint's GPU model) ──> build/out-gpu/ (FileSet)
+            └─> Synth: cdk-triton build (CPU formats, --merge-manifest gpu/manifest.json) + cdk synth
+                 └─> UpdatePipeline (self-mutation) ─> Assets ─> stage 1 ─> verify ─> [approval] ─> stage 2 ...
+
+Merge rule (the builder's ``--merge-manifest``): the GPU build's manifest entries win for every
+``format: tensorrt`` model, the CPU build's for every other format; both must name the same
+``triton_version`` and artifact location. The CPU build then packages the endpoints from both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import aws_cdk as cdk
+import jsii
+from aws_cdk import aws_codebuild as codebuild
+from aws_cdk import aws_ecr_assets as ecr_assets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_s3 as s3
+from aws_cdk import pipelines
+from constructs import Construct, IValidation
+
+from cdk_triton.config import tables
+from cdk_triton.config.manifest import read_manifest
+from cdk_triton.errors import TritonValidationError, raise_all
+from cdk_triton.pipeline import gpu_plan
+from cdk_triton.pipeline._nag import acknowledge_pipeline
+from cdk_triton.pipeline.verify_spec import target_model_parameter_path, verify_spec
+
+CPU_FORMATS = "torchscript,onnx,python,ensemble"
+TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+GPU_OUT = "build/out-gpu"
+GPU_INPUT_DIR = "gpu"
+DOCKERFILE = "cdk_triton/pipeline/docker/Dockerfile"
+#: The source tree of the cdk_triton that synthesizes the pipeline (pyproject.toml + cdk_triton/): the image
+#: installs the same code.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+LAUNCHER = "cdk_triton/pipeline/gpu_job.py"
+VERIFY_HANDLER = "lambda/verify/index.py"
+# The image asset's build context: the repository root less everything but what the Dockerfile copies.
+_COMPUTE_TYPES = {
+    "BUILD_GENERAL1_SMALL": codebuild.ComputeType.SMALL,
+    "BUILD_GENERAL1_LARGE": codebuild.ComputeType.LARGE,
+}
+IMAGE_CONTEXT_EXCLUDE = ["*", "!pyproject.toml", "!cdk_triton", "!cdk_triton/**", "**/__pycache__"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EndpointVerification:
+    """Verify one deployed endpoint after its stage deploys, with the samples the build recorded.
+
+    Attributes:
+        endpoint: the endpoint's name in models.yaml / the manifest.
+        endpoint_name: the deployed SageMaker endpoint's name. Default: ``endpoint``.
+    """
+
+    endpoint: str
+    endpoint_name: str | None = None
+
+    @property
+    def deployed_name(self) -> str:
+        return self.endpoint_name or self.endpoint
+
+
+def _s3_statements(
+    bucket: s3.IBucket, prefix: str, key: kms.IKey | None, *, write: bool
+) -> list[iam.PolicyStatement]:
+    actions = ["s3:GetObject", "s3:PutObject"] if write else ["s3:GetObject"]
+    out = [
+        iam.PolicyStatement(actions=actions, resources=[bucket.arn_for_objects(f"{prefix}*")]),
+        iam.PolicyStatement(
+            actions=["s3:ListBucket"],
+            resources=[bucket.bucket_arn],
+            conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+        ),
+    ]
+    if key is not None:
+        kms_actions = ["kms:Decrypt", "kms:GenerateDataKey", "kms:Encrypt"] if write else ["kms:Decrypt"]
+        out.append(iam.PolicyStatement(actions=kms_actions, resources=[key.key_arn]))
+    return out
+
+
+class TritonPipeline(Construct):
+    """Defines a self-mutating CDK pipeline that builds Triton models (TensorRT on the target GPU) and deploys stages.
+
+    Args:
+        source: where the repository comes from (``pipelines.CodePipelineSource``: connection, CodeCommit, S3).
+        declaration: models.yaml, relative to ``root`` (read at synth with ``yaml.safe_load``).
+        artifact_bucket: the bucket the build uploads to (yours; never owned by the pipeline).
+        artifact_prefix: the prefix in it. Default: ``cdk-triton/``. Every role is scoped to it.
+        artifact_key: the bucket's KMS key. Default: none (SSE-S3).
+        manifest: the manifest the synth step's build writes, relative to ``root``. Default:
+            ``<declaration dir>/out/manifest.json``.
+        root: the repository root at synth. Default: the current directory.
+        cdk_app: the ``--app`` of ``cdk synth``. Default: cdk.json's ``app``.
+        gpu_build: how TensorRT plans are built. Default: on the endpoint's own GPU model (gpu_plan).
+        approvals: stage name -> ``True`` or a reason, for stages added later; checked by ``build()``.
+        pipeline_name: Default: generated.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        source: pipelines.IFileSetProducer,
+        declaration: str,
+        artifact_bucket: s3.IBucket,
+        artifact_prefix: str = "cdk-triton/",
+        artifact_key: kms.IKey | None = None,
+        manifest: str | None = None,
+        root: str | Path | None = None,
+        cdk_app: str | None = None,
+        gpu_build: gpu_plan.GpuBuildOptions | None = None,
+        approvals: Mapping[str, bool | str] | None = None,
+        pipeline_name: str | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.root = Path(root or Path.cwd()).resolve()
+        self.declaration = declaration
+        prefix = artifact_prefix.strip("/")
+        self.artifact_prefix = f"{prefix}/" if prefix else ""
+        self.artifact_bucket = artifact_bucket
+        self.artifact_key = artifact_key
+        self.manifest_path = manifest or str(PurePosixPath(declaration).parent / "out" / "manifest.json")
+        self._approvals = dict(approvals or {})
+        self._stages: list[str] = []
+        self._source = source
+        decl = gpu_plan.read_declaration(self.root / declaration)
+        self.triton_version = str(decl.get("triton_version") or tables.DEFAULT_TRITON_VERSION)
+        self.gpu_target = gpu_plan.plan_gpu_build(decl, options=gpu_build, source=f"{declaration}")
+        self.gpu_build_step = self._gpu_step() if self.gpu_target else None
+        self.synth_step = self._synth_step(cdk_app)
+        self.pipeline = pipelines.CodePipeline(
+            self,
+            "Pipeline",
+            synth=self.synth_step,
+            pipeline_name=pipeline_name,
+            cross_account_keys=True,
+            enable_key_rotation=True,
+            docker_enabled_for_self_mutation=self.gpu_target is not None,
+            self_mutation=True,
+        )
+        self.node.add_validation(_ApprovalCheck(self))
+
+    # ------------------------------------------------------------------------------------- steps
+
+    @property
+    def artifact_location(self) -> str:
+        return f"s3://{self.artifact_bucket.bucket_name}/{self.artifact_prefix}"
+
+    def _synth_step(self, cdk_app: str | None) -> pipelines.CodeBuildStep:
+        build = f".venv/bin/cdk-triton build --config {self.declaration} --formats {CPU_FORMATS} --upload --no-progress"
+        inputs: dict[str, pipelines.IFileSetProducer] = {}
+        if self.gpu_build_step is not None:
+            build += f" --merge-manifest {GPU_INPUT_DIR}/manifest.json"
+            inputs[GPU_INPUT_DIR] = self.gpu_build_step
+        app = f' --app "{cdk_app}"' if cdk_app else ""
+        return pipelines.CodeBuildStep(
+            "Synth",
+            input=self._source,
+            additional_inputs=inputs or None,
+            install_commands=[
+                "python3 -m venv .venv",
+                # torch's CPU wheels: a plain `pip install torch==...` pulls the multi-GB CUDA build.
+                f".venv/bin/pip install --extra-index-url {TORCH_CPU_INDEX} -r requirements.txt",
+                ".venv/bin/pip install --no-deps -e .",
+                "npm ci --no-audit --no-fund",
+            ],
+            commands=[build, f'PATH="$PWD/.venv/bin:$PATH" npx cdk synth{app}'],
+            env={
+                "CDK_TRITON_ARTIFACT_LOCATION": self.artifact_location,
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+            },
+            primary_output_directory="cdk.out",
+            role_policy_statements=_s3_statements(
+                self.artifact_bucket, self.artifact_prefix, self.artifact_key, write=True
+            ),
+        )
+
+    def _image(self) -> ecr_assets.DockerImageAsset:
+        assert self.gpu_target is not None
+        return ecr_assets.DockerImageAsset(
+            self,
+            "GpuBuildImage",
+            directory=str(PACKAGE_ROOT),
+            file=DOCKERFILE,
+            exclude=IMAGE_CONTEXT_EXCLUDE,
+            ignore_mode=cdk.IgnoreMode.DOCKER,
+            build_args={
+                "TRITON_VERSION": self.gpu_target.triton_version,
+                "TENSORRT_VERSION": self.gpu_target.tensorrt_version,
+            },
+            platform=ecr_assets.Platform.LINUX_AMD64,
+        )
+
+    def _gpu_step(self) -> pipelines.CodeBuildStep:
+        target = self.gpu_target
+        assert target is not None
+        image = self._image()
+        self.gpu_build_image = image
+        s3_rw = _s3_statements(self.artifact_bucket, self.artifact_prefix, self.artifact_key, write=True)
+        env = {"CDK_TRITON_ARTIFACT_LOCATION": self.artifact_location, "PYTHONDONTWRITEBYTECODE": "1"}
+        if target.job.kind == gpu_plan.CODEBUILD:
+            return pipelines.CodeBuildStep(
+                "GpuBuild",
+                input=self._source,
+                build_environment=codebuild.BuildEnvironment(
+                    build_image=codebuild.LinuxGpuBuildImage.from_ecr_repository(
+                        image.repository, image.image_tag
+                    ),
+                    compute_type=_COMPUTE_TYPES[str(target.job.codebuild_compute_type)],
+                ),
+                commands=[
+                    "nvidia-smi --query-gpu=name,compute_cap --format=csv",
+                    f"cdk-triton build --config {self.declaration} --formats tensorrt --upload "
+                    f"--out {GPU_OUT} --no-progress",
+                ],
+                env=env,
+                primary_output_directory=GPU_OUT,
+                role_policy_statements=s3_rw,
+                timeout=cdk.Duration.hours(3),
+            )
+        return self._sagemaker_job_step(image, s3_rw, env)
+
+    def _sagemaker_job_step(
+        self, image: ecr_assets.DockerImageAsset, s3_rw: list[iam.PolicyStatement], env: dict[str, str]
+    ) -> pipelines.CodeBuildStep:
+        target = self.gpu_target
+        assert target is not None
+        kind = target.job.kind
+        stack = cdk.Stack.of(self)
+        job_role = iam.Role(
+            self,
+            "GpuJobRole",
+            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+            description=f"cdk-triton: the {kind} job that builds TensorRT plans on {target.job.instance_type}",
+        )
+        for st in s3_rw:
+            job_role.add_to_policy(st)
+        image.repository.grant_pull(job_role)
+        job_group = "ProcessingJobs" if kind == gpu_plan.PROCESSING else "TrainingJobs"
+        job_role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[
+                    stack.format_arn(
+                        service="logs",
+                        resource="log-group",
+                        resource_name=f"/aws/sagemaker/{job_group}:*",
+                        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+                    )
+                ],
+            )
+        )
+        self.gpu_job_role = job_role
+        job_arn = stack.format_arn(
+            service="sagemaker", resource=f"{kind}-job", resource_name="cdk-triton-trt-*"
+        )
+        verb = "Processing" if kind == gpu_plan.PROCESSING else "Training"
+        launcher = [
+            f"python3 {LAUNCHER} --kind {kind} --instance-type {target.job.instance_type}",
+            '--image-uri "$IMAGE_URI" --role-arn "$JOB_ROLE_ARN"',
+            f'--bucket "$ARTIFACT_BUCKET" --prefix "{self.artifact_prefix}" --declaration {self.declaration}',
+            f"--source . --out {GPU_OUT}",
+        ]
+        if self.artifact_key is not None:
+            launcher.append('--kms-key-arn "$ARTIFACT_KEY_ARN"')
+        env = {
+            **env,
+            "IMAGE_URI": image.image_uri,
+            "JOB_ROLE_ARN": job_role.role_arn,
+            "ARTIFACT_BUCKET": self.artifact_bucket.bucket_name,
+        }
+        if self.artifact_key is not None:
+            env["ARTIFACT_KEY_ARN"] = self.artifact_key.key_arn
+        return pipelines.CodeBuildStep(
+            "GpuBuild",
+            input=self._source,
+            install_commands=["python3 -m pip install --quiet boto3"],
+            commands=[" ".join(launcher)],
+            env=env,
+            primary_output_directory=GPU_OUT,
+            timeout=cdk.Duration.hours(4),
+            role_policy_statements=[
+                *s3_rw,
+                iam.PolicyStatement(
+                    actions=[f"sagemaker:Create{verb}Job", f"sagemaker:Describe{verb}Job"],
+                    resources=[job_arn],
+                ),
+                iam.PolicyStatement(
+                    actions=["iam:PassRole"],
+                    resources=[job_role.role_arn],
+                    conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}},
+                ),
+                # Service Quotas has no resource-level permissions for listing quotas.
+                iam.PolicyStatement(actions=["servicequotas:ListServiceQuotas"], resources=["*"]),
+            ],
+        )
+
+    # ------------------------------------------------------------------------------------ stages
+
+    def add_triton_stage(
+        self,
+        stage: cdk.Stage,
+        *,
+        approval: bool | str = False,
+        verify: Sequence[EndpointVerification] = (),
+    ) -> pipelines.StageDeployment:
+        """Deploy ``stage``; verify its endpoints after the deploy; optionally wait for a manual approval first.
+
+        Args:
+            stage: a ``cdk.Stage`` holding the endpoint stacks (any account/region with the Triton image).
+            approval: ``True`` or a reason: a manual approval before the stage deploys. Default: none.
+            verify: endpoints to invoke with the build's recorded samples after the deploy; a failure
+                stops the promotion. Default: none.
+        """
+        errors: list[TritonValidationError] = []
+        path = stage.node.path
+        region = stage.region
+        if region and not cdk.Token.is_unresolved(region):
+            try:
+                tables.image_account(self.triton_version, region)
+            except TritonValidationError as exc:
+                errors.append(exc.at(path))
+        specs: list[dict[str, object]] = []
+        if verify:
+            try:
+                manifest = read_manifest(self.root / self.manifest_path)
+            except TritonValidationError as exc:
+                errors.append(exc.at(path))
+            else:
+                errors += self._location_errors(manifest.artifact_location.uri, path)
+                for v in verify:
+                    try:
+                        specs.append(verify_spec(manifest, v.endpoint, endpoint_name=v.deployed_name))
+                    except TritonValidationError as exc:
+                        errors.append(exc.at(path))
+        raise_all(errors)
+        pre: list[pipelines.Step] = []
+        reason = approval if isinstance(approval, str) else self._approvals.get(stage.stage_name, False)
+        if approval or reason:
+            comment = reason if isinstance(reason, str) else f"promote to {stage.stage_name}"
+            pre.append(pipelines.ManualApprovalStep("Approve", comment=comment))
+        post = [self._verify_step(stage, verify, specs)] if verify else []
+        self._stages.append(stage.stage_name)
+        return self.pipeline.add_stage(stage, pre=pre or None, post=post or None)
+
+    def _location_errors(self, manifest_uri: str, path: str) -> list[TritonValidationError]:
+        mine = self.artifact_location
+        if cdk.Token.is_unresolved(mine) or manifest_uri == mine:
+            return []
+        return [
+            TritonValidationError(
+                "ManifestLocationMismatch",
+                prop="manifest.artifact_location",
+                value=manifest_uri,
+                problem=f"differs from the pipeline's artifact location {mine}, where the build uploads samples",
+                allowed=mine,
+                fix="build with CDK_TRITON_ARTIFACT_LOCATION set to the pipeline's location (the synth step does)",
+                path=path,
+            )
+        ]
+
+    def _verify_step(
+        self, stage: cdk.Stage, verify: Sequence[EndpointVerification], specs: list[dict[str, object]]
+    ) -> pipelines.CodeBuildStep:
+        stack = cdk.Stack.of(self)
+        account = stage.account or stack.account
+        region = stage.region or stack.region
+        env: dict[str, str] = {}
+        commands: list[str] = []
+        names = [v.deployed_name for v in verify]
+        for i, spec in enumerate(specs):
+            env[f"VERIFY_SPEC_{i}"] = json.dumps(spec, sort_keys=True, separators=(",", ":"))
+            commands.append(
+                f"printenv VERIFY_SPEC_{i} > verify-{i}.json && python3 {VERIFY_HANDLER} --spec verify-{i}.json"
+            )
+        partition = stack.partition
+        statements = [
+            iam.PolicyStatement(
+                actions=["sagemaker:InvokeEndpoint"],
+                resources=[
+                    f"arn:{partition}:sagemaker:{region}:{account}:endpoint/{n.lower()}" for n in names
+                ],
+            ),
+            iam.PolicyStatement(
+                actions=["ssm:GetParametersByPath"],
+                resources=[
+                    f"arn:{partition}:ssm:{region}:{account}:parameter{target_model_parameter_path(n)}"
+                    for n in names
+                ],
+            ),
+            iam.PolicyStatement(
+                actions=["s3:GetObject"],
+                resources=[self.artifact_bucket.arn_for_objects(f"{self.artifact_prefix}samples/*")],
+            ),
+        ]
+        if self.artifact_key is not None:
+            statements.append(
+                iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self.artifact_key.key_arn])
+            )
+        return pipelines.CodeBuildStep(
+            "Verify",
+            input=self._source,
+            install_commands=["python3 -m pip install --quiet boto3"],
+            commands=commands,
+            env={**env, "AWS_REGION": region},
+            role_policy_statements=statements,
+        )
+
+    def build(self) -> pipelines.CodePipeline:
+        """Check the approvals against the stages added, then build the pipeline (call after the last stage)."""
+        raise_all(self.approval_errors())
+        self.pipeline.build_pipeline()
+        acknowledge_pipeline(self, artifact_bucket=self.artifact_bucket, artifact_prefix=self.artifact_prefix)
+        return self.pipeline
+
+    def approval_errors(self) -> list[TritonValidationError]:
+        return [
+            TritonValidationError(
+                "ApprovalForUnknownStage",
+                prop="approvals",
+                value=name,
+                problem="names no stage of this pipeline",
+                allowed=", ".join(self._stages) or "(no stage added yet)",
+                fix="add the stage with add_triton_stage, or correct the stage name",
+                path=self.node.path,
+            )
+            for name in self._approvals
+            if name not in self._stages
+        ]
+
+
+@jsii.implements(IValidation)
+class _ApprovalCheck:
+    """Fails synth (before anything is written) when ``build()`` was never called and an approval is dangling."""
+
+    def __init__(self, owner: TritonPipeline) -> None:
+        self._owner = owner
+
+    def validate(self) -> list[str]:
+        return [str(e) for e in self._owner.approval_errors()]

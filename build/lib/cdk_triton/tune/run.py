@@ -1,0 +1,161 @@
+"""One tuning run: measure every variant within a time budget, rank, report, optionally write back."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cdk_triton.tune import report
+from cdk_triton.tune.apply import render_change, write_atomically
+from cdk_triton.tune.objective import Measurement, Ranking, rank
+from cdk_triton.tune.sources import Source, _phase
+from cdk_triton.tune.variants import Axes, Variant
+
+#: a variant's build + server start, assumed until the first one is timed
+DEFAULT_OPEN_S = 8.0
+MIN_PHASE_S = 0.3
+
+
+@dataclass(frozen=True)
+class Options:
+    model: str
+    axes: Axes = Axes()
+    budget_s: float = 120.0
+    repeats: int = 3
+    p99_ms: float | None = None
+    margin: float = 0.05
+    target_rate: float | None = None
+    price_per_hour: float | None = None
+
+
+@dataclass
+class Outcome:
+    variants: dict[str, Variant]
+    measurements: list[Measurement]
+    skipped: dict[str, str]
+    ranking: Ranking
+    elapsed_s: float
+    source: str
+    files: list[Path] = field(default_factory=list)
+    diff: str = ""
+    applied: bool = False
+
+
+def measure(
+    source: Source, variants: Sequence[Variant], opts: Options, *, progress: bool = True
+) -> tuple[list[Measurement], dict[str, str], float]:
+    """Every variant at every concurrency, ``repeats`` times, inside the budget (the current one always)."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    t0 = time.monotonic()
+    measurements: list[Measurement] = []
+    skipped: dict[str, str] = {}
+    runnable = []
+    for v in variants:
+        reason = source.skip_reason(v)
+        if reason:
+            skipped[v.name] = reason
+        else:
+            runnable.append(v)
+    phases_per_variant = len(opts.axes.concurrency) * opts.repeats
+    open_s = DEFAULT_OPEN_S
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        disable=not progress,
+        transient=True,
+        console=_stderr_console(),
+    ) as bar:
+        task = bar.add_task("tuning", total=len(runnable) * phases_per_variant)
+        for i, v in enumerate(runnable):
+            left = opts.budget_s - (time.monotonic() - t0)
+            variants_left = len(runnable) - i
+            phase_s = (left - open_s * variants_left) / (variants_left * phases_per_variant * 1.3)
+            if phase_s < MIN_PHASE_S and not v.current and i > 0:
+                skipped[v.name] = f"time budget exhausted ({opts.budget_s:g} s): raise --budget to measure it"
+                bar.advance(task, phases_per_variant)
+                continue
+            phase_s = max(phase_s, MIN_PHASE_S)
+            bar.update(task, description=f"{v.name}: build + start")
+            t_open = time.monotonic()
+            with source.open(v) as target:
+                open_s = 0.5 * open_s + 0.5 * (time.monotonic() - t_open) if i else time.monotonic() - t_open
+                for repeat in range(opts.repeats):
+                    for conc in opts.axes.concurrency:
+                        bar.update(task, description=f"{v.name}: c={conc} repeat {repeat + 1}/{opts.repeats}")
+                        measurements.append(_phase(target, v, conc, repeat, phase_s, source.kind))
+                        bar.advance(task)
+    return measurements, skipped, time.monotonic() - t0
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(file=sys.stderr)
+
+
+def tune(
+    source: Source,
+    variants: Sequence[Variant],
+    opts: Options,
+    *,
+    config: Path,
+    out_dir: Path,
+    apply: bool = False,
+    allow_local_apply: bool = False,
+    progress: bool = True,
+    plots: bool = True,
+) -> Outcome:
+    """Measure, rank, write the table / CSV / JSON / plots to ``out_dir``, and the winner back if asked."""
+    from cdk_triton.errors import TritonValidationError
+
+    if apply and source.kind == "local" and not allow_local_apply:
+        raise TritonValidationError(
+            "TuneLocalApply",
+            prop="--apply",
+            value="local measurements",
+            problem="would write results measured on this CPU's stand-in backends into models.yaml; they do not predict a GPU instance",
+            allowed="--apply with --endpoint-name (measured on the target instance), or --apply --allow-local-apply",
+            fix="measure on the target hardware with --endpoint-name, or pass --allow-local-apply to accept local figures",
+        )
+    measurements, skipped, elapsed = measure(source, variants, opts, progress=progress)
+    by_name = {v.name: v for v in variants}
+    current = next(v.name for v in variants if v.current)
+    ranking = rank(
+        measurements,
+        current=current,
+        p99_ms=opts.p99_ms,
+        margin=opts.margin,
+        target_rate=opts.target_rate,
+        price_per_hour=opts.price_per_hour,
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    measured = {n: v for n, v in by_name.items() if any(r.variant == n for r in ranking.rows)}
+    files = [out_dir / "results.csv", out_dir / "results.json"]
+    report.write_csv(files[0], ranking, measured)
+    meta = {
+        "model": opts.model,
+        "source": source.kind,
+        "budget_s": opts.budget_s,
+        "elapsed_s": round(elapsed, 1),
+        "repeats": opts.repeats,
+        "p99_slo_ms": opts.p99_ms,
+        "margin": opts.margin,
+        "skipped": skipped,
+    }
+    report.write_json(files[1], ranking, measured, measurements, meta)
+    if plots:
+        files += report.write_plots(out_dir, ranking, title=opts.model)
+    outcome = Outcome(by_name, measurements, skipped, ranking, elapsed, source.kind, files)
+    if ranking.winner != current:
+        new_text, outcome.diff = render_change(config, by_name[ranking.winner])
+        if apply:
+            write_atomically(config, new_text)
+            outcome.applied = True
+    return outcome
