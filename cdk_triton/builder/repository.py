@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.builder import merge
 from cdk_triton.builder.context import Artifact, BuildContext, StepOutput, StepStatus
 from cdk_triton.builder.export import tensorrt as trt_export
 from cdk_triton.builder.package import iter_tree, pack, tree_digest
@@ -78,23 +79,23 @@ def assemble(models: dict[str, Path], dest: Path, *, key: str) -> tuple[str, dic
 
 def package_endpoints(ctx: BuildContext) -> StepOutput:
     """Package every selected endpoint: SME repository directory or archive, MME one archive per
-    target model. An unchanged endpoint is found up to date and nothing is rewritten."""
-    spec = ctx.spec
+    target model. An unchanged endpoint is found up to date and nothing is rewritten. What this
+    build does not build (``--formats``, optional models skipped) comes from ``--merge-manifest``."""
     packed = up_to_date = 0
     ctx.reporter.start("package", len(ctx.endpoints), "endpoints")
     for ep in ctx.endpoints:
-        roots = [r for r in ep.models if ctx.plan[r].skip_reason is None]
-        for r in ep.models:
-            if ctx.plan[r].skip_reason is not None:
-                if not ep.is_multi_model:
-                    raise BuildError(
-                        f"endpoint '{ep.name}' needs model '{r}', which was skipped: {ctx.plan[r].skip_reason}",
-                        code="TensorRTUnavailable",
-                    )
-                ctx.warn(f"endpoint '{ep.name}': target model '{r}' left out (optional model skipped)")
-        archs = _check_plans(ctx, ep, [n for r in roots for n in spec.closure(r)])
+        roots = _roots(ctx, ep)
+        if roots is None:
+            ctx.reporter.advance("package", 1, what=ep.name)
+            continue
+        archs = _check_plans(ctx, ep, [n for r in roots for n in ctx.spec.closure(r)])
         package = _package_mme if ep.is_multi_model else _package_sme
         entry, artifacts, n_packed = package(ctx, ep, roots)
+        for t in entry.target_models.values():
+            if t.logical_name not in roots:  # merged: its models' plans
+                for n in t.models:
+                    m = ctx.merged.models.get(n) if ctx.merged else None
+                    archs.update(m.gpu_architectures if m else ())
         ctx.endpoint_entries[ep.name] = replace(entry, gpu_architectures=sorted(archs))
         ctx.artifacts += artifacts
         packed += n_packed
@@ -107,6 +108,51 @@ def package_endpoints(ctx: BuildContext) -> StepOutput:
         done=packed,
         up_to_date=up_to_date,
     )
+
+
+def _built(ctx: BuildContext, root: str) -> bool:
+    return all(n in ctx.plan and ctx.plan[n].skip_reason is None for n in ctx.spec.closure(root))
+
+
+def _missing_why(ctx: BuildContext, root: str) -> str:
+    for n in ctx.spec.closure(root):
+        if n in ctx.plan and ctx.plan[n].skip_reason is not None:
+            return f"optional model skipped: {ctx.plan[n].skip_reason}"
+    return "not built by this build (--formats) nor in --merge-manifest"
+
+
+def _roots(ctx: BuildContext, ep: EndpointSpec) -> list[str] | None:
+    """The target models of ``ep`` this build packages; None when the endpoint is not packaged here
+    (its entry then comes from --merge-manifest, or it is left out with a warning)."""
+    roots = [r for r in ep.models if _built(ctx, r)]
+    missing = [r for r in ep.models if r not in roots]
+    if not ep.is_multi_model:
+        if not missing:
+            return roots
+        theirs = merge.merged_endpoint(ctx.merged, ep.name, ctx.out) if ctx.merged else None
+        if theirs is not None:
+            ctx.endpoint_entries[ep.name] = theirs
+            return None
+        r = missing[0]
+        if r in ctx.plan and ctx.plan[r].skip_reason is not None:
+            raise BuildError(
+                f"endpoint '{ep.name}' needs model '{r}', which was skipped: {ctx.plan[r].skip_reason}",
+                code="TensorRTUnavailable",
+            )
+        ctx.warn(f"endpoint '{ep.name}' not built: model '{r}' is {_missing_why(ctx, r)}")
+        return None
+    merged = [r for r in missing if ctx.merged and merge.merged_target(ctx.merged, ep.name, r, ctx.out)]
+    for r in missing:
+        if r in merged:
+            continue
+        if r in ctx.plan and ctx.plan[r].skip_reason is not None:
+            ctx.warn(f"endpoint '{ep.name}': target model '{r}' left out (optional model skipped)")
+        else:
+            ctx.warn(f"endpoint '{ep.name}': target model '{r}' left out ({_missing_why(ctx, r)})")
+    if not roots and not merged:
+        ctx.warn(f"endpoint '{ep.name}' not built: none of its models is built")
+        return None
+    return roots
 
 
 def _check_plans(ctx: BuildContext, ep: EndpointSpec, members: list[str]) -> set[str]:
@@ -245,13 +291,17 @@ def _package_mme(
         )
         artifacts.append(Artifact(local_path=archive, s3_uri=uri, sha256=sha, size=size))
     _write_index(index_path, folder, index, new_index, keep={v["file"] for v in new_index.values()})
+    for r in ep.models:
+        theirs = merge.merged_target(ctx.merged, ep.name, r, ctx.out) if ctx.merged else None
+        if r not in targets and theirs is not None:
+            targets[r] = theirs
     entry = EndpointEntry(
         name=ep.name,
         mode=ep.mode,
         instance_types=list(ep.instance_types),
         s3_prefix=prefix,
         target_models=targets,
-        models=sorted({n for r in roots for n in ctx.spec.closure(r)}),
+        models=sorted({n for t in targets.values() for n in t.models}),
     )
     return entry, artifacts, packed
 

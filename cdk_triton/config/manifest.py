@@ -65,6 +65,8 @@ class Sample:
     response: str | None = None
     atol: float | None = None
     rtol: float | None = None
+    request_s3_uri: str | None = None  # the uploaded copies (``cdk-triton build --upload``)
+    response_s3_uri: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -227,6 +229,8 @@ def _sample(d: dict[str, Any] | None, where: str, src: str | None) -> Sample | N
         response=_opt(d, "response", str, where, src),
         atol=_opt(d, "atol", (int, float), where, src),
         rtol=_opt(d, "rtol", (int, float), where, src),
+        request_s3_uri=_opt(d, "request_s3_uri", str, where, src),
+        response_s3_uri=_opt(d, "response_s3_uri", str, where, src),
     )
 
 
