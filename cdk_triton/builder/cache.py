@@ -20,7 +20,7 @@ from typing import Any
 from cdk_triton.config.spec import ModelSpec
 
 #: bump when the build's output for the same inputs changes
-BUILD_FORMAT = "2"
+BUILD_FORMAT = "3"
 
 _TOOLS = (
     "cdk-triton",
@@ -52,7 +52,19 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def model_key(
+#: declaration fields that only shape config.pbtxt (how Triton serves the model), never the exported
+#: bytes: they are in the configuration key, every other field is in the artifact key
+CONFIG_FIELDS = (
+    "dynamic_batching",
+    "instance_groups",
+    "warmup",
+    "pytorch_parameters",
+    "response_cache",
+    "optional",
+)
+
+
+def artifact_key(
     spec: ModelSpec,
     *,
     fingerprint: dict[str, Any],
@@ -60,16 +72,30 @@ def model_key(
     tools: dict[str, str],
     step_keys: dict[str, str] | None = None,
 ) -> str:
-    """sha256 of the declaration, the source fingerprint, the target release and tool versions."""
+    """sha256 of what affects the exported bytes: the declaration without :data:`CONFIG_FIELDS`
+    (format, I/O, max_batch_size, export options, sample), the source fingerprint, the target
+    release, tool versions and (ensembles) the steps' artifact keys."""
+    decl = {k: v for k, v in asdict(spec).items() if k not in CONFIG_FIELDS}
     payload = {
         "build_format": BUILD_FORMAT,
-        "spec": asdict(spec),
+        "spec": decl,
         "source": fingerprint,
         "triton_version": triton_version,
         "tools": tools,
         "steps": step_keys or {},
     }
     return hashlib.sha256(canonical(payload).encode()).hexdigest()
+
+
+def config_key(spec: ModelSpec) -> str:
+    """sha256 of the serving options (:data:`CONFIG_FIELDS`): a change regenerates config.pbtxt only."""
+    decl = {k: v for k, v in asdict(spec).items() if k in CONFIG_FIELDS}
+    return hashlib.sha256(canonical(decl).encode()).hexdigest()
+
+
+def model_key(artifact: str, config: str) -> str:
+    """The cache entry's key (``source_sha256``): the artifact key and the configuration key."""
+    return hashlib.sha256(f"{artifact}:{config}".encode()).hexdigest()
 
 
 class ModelCache:
@@ -94,6 +120,25 @@ class ModelCache:
         except (OSError, json.JSONDecodeError):
             return None
         return data if data.get("source_sha256") == key else None
+
+    def find_artifact(self, name: str, artifact: str) -> dict[str, Any] | None:
+        """A cached record of ``name`` with the artifact key ``artifact`` (another configuration)."""
+        if not self.root.is_dir():
+            return None
+        for rec in sorted(self.root.glob(f"{name}-*.json")):
+            try:
+                data: dict[str, Any] = json.loads(rec.read_text("utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            key = data.get("source_sha256", "")
+            if (
+                data.get("name") == name
+                and data.get("artifact_key") == artifact
+                and rec.name == f"{name}-{key[:16]}.json"
+                and self.entry_dir(name, key).is_dir()
+            ):
+                return data
+        return None
 
     def new_temp_dir(self, name: str) -> Path:
         self.tmp_root.mkdir(parents=True, exist_ok=True)

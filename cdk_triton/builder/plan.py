@@ -5,7 +5,7 @@ endpoints' GPUs) and the cache key of every model."""
 from __future__ import annotations
 
 from cdk_triton.builder import compat
-from cdk_triton.builder.cache import model_key, tool_versions
+from cdk_triton.builder.cache import artifact_key, config_key, model_key, tool_versions
 from cdk_triton.builder.context import BuildContext, ModelRecord, Planned, StepOutput, StepStatus
 from cdk_triton.builder.export import tensorrt as trt_export
 from cdk_triton.builder.reference import forget_local_modules, resolve_factory, source_fingerprint
@@ -97,13 +97,14 @@ def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
     if local_arch:
         fp["gpu_architecture"] = local_arch  # a plan is specific to the GPU it was built on
     _check_source(spec, m)
-    key = model_key(
+    art = artifact_key(
         m,
         fingerprint=fp,
         triton_version=spec.triton_version,
         tools=ctx.tools,
-        step_keys={s.model: ctx.plan[s.model].key for s in m.steps},
+        step_keys={s.model: ctx.plan[s.model].artifact_key for s in m.steps},
     )
+    key = model_key(art, config_key(m))
     if any(ctx.plan[s.model].skip_reason for s in m.steps):
         skip = f"step of '{m.name}' skipped: " + "; ".join(
             str(ctx.plan[s.model].skip_reason) for s in m.steps if ctx.plan[s.model].skip_reason
@@ -111,8 +112,14 @@ def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         if not m.optional:
             raise BuildError(f"model '{m.name}' needs a skipped model: {skip}", code="TensorRTUnavailable")
     cached = None if skip or ctx.force else ctx.cache.get(name, key)
+    reuse = None if cached or skip or ctx.force else ctx.cache.find_artifact(name, art)
     ctx.plan[name] = Planned(
-        spec=m, key=key, record=ModelRecord.from_dict(cached) if cached else None, skip_reason=skip
+        spec=m,
+        key=key,
+        record=ModelRecord.from_dict(cached) if cached else None,
+        skip_reason=skip,
+        artifact_key=art,
+        reuse=ModelRecord.from_dict(reuse) if reuse else None,
     )
     if m.format == "torchscript" and skip is None:
         w = compat.torchscript_warning(ctx.tools.get("torch", "0"), spec.triton_version)

@@ -27,9 +27,18 @@ from cdk_triton.builder.export import torchscript as ts_export
 from cdk_triton.builder.export.verify import artifact_runner, chain, guarded, reference_runner
 from cdk_triton.builder.package import tree_digest
 from cdk_triton.builder.parity import check_deterministic, compare
-from cdk_triton.builder.pbtxt import PLATFORMS, IoTensor, build_config, sha256_text, to_dict, to_pbtxt
+from cdk_triton.builder.pbtxt import (
+    PLATFORMS,
+    IoTensor,
+    build_config,
+    reconfigure,
+    sha256_text,
+    to_dict,
+    to_pbtxt,
+)
 from cdk_triton.builder.python_model import PythonModelRunner
 from cdk_triton.builder.reference import build_eager
+from cdk_triton.builder.repository import copy_model_dir
 from cdk_triton.builder.samples import sample_inputs, tolerance, triton_dtype, v2_tensors
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError
@@ -57,19 +66,44 @@ def export_models(ctx: BuildContext) -> StepOutput:
         if p.record is not None or p.skip_reason is not None:
             continue
         ctx.reporter.advance("export", 0, what=p.spec.name)
-        p.record = _export(ctx, p)
-        ctx.fresh.add(p.spec.name)
+        if p.reuse is not None:
+            p.record = _reconfigure(ctx, p, p.reuse)
+            ctx.reconfigured.add(p.spec.name)
+        else:
+            p.record = _export(ctx, p)
+            ctx.fresh.add(p.spec.name)
         ctx.reporter.advance("export", 1, what=p.spec.name)
     ctx.reporter.finish("export")
+    ctx.result.reconfigured = len(ctx.reconfigured)
     ctx.result.skipped_models = {n: p.skip_reason for n, p in ctx.plan.items() if p.skip_reason}
     for n, why in ctx.result.skipped_models.items():
         ctx.warn(f"model '{n}' skipped (optional): {why}")
     return StepOutput(
         step="export",
         status=StepStatus.OK if todo else StepStatus.UP_TO_DATE,
-        done=len(todo),
+        done=len(ctx.fresh),
         up_to_date=sum(1 for p in ctx.plan.values() if p.record is not None) - len(todo),
     )
+
+
+def _reconfigure(ctx: BuildContext, p: Planned, cached: ModelRecord) -> ModelRecord:
+    """A cached artifact with another configuration: copy it, regenerate config.pbtxt (no export)."""
+    m = p.spec
+    tmp = ctx.cache.new_temp_dir(m.name)
+    try:
+        shutil.rmtree(tmp)
+        copy_model_dir(ctx.cache.entry_dir(m.name, cached.source_sha256), tmp)
+        cfg = reconfigure(cached.exported.config, m)
+        text = to_pbtxt(cfg)
+        (tmp / "config.pbtxt").unlink(missing_ok=True)  # a hard link to the cached file: replace it
+        (tmp / "config.pbtxt").write_text(text, "utf-8")
+        made = replace(cached.exported, config=to_dict(cfg), config_sha256=sha256_text(text))
+        record = replace(cached, source_sha256=p.key, files=tree_digest(tmp)[1], exported=made)
+        ctx.cache.commit(m.name, p.key, tmp, record.to_dict())
+        return record
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _export(ctx: BuildContext, p: Planned) -> ModelRecord:
@@ -86,6 +120,7 @@ def _export(ctx: BuildContext, p: Planned) -> ModelRecord:
             backend=PLATFORMS[m.format][1] if m.format != "ensemble" else None,
             files=tree_digest(tmp)[1],
             exported=made,
+            artifact_key=p.artifact_key,
         )
         ctx.cache.commit(m.name, p.key, tmp, record.to_dict())
         return record
