@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import shutil
-import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -237,6 +236,6 @@ def prune_outputs(out: Path, manifest: Manifest) -> None:
             ep = manifest.endpoints.get(d.name)
             if d.name.startswith(".") or not d.is_dir() or (ep is not None and ep.is_multi_model == multi):
                 continue
-            old = d.with_name(f".{d.name}.{uuid.uuid4().hex}.old")
+            old = d.with_name(f".{d.name}.{os.urandom(16).hex()}.old")
             os.replace(d, old)
             shutil.rmtree(old, ignore_errors=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 import tarfile
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
@@ -113,7 +112,7 @@ def pack(
     build never leaves a half archive under a trusted name.
     """
     dest_dir.mkdir(parents=True, exist_ok=True)
-    tmp = dest_dir / f".{stem}.{uuid.uuid4().hex}.tmp"
+    tmp = dest_dir / f".{stem}.{os.urandom(16).hex()}.tmp"
     try:
         with tmp.open("wb") as raw:
             hw = _HashingWriter(raw)

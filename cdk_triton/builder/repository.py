@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -57,14 +56,14 @@ def assemble(models: dict[str, Path], dest: Path, *, key: str) -> tuple[str, dic
             pass
     key_file.unlink(missing_ok=True)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.tmp"
+    tmp = dest.parent / f".{dest.name}.{os.urandom(16).hex()}.tmp"
     tmp.mkdir()
     try:
         for name, src in sorted(models.items()):
             copy_model_dir(src, tmp / name)
         digest, files, size = tree_digest(tmp)
         if dest.exists():
-            old = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.old"
+            old = dest.parent / f".{dest.name}.{os.urandom(16).hex()}.old"
             os.replace(dest, old)
             shutil.rmtree(old, ignore_errors=True)
         os.replace(tmp, dest)
