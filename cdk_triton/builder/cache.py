@@ -17,6 +17,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.builder import space
+from cdk_triton.builder.package import check_tree, file_sizes
 from cdk_triton.config.spec import ModelSpec
 
 #: bump when the build's output for the same inputs changes
@@ -59,9 +61,9 @@ def tool_versions() -> dict[str, str]:
                 found[key] = version
     out = {}
     for key, name in wanted.items():
-        version = found.get(key) or _metadata_version(name)
-        if version:
-            out[name.replace("-", "_")] = version
+        v = found.get(key) or _metadata_version(name)
+        if v:
+            out[name.replace("-", "_")] = v
     return out
 
 
@@ -200,11 +202,29 @@ class ModelCache:
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp_dir, final)
+        record = {**record, "sizes": file_sizes(final, record["files"])}
         rec = self.record_path(name, key)
         tmp = rec.with_name(f".{rec.name}.{os.urandom(16).hex()}.tmp")
-        tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", "utf-8")
+        text = json.dumps(record, indent=1, sort_keys=True) + "\n"
+        try:
+            with space.guard(rec, len(text)):
+                tmp.write_text(text, "utf-8")
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         os.replace(tmp, rec)
         return final
+
+    def check(self, name: str, key: str, record: dict[str, Any], *, full: bool) -> str | None:
+        """Why the entry's files differ from its record (None when they match); a file of the recorded
+        size not modified after the record is trusted unless ``full``."""
+        return check_tree(
+            self.entry_dir(name, key),
+            record["files"],
+            record.get("sizes"),
+            self.record_path(name, key),
+            full=full,
+        )
 
     def prune(self, keep: set[tuple[str, str]]) -> list[str]:
         """Remove every entry but ``keep`` ((name, key) pairs); returns the names removed.

@@ -101,6 +101,7 @@ class ModelRecord:
     files: dict[str, str]
     exported: Exported
     artifact_key: str | None = None  # the part of the key that affects the exported bytes
+    sizes: dict[str, int] | None = None  # path -> size when committed (the stat shortcut)
 
     def to_dict(self) -> dict[str, Any]:
         """The record's JSON form (the cache file; unset optional keys are left out)."""
@@ -115,6 +116,7 @@ class ModelRecord:
             "backend": self.backend,
             "files": self.files,
             **({"artifact_key": self.artifact_key} if self.artifact_key else {}),
+            **({"sizes": self.sizes} if self.sizes is not None else {}),
         }
 
     @classmethod
@@ -137,6 +139,7 @@ class ModelRecord:
             files=data["files"],
             exported=exported,
             artifact_key=data.get("artifact_key"),
+            sizes=data.get("sizes"),
         )
 
 
@@ -184,6 +187,7 @@ class BuildContext:
     warnings: list[str] = field(default_factory=list)
     fresh: set[str] = field(default_factory=set)  # models exported by this build
     reconfigured: set[str] = field(default_factory=set)  # cached artifacts given a new config.pbtxt
+    verified: set[str] = field(default_factory=set)  # cache entries hashed in full by this build
     runners: dict[str, Runner] = field(default_factory=dict)  # eager reference runners, by model
     samples: dict[str, Sample] = field(default_factory=dict)
     endpoint_entries: dict[str, EndpointEntry] = field(default_factory=dict)
@@ -212,6 +216,11 @@ class BuildContext:
     def built(self) -> list[str]:
         """The selected models that were not skipped, in build order."""
         return [n for n in self.names if self.plan[n].skip_reason is None]
+
+    @property
+    def full_check(self) -> bool:
+        """Hash everything in full (``--verify``, or before an upload) instead of trusting stat."""
+        return self.verify or self.upload
 
     def model_dirs(self, names: list[str]) -> dict[str, Path]:
         """The cache directories of ``names``."""

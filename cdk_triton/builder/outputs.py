@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.builder import merge
+from cdk_triton.builder import merge, space
 from cdk_triton.builder import upload as upload_mod
 from cdk_triton.builder.context import Artifact, BuildContext, ModelRecord, StepOutput, StepStatus
 from cdk_triton.builder.samples import json_text, write_json_if_changed
@@ -197,7 +197,8 @@ def _write_if_changed(manifest: Manifest, path: Path) -> bool:
     text = json.dumps(manifest.to_dict(), indent=2, sort_keys=True) + "\n"
     if path.is_file() and path.read_text("utf-8") == text:
         return False
-    write_manifest(manifest, path)
+    with space.guard(path, len(text.encode())):
+        write_manifest(manifest, path)  # a temp file renamed into place (removed on failure)
     return True
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.builder import merge, outputs, plan, repository
+from cdk_triton.builder import merge, outputs, plan, repository, space
 from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, BuildResult, StepOutput
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export import step as export_step
@@ -94,18 +94,33 @@ def run_build(
             verify=verify,
         )
         done = {"plan": plan.preflight(ctx)}  # raises before anything is written
-        for step in STEPS:
-            output = step(ctx)
-            done[output.step] = output
+        try:
+            done |= _run_steps(ctx)
+        finally:
+            if ctx.lock is not None:
+                ctx.lock.close()
         result = ctx.result
-        result.exported = done["export"].done
+        result.exported = len(ctx.fresh)  # corrupt cache entries found while packaging included
         result.packaged = done["package"].done
         result.uploaded, result.copied = done["upload"].done, done["upload"].copied
         result.skipped = sum(done[s].up_to_date for s in ("plan", "package", "upload"))
         result.warnings = list(ctx.warnings)
         result.rows = summary_rows(ctx)
-        ctx.lock.close()
     return result
+
+
+def _run_steps(ctx: BuildContext) -> dict[str, StepOutput]:
+    """Run :data:`STEPS`; running out of disk space anywhere is one BuildError naming the path."""
+    done = {}
+    for step in STEPS:
+        try:
+            output = step(ctx)
+        except OSError as exc:
+            if not space.is_no_space(exc):
+                raise
+            raise space.no_space(Path(exc.filename or ctx.out), None) from None
+        done[output.step] = output
+    return done
 
 
 def summary_rows(ctx: BuildContext) -> list[dict[str, str]]:

@@ -4,6 +4,8 @@ endpoints' GPUs) and the cache key of every model."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from cdk_triton.builder import compat
 from cdk_triton.builder.cache import artifact_key, config_key, model_key, tool_versions
 from cdk_triton.builder.context import BuildContext, ModelRecord, Planned, StepOutput, StepStatus
@@ -100,8 +102,11 @@ def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         step_keys={s.model: ctx.plan[s.model].artifact_key for s in m.steps},
     )
     key = model_key(art, config_key(m))
-    cached = None if ctx.force else ctx.cache.get(name, key)
-    reuse = None if cached or ctx.force else ctx.cache.find_artifact(name, art)
+    cached = None if ctx.force else _trusted(ctx, name, key, ctx.cache.get(name, key))
+    reuse = None
+    if not cached and not ctx.force:
+        found = ctx.cache.find_artifact(name, art)
+        reuse = _trusted(ctx, name, found["source_sha256"], found) if found else None
     skip = None
     if cached is None and reuse is None:  # to be exported: check it now, before anything is written
         skip = _tensorrt_target(spec, m)
@@ -128,6 +133,24 @@ def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         w = compat.torchscript_warning(ctx.tools.get("torch", "0"), spec.triton_version)
         if w:
             ctx.warn(f"model '{m.name}': {w}")
+
+
+def _trusted(ctx: BuildContext, name: str, key: str, record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``record`` when its entry's files match it (size and mtime as recorded, or hashed in full
+    with --verify / --upload), else None with a warning naming the entry (it is rebuilt)."""
+    entry = ctx.cache.entry_dir(name, key)
+    if record is None:
+        if entry.is_dir():
+            ctx.warn(f"cache entry {entry} of model '{name}' has no valid record: rebuilding it")
+        return None
+    full = ctx.verify or ctx.upload
+    problem = ctx.cache.check(name, key, record, full=full)
+    if problem is not None:
+        ctx.warn(f"cache entry {entry} of model '{name}' is corrupt ({problem}): rebuilding it")
+        return None
+    if full:
+        ctx.verified.add(name)
+    return record
 
 
 def _tensorrt_target(spec: BuildSpec, m: ModelSpec) -> str | None:

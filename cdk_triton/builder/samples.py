@@ -102,8 +102,15 @@ def write_json_if_changed(path: Path, data: Any) -> bool:
     text = json_text(data)
     if path.is_file() and path.read_text("utf-8") == text:
         return False
+    from cdk_triton.builder import space
+
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, "utf-8")
+    try:
+        with space.guard(path, len(text.encode())):
+            tmp.write_text(text, "utf-8")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(path)
     return True
