@@ -1,7 +1,7 @@
 """`make bench` / `python -m bench`: run every benchmark, then refresh the README's table.
 
 Each benchmark measures its comparisons side by side in one run and writes bench/results/<name>.json.
-`python -m bench NAME ...` runs only those (names: build_package, build_rss, build_noop,
+`python -m bench NAME ...` runs only those (names: build_package, build_rss, build_noop, build_floor,
 build_export, synth_bench, local_bench).
 """
 
@@ -10,7 +10,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-BENCHMARKS = ["build_package", "build_rss", "build_noop", "build_export", "synth_bench", "local_bench"]
+BENCHMARKS = [
+    "build_package",
+    "build_rss",
+    "build_noop",
+    "build_floor",
+    "build_export",
+    "synth_bench",
+    "local_bench",
+]
 
 
 def main(argv: list[str]) -> int:

@@ -22,14 +22,18 @@ _COMMAND_MODULES = (
     "cdk_triton.demo",
 )
 
+#: subcommands parsed with their own module alone: `cdk-triton build` never imports the other layers
+#: (the local endpoint's client pulls in numpy), so a no-op build stays light
+_OWN_MODULE = {"build": "cdk_triton.builder.commands"}
 
-def build_parser() -> argparse.ArgumentParser:
+
+def build_parser(modules: Sequence[str] = _COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cdk-triton",
         description="Build, serve and invoke NVIDIA Triton model repositories for SageMaker.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMAND_MODULES:
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -41,8 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    own = _OWN_MODULE.get(words[0]) if words else None
+    parser = build_parser((own,) if own else _COMMAND_MODULES)
+    args = parser.parse_args(words)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

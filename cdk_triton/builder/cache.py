@@ -10,17 +10,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
-import uuid
+import sys
 from dataclasses import asdict
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.builder import space
+from cdk_triton.builder.package import check_tree, file_sizes
 from cdk_triton.config.spec import ModelSpec
 
 #: bump when the build's output for the same inputs changes
-BUILD_FORMAT = "2"
+BUILD_FORMAT = "3"
 
 _TOOLS = (
     "cdk-triton",
@@ -38,21 +40,80 @@ _TOOLS = (
 
 
 def tool_versions() -> dict[str, str]:
-    """Versions of every tool that can change an output (absent tools omitted)."""
-    out = {}
-    for name in _TOOLS:
+    """Versions of every tool that can change an output (absent tools omitted).
+
+    Read from the ``<name>-<version>.dist-info`` folder names on ``sys.path`` (the first wins, as
+    for an import), without importing :mod:`importlib.metadata` (tens of milliseconds on a no-op
+    build); a tool found only another way (an egg, a .egg-info) falls back to it."""
+    wanted = {_normalize(n): n for n in _TOOLS}
+    found: dict[str, str] = {}
+    for entry in sys.path:
         try:
-            out[name.replace("-", "_")] = metadata.version(name)
-        except metadata.PackageNotFoundError:
+            names = os.listdir(entry or ".")
+        except OSError:
             continue
+        for d in names:
+            if not d.endswith(".dist-info"):
+                continue
+            name, _, version = d[: -len(".dist-info")].partition("-")
+            key = _normalize(name)
+            if key in wanted and key not in found and version:
+                found[key] = version
+    out = {}
+    for key, name in wanted.items():
+        v = found.get(key) or _metadata_version(name)
+        if v:
+            out[name.replace("-", "_")] = v
     return out
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _metadata_version(name: str) -> str | None:
+    if not _metadata_has(name):
+        return None
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _metadata_has(name: str) -> bool:
+    """Whether an .egg-info of ``name`` is importable (dist-info folders were scanned already)."""
+    key = _normalize(name).replace("-", "_")
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        if any(
+            d.endswith(".egg-info") and _normalize(d.split("-")[0]).replace("-", "_") == key for d in names
+        ):
+            return True
+    return False
 
 
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def model_key(
+#: declaration fields that only shape config.pbtxt (how Triton serves the model), never the exported
+#: bytes: they are in the configuration key, every other field is in the artifact key
+CONFIG_FIELDS = (
+    "dynamic_batching",
+    "instance_groups",
+    "warmup",
+    "pytorch_parameters",
+    "response_cache",
+    "optional",
+)
+
+
+def artifact_key(
     spec: ModelSpec,
     *,
     fingerprint: dict[str, Any],
@@ -60,16 +121,30 @@ def model_key(
     tools: dict[str, str],
     step_keys: dict[str, str] | None = None,
 ) -> str:
-    """sha256 of the declaration, the source fingerprint, the target release and tool versions."""
+    """sha256 of what affects the exported bytes: the declaration without :data:`CONFIG_FIELDS`
+    (format, I/O, max_batch_size, export options, sample), the source fingerprint, the target
+    release, tool versions and (ensembles) the steps' artifact keys."""
+    decl = {k: v for k, v in asdict(spec).items() if k not in CONFIG_FIELDS}
     payload = {
         "build_format": BUILD_FORMAT,
-        "spec": asdict(spec),
+        "spec": decl,
         "source": fingerprint,
         "triton_version": triton_version,
         "tools": tools,
         "steps": step_keys or {},
     }
     return hashlib.sha256(canonical(payload).encode()).hexdigest()
+
+
+def config_key(spec: ModelSpec) -> str:
+    """sha256 of the serving options (:data:`CONFIG_FIELDS`): a change regenerates config.pbtxt only."""
+    decl = {k: v for k, v in asdict(spec).items() if k in CONFIG_FIELDS}
+    return hashlib.sha256(canonical(decl).encode()).hexdigest()
+
+
+def model_key(artifact: str, config: str) -> str:
+    """The cache entry's key (``source_sha256``): the artifact key and the configuration key."""
+    return hashlib.sha256(f"{artifact}:{config}".encode()).hexdigest()
 
 
 class ModelCache:
@@ -95,9 +170,28 @@ class ModelCache:
             return None
         return data if data.get("source_sha256") == key else None
 
+    def find_artifact(self, name: str, artifact: str) -> dict[str, Any] | None:
+        """A cached record of ``name`` with the artifact key ``artifact`` (another configuration)."""
+        if not self.root.is_dir():
+            return None
+        for rec in sorted(self.root.glob(f"{name}-*.json")):
+            try:
+                data: dict[str, Any] = json.loads(rec.read_text("utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            key = data.get("source_sha256", "")
+            if (
+                data.get("name") == name
+                and data.get("artifact_key") == artifact
+                and rec.name == f"{name}-{key[:16]}.json"
+                and self.entry_dir(name, key).is_dir()
+            ):
+                return data
+        return None
+
     def new_temp_dir(self, name: str) -> Path:
         self.tmp_root.mkdir(parents=True, exist_ok=True)
-        d = self.tmp_root / f"{name}.{uuid.uuid4().hex}"
+        d = self.tmp_root / f"{name}.{os.urandom(16).hex()}"
         d.mkdir()
         return d
 
@@ -108,11 +202,29 @@ class ModelCache:
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp_dir, final)
+        record = {**record, "sizes": file_sizes(final, record["files"])}
         rec = self.record_path(name, key)
-        tmp = rec.with_name(f".{rec.name}.{uuid.uuid4().hex}.tmp")
-        tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", "utf-8")
+        tmp = rec.with_name(f".{rec.name}.{os.urandom(16).hex()}.tmp")
+        text = json.dumps(record, indent=1, sort_keys=True) + "\n"
+        try:
+            with space.guard(rec, len(text)):
+                tmp.write_text(text, "utf-8")
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         os.replace(tmp, rec)
         return final
+
+    def check(self, name: str, key: str, record: dict[str, Any], *, full: bool) -> str | None:
+        """Why the entry's files differ from its record (None when they match); a file of the recorded
+        size not modified after the record is trusted unless ``full``."""
+        return check_tree(
+            self.entry_dir(name, key),
+            record["files"],
+            record.get("sizes"),
+            self.record_path(name, key),
+            full=full,
+        )
 
     def prune(self, keep: set[tuple[str, str]]) -> list[str]:
         """Remove every entry but ``keep`` ((name, key) pairs); returns the names removed.
@@ -130,7 +242,7 @@ class ModelCache:
             if p.name.startswith(".") or stem in wanted:
                 continue
             if p.is_dir():
-                old = p.with_name(f".{p.name}.{uuid.uuid4().hex}.old")
+                old = p.with_name(f".{p.name}.{os.urandom(16).hex()}.old")
                 (self.root / f"{p.name}.json").unlink(missing_ok=True)
                 os.replace(p, old)
                 shutil.rmtree(old, ignore_errors=True)

@@ -32,6 +32,24 @@ def register(subparsers: Any) -> None:
         metavar="S3_URI",
         help="override the declared s3://bucket/prefix (or set CDK_TRITON_ARTIFACT_LOCATION)",
     )
+    p.add_argument(
+        "--formats",
+        default=None,
+        metavar="LIST",
+        help="build only models of these formats, e.g. onnx,torchscript,python,ensemble "
+        "(an endpoint is built only when all its models are built or merged)",
+    )
+    p.add_argument(
+        "--merge-manifest",
+        default=None,
+        metavar="PATH",
+        help="merge the entries of another build's manifest (e.g. the TensorRT build on a GPU)",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="hash every cached model and output in full (rebuild what is corrupt) instead of trusting size/mtime",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
 
@@ -46,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         progress=not args.no_progress,
         artifact_location=args.artifact_location,
+        formats=args.formats,
+        merge_manifest=args.merge_manifest,
+        verify=args.verify,
     )
     from rich.console import Console
     from rich.table import Table
@@ -58,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(row["model"], row["format"], row["status"], row["parity"])
     console.print(table)
     console.print(
-        f"exported {result.exported}, packaged {result.packaged}, uploaded {result.uploaded}, "
+        f"exported {result.exported}, reconfigured {result.reconfigured}, packaged {result.packaged}, uploaded {result.uploaded}, "
         f"copied {result.copied}, up to date {result.skipped}; "
         f"manifest: {result.manifest_path} (uploaded: {str(result.manifest.uploaded).lower()})"
     )

@@ -31,6 +31,7 @@ class BuildResult:
     manifest_path: Path
     manifest: Manifest
     exported: int = 0
+    reconfigured: int = 0  # cached artifacts whose config.pbtxt alone was regenerated
     packaged: int = 0
     uploaded: int = 0
     copied: int = 0
@@ -99,6 +100,8 @@ class ModelRecord:
     backend: str | None
     files: dict[str, str]
     exported: Exported
+    artifact_key: str | None = None  # the part of the key that affects the exported bytes
+    sizes: dict[str, int] | None = None  # path -> size when committed (the stat shortcut)
 
     def to_dict(self) -> dict[str, Any]:
         """The record's JSON form (the cache file; unset optional keys are left out)."""
@@ -112,6 +115,8 @@ class ModelRecord:
             "platform": self.platform,
             "backend": self.backend,
             "files": self.files,
+            **({"artifact_key": self.artifact_key} if self.artifact_key else {}),
+            **({"sizes": self.sizes} if self.sizes is not None else {}),
         }
 
     @classmethod
@@ -133,6 +138,8 @@ class ModelRecord:
             backend=data.get("backend"),
             files=data["files"],
             exported=exported,
+            artifact_key=data.get("artifact_key"),
+            sizes=data.get("sizes"),
         )
 
 
@@ -144,6 +151,8 @@ class Planned:
     key: str
     record: ModelRecord | None  # cached record, or None while it must be exported
     skip_reason: str | None = None
+    artifact_key: str = ""  # what affects the exported bytes (``key`` adds the configuration)
+    reuse: ModelRecord | None = None  # a cached entry with the same artifact, another configuration
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -166,6 +175,9 @@ class BuildContext:
     only: str | None = None
     force: bool = False
     upload: bool = False
+    verify: bool = False  # hash every cached file and output in full (``--verify``)
+    formats: frozenset[str] | None = None  # build only models of these formats (``--formats``)
+    merged: Manifest | None = None  # the manifest of another build (``--merge-manifest``)
     s3_client: Any | None = None
     endpoints: list[EndpointSpec] = field(default_factory=list)  # selected endpoints
     names: list[str] = field(default_factory=list)  # selected models, steps before ensembles
@@ -174,6 +186,8 @@ class BuildContext:
     plan: dict[str, Planned] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     fresh: set[str] = field(default_factory=set)  # models exported by this build
+    reconfigured: set[str] = field(default_factory=set)  # cached artifacts given a new config.pbtxt
+    verified: set[str] = field(default_factory=set)  # cache entries hashed in full by this build
     runners: dict[str, Runner] = field(default_factory=dict)  # eager reference runners, by model
     samples: dict[str, Sample] = field(default_factory=dict)
     endpoint_entries: dict[str, EndpointEntry] = field(default_factory=dict)
@@ -202,6 +216,11 @@ class BuildContext:
     def built(self) -> list[str]:
         """The selected models that were not skipped, in build order."""
         return [n for n in self.names if self.plan[n].skip_reason is None]
+
+    @property
+    def full_check(self) -> bool:
+        """Hash everything in full (``--verify``, or before an upload) instead of trusting stat."""
+        return self.verify or self.upload
 
     def model_dirs(self, names: list[str]) -> dict[str, Path]:
         """The cache directories of ``names``."""

@@ -75,6 +75,9 @@ BUILD_ERRORS: dict[str, str] = {
     "ParityMismatch": "the exported artifact's outputs differ from the eager model beyond the tolerance",
     "UploadFailed": "an S3 upload or copy failed",
     "BuildLocked": "another build is writing to the same output directory",
+    "ManifestMergeMismatch": "--merge-manifest names a manifest of another triton_version or artifact_location",
+    "NoSpaceLeft": "the disk filled up while writing (the message names the path, the size and the space left)",
+    "ManifestMergeConflict": "an entry both this build and --merge-manifest have, with different contents",
 }
 
 ALL_CODES: dict[str, str] = {**DECLARATION_ERRORS, **BUILD_ERRORS}

@@ -3,17 +3,18 @@ manifest (merged with the previous one under ``--only``) and pruning of what not
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
-import uuid
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.builder import merge, space
 from cdk_triton.builder import upload as upload_mod
-from cdk_triton.builder.context import BuildContext, ModelRecord, StepOutput, StepStatus
-from cdk_triton.builder.samples import write_json_if_changed
+from cdk_triton.builder.context import Artifact, BuildContext, ModelRecord, StepOutput, StepStatus
+from cdk_triton.builder.samples import json_text, write_json_if_changed
 from cdk_triton.config.manifest import (
     MANIFEST_FILENAME,
     SCHEMA_VERSION,
@@ -66,19 +67,32 @@ def clean_leftovers(out: Path) -> None:
 
 
 def write_samples(ctx: BuildContext) -> StepOutput:
-    """Write each built model's KServe v2 sample request and expected response under ``samples/``."""
+    """Write each built model's KServe v2 sample request and expected response under ``samples/``;
+    with ``--upload`` they are uploaded too, to ``<prefix>samples/<sha12>/`` (content-addressed)."""
     written = 0
+    loc = ctx.spec.artifact_location
     for n in ctx.built:
         s = ctx.record(n).exported.sample
         req = ctx.out / "samples" / f"{n}.request.json"
         resp = ctx.out / "samples" / f"{n}.response.json"
         written += int(write_json_if_changed(req, s.request))
         written += int(write_json_if_changed(resp, s.response))
+        uris: dict[str, str] = {}
+        if ctx.upload:
+            texts = [json_text(s.request), json_text(s.response)]
+            sha12 = hashlib.sha256("\0".join(texts).encode()).hexdigest()[:12]
+            for kind, path, text in (("request", req, texts[0]), ("response", resp, texts[1])):
+                uri = f"{loc.uri}samples/{sha12}/{path.name}"
+                data = text.encode()
+                sha = hashlib.sha256(data).hexdigest()
+                ctx.artifacts.append(Artifact(local_path=path, s3_uri=uri, sha256=sha, size=len(data)))
+                uris[f"{kind}_s3_uri"] = uri
         ctx.samples[n] = Sample(
             request=f"samples/{n}.request.json",
             response=f"samples/{n}.response.json",
             atol=s.atol,
             rtol=s.rtol,
+            **uris,
         )
     return StepOutput(
         step="samples", status=StepStatus.OK if written else StepStatus.UP_TO_DATE, done=written
@@ -151,6 +165,13 @@ def write_build_manifest(ctx: BuildContext) -> StepOutput:
     )
     if ctx.only is not None:
         manifest = merge_previous(manifest, path)
+    if ctx.merged is not None:
+        models, endpoints = merge.merge_entries(
+            ctx.merged, ctx.spec, ctx.out, manifest.models, manifest.endpoints
+        )
+        manifest = replace(
+            manifest, models=models, endpoints=endpoints, uploaded=manifest.uploaded and ctx.merged.uploaded
+        )
     changed = _write_if_changed(manifest, path)
     ctx.result.manifest = read_manifest(path)
     return StepOutput(step="manifest", status=StepStatus.OK if changed else StepStatus.UP_TO_DATE)
@@ -176,7 +197,8 @@ def _write_if_changed(manifest: Manifest, path: Path) -> bool:
     text = json.dumps(manifest.to_dict(), indent=2, sort_keys=True) + "\n"
     if path.is_file() and path.read_text("utf-8") == text:
         return False
-    write_manifest(manifest, path)
+    with space.guard(path, len(text.encode())):
+        write_manifest(manifest, path)  # a temp file renamed into place (removed on failure)
     return True
 
 
@@ -215,6 +237,6 @@ def prune_outputs(out: Path, manifest: Manifest) -> None:
             ep = manifest.endpoints.get(d.name)
             if d.name.startswith(".") or not d.is_dir() or (ep is not None and ep.is_multi_model == multi):
                 continue
-            old = d.with_name(f".{d.name}.{uuid.uuid4().hex}.old")
+            old = d.with_name(f".{d.name}.{os.urandom(16).hex()}.old")
             os.replace(d, old)
             shutil.rmtree(old, ignore_errors=True)

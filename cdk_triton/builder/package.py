@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import tarfile
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
+
+from cdk_triton.builder import space
 
 BLOCK = 1 << 20
 COMPRESS_LEVEL = 1  # isal levels 0-3; 1 is ~300 MB/s per core with ratios close to gzip -6
@@ -113,9 +115,9 @@ def pack(
     build never leaves a half archive under a trusted name.
     """
     dest_dir.mkdir(parents=True, exist_ok=True)
-    tmp = dest_dir / f".{stem}.{uuid.uuid4().hex}.tmp"
+    tmp = dest_dir / f".{stem}.{os.urandom(16).hex()}.tmp"
     try:
-        with tmp.open("wb") as raw:
+        with space.guard(dest_dir / f"{stem}.tar.gz", lambda: tree_size(dirs)), tmp.open("wb") as raw:
             hw = _HashingWriter(raw)
             from isal import igzip_threaded
 
@@ -157,3 +159,50 @@ def tree_digest(root: Path) -> tuple[str, dict[str, str], int]:
     for k in sorted(files):
         h.update(f"{k}\0{files[k]}\n".encode())
     return h.hexdigest(), files, size
+
+
+def file_sizes(root: Path, files: Any) -> dict[str, int]:
+    """The size of each file (relative to ``root``): with the record's own mtime, the stat shortcut."""
+    return {rel: (root / rel).stat().st_size for rel in files}
+
+
+def check_tree(
+    root: Path, files: dict[str, str], sizes: dict[str, int] | None, stamp: Path | None, *, full: bool
+) -> str | None:
+    """Why the files under ``root`` differ from ``files`` (path -> sha256), or None when they match.
+
+    Unless ``full``, a file of the size recorded in ``sizes`` and not modified after the record
+    ``stamp`` was written is trusted (the stat shortcut; records hold no mtimes, so the same build gives
+    the same bytes); any other is hashed. A missing or an extra file is a difference too."""
+    if not root.is_dir():
+        return "it is missing"
+    present = {p.relative_to(root).as_posix() for p in iter_tree(root) if p.is_file()}
+    for rel in sorted(set(files) - present):
+        return f"{rel} is missing"
+    for rel in sorted(present - set(files)):
+        return f"{rel} is not in its record"
+    try:
+        written = stamp.stat().st_mtime_ns if stamp is not None and sizes is not None else None
+    except OSError:
+        written = None
+    for rel, sha in sorted(files.items()):
+        st = (root / rel).stat()
+        if not full and written is not None and sizes.get(rel) == st.st_size and st.st_mtime_ns <= written:  # type: ignore[union-attr]
+            continue
+        if sha256_file(root / rel) != sha:
+            return f"{rel} does not match its sha256"
+    return None
+
+
+def copy_model_dir(src: Path, dest: Path) -> None:
+    """Copy one cached model directory (hard links where possible: cache entries are immutable)."""
+    dest.mkdir(parents=True)
+    for p in iter_tree(src):
+        target = dest / p.relative_to(src)
+        if p.is_dir():
+            target.mkdir(exist_ok=True)
+        else:
+            try:
+                os.link(p, target)
+            except OSError:
+                shutil.copyfile(p, target)

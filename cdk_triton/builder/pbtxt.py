@@ -53,32 +53,7 @@ def build_config(
         cfg.input.add(name=t.name, data_type=_dtype(t.dtype), dims=list(t.dims))
     for t in outputs:
         cfg.output.add(name=t.name, data_type=_dtype(t.dtype), dims=list(t.dims))
-    if spec.dynamic_batching is not None:
-        db = cfg.dynamic_batching
-        db.SetInParent()
-        db.preferred_batch_size.extend(spec.dynamic_batching.preferred_batch_sizes)
-        db.max_queue_delay_microseconds = spec.dynamic_batching.max_queue_delay_microseconds
-        db.preserve_ordering = spec.dynamic_batching.preserve_ordering
-    for g in spec.instance_groups:
-        cfg.instance_group.add(
-            kind=mc.ModelInstanceGroup.Kind.Value(g.kind), count=g.count, gpus=list(g.gpus)
-        )
-    for w in spec.warmup:
-        warm = cfg.model_warmup.add(
-            name=w.name, batch_size=w.batch_size if spec.max_batch_size > 0 else 0, count=w.count
-        )
-        for declared in spec.inputs:
-            entry = warm.inputs[_config_name(spec, inputs, declared.name)]
-            entry.data_type = _dtype(declared.dtype)
-            entry.dims.extend(declared.concrete_shape())
-            if w.data == "zero":
-                entry.zero_data = True
-            else:
-                entry.random_data = True
-    if spec.response_cache:
-        cfg.response_cache.enable = True
-    for k, v in sorted(spec.pytorch_parameters.items()):
-        cfg.parameters[k].string_value = v
+    _serving_options(cfg, spec, [t.name for t in inputs])
     if spec.format == "onnx" and spec.onnx.tensorrt_accelerator:
         acc = cfg.optimization.execution_accelerators.gpu_execution_accelerator.add(name="tensorrt")
         acc.parameters["precision_mode"] = spec.onnx.tensorrt_precision.upper()
@@ -96,9 +71,51 @@ def build_config(
     return cfg
 
 
-def _config_name(spec: ModelSpec, inputs: list[IoTensor], declared: str) -> str:
-    idx = [t.name for t in spec.inputs].index(declared)
-    return inputs[idx].name
+#: the config fields that only change how Triton serves a model, never the exported bytes: a change
+#: of these regenerates config.pbtxt from the cached artifact (no export)
+SERVING_FIELDS = ("dynamic_batching", "instance_group", "model_warmup", "response_cache", "parameters")
+
+
+def _serving_options(cfg: Any, spec: ModelSpec, input_names: list[str]) -> None:
+    """Set the serving options (:data:`SERVING_FIELDS`) of ``spec`` on ``cfg``."""
+    mc = _mc()
+    if spec.dynamic_batching is not None:
+        db = cfg.dynamic_batching
+        db.SetInParent()
+        db.preferred_batch_size.extend(spec.dynamic_batching.preferred_batch_sizes)
+        db.max_queue_delay_microseconds = spec.dynamic_batching.max_queue_delay_microseconds
+        db.preserve_ordering = spec.dynamic_batching.preserve_ordering
+    for g in spec.instance_groups:
+        cfg.instance_group.add(
+            kind=mc.ModelInstanceGroup.Kind.Value(g.kind), count=g.count, gpus=list(g.gpus)
+        )
+    for w in spec.warmup:
+        warm = cfg.model_warmup.add(
+            name=w.name, batch_size=w.batch_size if spec.max_batch_size > 0 else 0, count=w.count
+        )
+        for declared in spec.inputs:
+            entry = warm.inputs[input_names[[t.name for t in spec.inputs].index(declared.name)]]
+            entry.data_type = _dtype(declared.dtype)
+            entry.dims.extend(declared.concrete_shape())
+            if w.data == "zero":
+                entry.zero_data = True
+            else:
+                entry.random_data = True
+    if spec.response_cache:
+        cfg.response_cache.enable = True
+    for k, v in sorted(spec.pytorch_parameters.items()):
+        cfg.parameters[k].string_value = v
+
+
+def reconfigure(config: dict[str, Any], spec: ModelSpec) -> Any:
+    """The ModelConfig of a cached model (its JSON form ``config``) with the serving options of ``spec``."""
+    from google.protobuf import json_format
+
+    cfg = json_format.ParseDict(config, _mc().ModelConfig())
+    for name in SERVING_FIELDS:
+        cfg.ClearField(name)
+    _serving_options(cfg, spec, [t.name for t in cfg.input])
+    return cfg
 
 
 def _dtype(name: str) -> int:

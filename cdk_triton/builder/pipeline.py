@@ -10,11 +10,11 @@ archive per target model); (4) optionally upload; (5) write the manifest and pru
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.builder import outputs, plan, repository
+from cdk_triton.builder import merge, outputs, plan, repository, space
 from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, BuildResult, StepOutput
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export import step as export_step
@@ -46,6 +46,9 @@ def run_build(
     progress: bool = True,
     artifact_location: str | None = None,
     s3_client: Any | None = None,
+    formats: str | Iterable[str] | None = None,
+    merge_manifest: str | os.PathLike[str] | None = None,
+    verify: bool = False,
 ) -> BuildResult:
     """Build every declared model and endpoint and write ``<out_dir>/manifest.json``.
 
@@ -59,6 +62,11 @@ def run_build(
         progress: show rich progress bars and warnings on stderr.
         artifact_location: override the declared ``s3://bucket/prefix``.
         s3_client: a boto3 S3 client to upload with. Default: ``boto3.client("s3")``.
+        formats: build only models of these formats (``"onnx,python"`` or a list); an endpoint is
+            built only when all its models are built here or come from ``merge_manifest``.
+        merge_manifest: the manifest of another build (e.g. the TensorRT build on a GPU) whose
+            entries for what this build does not build are merged in (README: the merge rule).
+        verify: hash every cached model file and output in full instead of trusting size and mtime.
 
     Raises:
         TritonValidationError: bad declarations (nothing written).
@@ -67,6 +75,8 @@ def run_build(
     spec = load_spec(config_path, artifact_location=artifact_location)
     out = Path(out_dir) if out_dir is not None else Path(config_path).resolve().parent / "out"
     out = out.resolve()
+    fmts = merge.parse_formats(formats)
+    merged = merge.read_merged(merge_manifest, spec) if merge_manifest is not None else None
     endpoints, names = plan.select(spec, only)
     with Reporter(progress) as reporter:
         ctx = BuildContext(
@@ -78,21 +88,39 @@ def run_build(
             upload=upload,
             s3_client=s3_client,
             endpoints=endpoints,
-            names=plan.order(spec, names),
+            names=merge.filter_formats(spec, plan.order(spec, names), fmts),
+            formats=fmts,
+            merged=merged,
+            verify=verify,
         )
         done = {"plan": plan.preflight(ctx)}  # raises before anything is written
-        for step in STEPS:
-            output = step(ctx)
-            done[output.step] = output
+        try:
+            done |= _run_steps(ctx)
+        finally:
+            if ctx.lock is not None:
+                ctx.lock.close()
         result = ctx.result
-        result.exported = done["export"].done
+        result.exported = len(ctx.fresh)  # corrupt cache entries found while packaging included
         result.packaged = done["package"].done
         result.uploaded, result.copied = done["upload"].done, done["upload"].copied
         result.skipped = sum(done[s].up_to_date for s in ("plan", "package", "upload"))
         result.warnings = list(ctx.warnings)
         result.rows = summary_rows(ctx)
-        ctx.lock.close()
     return result
+
+
+def _run_steps(ctx: BuildContext) -> dict[str, StepOutput]:
+    """Run :data:`STEPS`; running out of disk space anywhere is one BuildError naming the path."""
+    done = {}
+    for step in STEPS:
+        try:
+            output = step(ctx)
+        except OSError as exc:
+            if not space.is_no_space(exc):
+                raise
+            raise space.no_space(Path(exc.filename or ctx.out), None) from None
+        done[output.step] = output
+    return done
 
 
 def summary_rows(ctx: BuildContext) -> list[dict[str, str]]:
@@ -105,7 +133,11 @@ def summary_rows(ctx: BuildContext) -> list[dict[str, str]]:
             {
                 "model": n,
                 "format": rec.format if rec is not None else "",
-                "status": "exported" if n in ctx.fresh else "cached",
+                "status": "exported"
+                if n in ctx.fresh
+                else "reconfigured"
+                if n in ctx.reconfigured
+                else "cached",
                 "parity": f"{parity:.2e}" if parity is not None else "-",
             }
         )

@@ -4,8 +4,10 @@ endpoints' GPUs) and the cache key of every model."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from cdk_triton.builder import compat
-from cdk_triton.builder.cache import model_key, tool_versions
+from cdk_triton.builder.cache import artifact_key, config_key, model_key, tool_versions
 from cdk_triton.builder.context import BuildContext, ModelRecord, Planned, StepOutput, StepStatus
 from cdk_triton.builder.export import tensorrt as trt_export
 from cdk_triton.builder.reference import forget_local_modules, resolve_factory, source_fingerprint
@@ -81,38 +83,51 @@ def preflight(ctx: BuildContext) -> StepOutput:
 
 
 def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
+    """Plan one model (its steps first). The key is computed without importing anything (the factory's
+    sources are hashed with ``ast``); only a model that must be exported is checked against the target
+    here: its factory imported, an ONNX file read, TensorRT looked for."""
     if name in ctx.plan:
         return
     spec = ctx.spec
     m = spec.model(name)
     for s in m.steps:
         _plan(ctx, s.model, forgotten)
-    skip, local_arch = _tensorrt_target(spec, m)
     if m.tensorrt.plans and m.format == "tensorrt":
         check_prebuilt_plans(spec, m)
-    if m.source and m.source.factory and m.source.factory not in forgotten:
-        forget_local_modules(spec, m)  # import the factory's files as they are now
-        forgotten.add(m.source.factory)
-    fp = source_fingerprint(spec, m)
-    if local_arch:
-        fp["gpu_architecture"] = local_arch  # a plan is specific to the GPU it was built on
-    _check_source(spec, m)
-    key = model_key(
+    art = artifact_key(
         m,
-        fingerprint=fp,
+        fingerprint=source_fingerprint(spec, m),
         triton_version=spec.triton_version,
         tools=ctx.tools,
-        step_keys={s.model: ctx.plan[s.model].key for s in m.steps},
+        step_keys={s.model: ctx.plan[s.model].artifact_key for s in m.steps},
     )
+    key = model_key(art, config_key(m))
+    cached = None if ctx.force else _trusted(ctx, name, key, ctx.cache.get(name, key))
+    reuse = None
+    if not cached and not ctx.force:
+        found = ctx.cache.find_artifact(name, art)
+        reuse = _trusted(ctx, name, found["source_sha256"], found) if found else None
+    skip = None
+    if cached is None and reuse is None:  # to be exported: check it now, before anything is written
+        skip = _tensorrt_target(spec, m)
+        if skip is None:
+            if m.source and m.source.factory and m.source.factory not in forgotten:
+                forget_local_modules(spec, m)  # import the factory's files as they are now
+                forgotten.add(m.source.factory)
+            _check_source(spec, m)
     if any(ctx.plan[s.model].skip_reason for s in m.steps):
         skip = f"step of '{m.name}' skipped: " + "; ".join(
             str(ctx.plan[s.model].skip_reason) for s in m.steps if ctx.plan[s.model].skip_reason
         )
         if not m.optional:
             raise BuildError(f"model '{m.name}' needs a skipped model: {skip}", code="TensorRTUnavailable")
-    cached = None if skip or ctx.force else ctx.cache.get(name, key)
     ctx.plan[name] = Planned(
-        spec=m, key=key, record=ModelRecord.from_dict(cached) if cached else None, skip_reason=skip
+        spec=m,
+        key=key,
+        record=ModelRecord.from_dict(cached) if cached and not skip else None,
+        skip_reason=skip,
+        artifact_key=art,
+        reuse=ModelRecord.from_dict(reuse) if reuse and not skip else None,
     )
     if m.format == "torchscript" and skip is None:
         w = compat.torchscript_warning(ctx.tools.get("torch", "0"), spec.triton_version)
@@ -120,15 +135,34 @@ def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
             ctx.warn(f"model '{m.name}': {w}")
 
 
-def _tensorrt_target(spec: BuildSpec, m: ModelSpec) -> tuple[str | None, str | None]:
-    """(why an optional model is skipped, this GPU's architecture) for a TensorRT model."""
+def _trusted(ctx: BuildContext, name: str, key: str, record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``record`` when its entry's files match it (size and mtime as recorded, or hashed in full
+    with --verify / --upload), else None with a warning naming the entry (it is rebuilt)."""
+    entry = ctx.cache.entry_dir(name, key)
+    if record is None:
+        if entry.is_dir():
+            ctx.warn(f"cache entry {entry} of model '{name}' has no valid record: rebuilding it")
+        return None
+    full = ctx.verify or ctx.upload
+    problem = ctx.cache.check(name, key, record, full=full)
+    if problem is not None:
+        ctx.warn(f"cache entry {entry} of model '{name}' is corrupt ({problem}): rebuilding it")
+        return None
+    if full:
+        ctx.verified.add(name)
+    return record
+
+
+def _tensorrt_target(spec: BuildSpec, m: ModelSpec) -> str | None:
+    """Why an optional TensorRT model that must be built is skipped here (None when it can be built):
+    no GPU or tensorrt, or a GPU of another architecture than the endpoints' (a plan is specific to
+    the GPU it is built on; a cached plan is checked against the endpoints when it is packaged)."""
     if m.format != "tensorrt":
-        return None, None
-    skip = local_arch = None
+        return None
+    skip = None
     try:
         _, cc, gpu_name = trt_export.require_tensorrt()
-        local_arch = f"sm{cc[0]}{cc[1]}"
-        mismatch = local_arch_mismatch(spec, m, local_arch, gpu_name)
+        mismatch = local_arch_mismatch(spec, m, f"sm{cc[0]}{cc[1]}", gpu_name)
         if mismatch and not m.tensorrt.plans:
             if not m.optional:
                 raise BuildError(mismatch, code="PlanArchitectureMismatch")
@@ -140,7 +174,7 @@ def _tensorrt_target(spec: BuildSpec, m: ModelSpec) -> tuple[str | None, str | N
             if not m.optional:
                 raise
             skip = str(exc)
-    return skip, local_arch
+    return skip
 
 
 def _check_source(spec: BuildSpec, m: ModelSpec) -> None:

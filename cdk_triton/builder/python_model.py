@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import types
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,7 +119,9 @@ class PythonModelRunner:
         sys.modules["triton_python_backend_utils"] = _shim()
         sys.dont_write_bytecode, old_dwb = True, sys.dont_write_bytecode
         try:
-            spec = importlib.util.spec_from_file_location(f"_cdk_triton_pymodel_{uuid.uuid4().hex}", model_py)
+            spec = importlib.util.spec_from_file_location(
+                f"_cdk_triton_pymodel_{os.urandom(16).hex()}", model_py
+            )
             assert spec and spec.loader
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)

@@ -211,30 +211,44 @@ def factory_sources(spec: BuildSpec, model: ModelSpec) -> dict[str, Path]:
         if f in found:
             continue
         found[f] = None
-        try:
-            tree = ast.parse(f.read_bytes(), filename=str(f))
-        except (SyntaxError, ValueError, OSError):
-            continue  # hashed as bytes; the import itself reports the error
-        for node in ast.walk(tree):
-            targets: list[tuple[list[Path], str]] = []
-            if isinstance(node, ast.Import):
-                targets = [([base, root], a.name) for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    dirs = [f.parents[node.level - 1]]
-                    mod = node.module or ""
-                else:
-                    dirs, mod = [base, root], node.module or ""
-                targets = [(dirs, mod)] if mod else []
-                targets += [(dirs, f"{mod}.{a.name}" if mod else a.name) for a in node.names if a.name != "*"]
-            for dirs, dotted in targets:
-                for d in dict.fromkeys(dirs):
-                    todo += [m for m in _module_files(d, dotted) if local(m) and m not in found]
+        for level, dotted in _imports(f):
+            dirs = [f.parents[level - 1]] if level else [base, root]
+            for d in dict.fromkeys(dirs):
+                todo += [m for m in _module_files(d, dotted) if local(m) and m not in found]
     out = {}
     for f in found:
         rel = f.relative_to(base) if f.is_relative_to(base) else f.relative_to(root)
         out[rel.as_posix()] = f
     return dict(sorted(out.items()))
+
+
+#: (file, size, mtime_ns) -> what it imports: parsed once per process for every model of a factory
+_IMPORTS: dict[tuple[Path, int, int], list[tuple[int, str]]] = {}
+
+
+def _imports(f: Path) -> list[tuple[int, str]]:
+    """(relative level, dotted name) of every module ``f`` may import, found with ``ast``."""
+    try:
+        st = f.stat()
+    except OSError:
+        return []
+    memo = (f, st.st_size, st.st_mtime_ns)
+    if memo in _IMPORTS:
+        return _IMPORTS[memo]
+    out: list[tuple[int, str]] = []
+    try:
+        tree = ast.parse(f.read_bytes(), filename=str(f))
+    except (SyntaxError, ValueError, OSError):
+        return out  # hashed as bytes; the import itself reports the error
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(0, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            level, mod = node.level, node.module or ""
+            out += [(level, mod)] if mod else []
+            out += [(level, f"{mod}.{a.name}" if mod else a.name) for a in node.names if a.name != "*"]
+    _IMPORTS[memo] = out
+    return out
 
 
 def forget_local_modules(spec: BuildSpec, model: ModelSpec) -> None:

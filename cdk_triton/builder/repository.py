@@ -13,88 +13,105 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import uuid
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.builder import merge, space
 from cdk_triton.builder.context import Artifact, BuildContext, StepOutput, StepStatus
+from cdk_triton.builder.export import step as export_step
 from cdk_triton.builder.export import tensorrt as trt_export
-from cdk_triton.builder.package import iter_tree, pack, tree_digest
+from cdk_triton.builder.package import check_tree, copy_model_dir, file_sizes, pack, sha256_file, tree_digest
 from cdk_triton.config.manifest import EndpointEntry, TargetModel
 from cdk_triton.config.spec import EndpointSpec
 from cdk_triton.errors import BuildError
 
 
-def copy_model_dir(src: Path, dest: Path) -> None:
-    """Copy one cached model directory (hard links where possible: cache entries are immutable)."""
-    dest.mkdir(parents=True)
-    for p in iter_tree(src):
-        target = dest / p.relative_to(src)
-        if p.is_dir():
-            target.mkdir(exist_ok=True)
-        else:
-            try:
-                os.link(p, target)
-            except OSError:
-                shutil.copyfile(p, target)
-
-
-def assemble(models: dict[str, Path], dest: Path, *, key: str) -> tuple[str, dict[str, str], int, bool]:
+def assemble(
+    models: dict[str, Path],
+    dest: Path,
+    *,
+    key: str,
+    full: bool = False,
+    warn: Callable[[str], None] | None = None,
+    before: Callable[[], None] | None = None,
+) -> tuple[str, dict[str, str], int, bool]:
     """Make ``dest`` a repository holding ``models`` (name -> cached dir) unless it already does.
 
     Returns (tree sha256, files, size, rebuilt). Built in a temp directory and swapped in; the key
-    file is written last, so a repository without a matching key file is always rebuilt.
+    file is written last, so a repository without a matching key file is always rebuilt. A repository
+    whose files differ from the key file's record (size and mtime, or every hash when ``full``) is
+    rebuilt with a warning; ``before`` runs before a rebuild (it hashes the cached models in full).
     """
     key_file = dest.parent / f".{dest.name}.key.json"
     if dest.is_dir() and key_file.is_file():
         try:
             rec = json.loads(key_file.read_text("utf-8"))
             if rec.get("key") == key:
-                return rec["sha256"], rec["files"], int(rec["size"]), False
+                problem = check_tree(dest, rec["files"], rec.get("sizes"), key_file, full=full)
+                if problem is None:
+                    return rec["sha256"], rec["files"], int(rec["size"]), False
+                if warn:
+                    warn(f"repository {dest} is corrupt ({problem}): rebuilding it")
         except (OSError, json.JSONDecodeError, KeyError):
             pass
+    if before:
+        before()
     key_file.unlink(missing_ok=True)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.tmp"
+    tmp = dest.parent / f".{dest.name}.{os.urandom(16).hex()}.tmp"
     tmp.mkdir()
     try:
-        for name, src in sorted(models.items()):
-            copy_model_dir(src, tmp / name)
+        with space.guard(dest, lambda: sum(space.tree_bytes(d) for d in models.values())):
+            for name, src in sorted(models.items()):
+                copy_model_dir(src, tmp / name)
         digest, files, size = tree_digest(tmp)
         if dest.exists():
-            old = dest.parent / f".{dest.name}.{uuid.uuid4().hex}.old"
+            old = dest.parent / f".{dest.name}.{os.urandom(16).hex()}.old"
             os.replace(dest, old)
             shutil.rmtree(old, ignore_errors=True)
         os.replace(tmp, dest)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    kt = key_file.with_name(key_file.name + ".tmp")
-    kt.write_text(json.dumps({"key": key, "sha256": digest, "files": files, "size": size}, sort_keys=True))
-    os.replace(kt, key_file)
+    data = {"key": key, "sha256": digest, "files": files, "size": size, "sizes": file_sizes(dest, files)}
+    _write_json(key_file, data)
     return digest, files, size, True
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` atomically (a temp file renamed into place; removed when the disk is full)."""
+    text = json.dumps(data, indent=1, sort_keys=True)
+    tmp = path.with_name(f".{path.name}.{os.urandom(8).hex()}.tmp")
+    try:
+        with space.guard(path, len(text)):
+            tmp.write_text(text)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    os.replace(tmp, path)
 
 
 def package_endpoints(ctx: BuildContext) -> StepOutput:
     """Package every selected endpoint: SME repository directory or archive, MME one archive per
-    target model. An unchanged endpoint is found up to date and nothing is rewritten."""
-    spec = ctx.spec
+    target model. An unchanged endpoint is found up to date and nothing is rewritten. What this
+    build does not build (``--formats``, optional models skipped) comes from ``--merge-manifest``."""
     packed = up_to_date = 0
     ctx.reporter.start("package", len(ctx.endpoints), "endpoints")
     for ep in ctx.endpoints:
-        roots = [r for r in ep.models if ctx.plan[r].skip_reason is None]
-        for r in ep.models:
-            if ctx.plan[r].skip_reason is not None:
-                if not ep.is_multi_model:
-                    raise BuildError(
-                        f"endpoint '{ep.name}' needs model '{r}', which was skipped: {ctx.plan[r].skip_reason}",
-                        code="TensorRTUnavailable",
-                    )
-                ctx.warn(f"endpoint '{ep.name}': target model '{r}' left out (optional model skipped)")
-        archs = _check_plans(ctx, ep, [n for r in roots for n in spec.closure(r)])
+        roots = _roots(ctx, ep)
+        if roots is None:
+            ctx.reporter.advance("package", 1, what=ep.name)
+            continue
+        archs = _check_plans(ctx, ep, [n for r in roots for n in ctx.spec.closure(r)])
         package = _package_mme if ep.is_multi_model else _package_sme
         entry, artifacts, n_packed = package(ctx, ep, roots)
+        for t in entry.target_models.values():
+            if t.logical_name not in roots:  # merged: its models' plans
+                for n in t.models:
+                    m = ctx.merged.models.get(n) if ctx.merged else None
+                    archs.update(m.gpu_architectures if m else ())
         ctx.endpoint_entries[ep.name] = replace(entry, gpu_architectures=sorted(archs))
         ctx.artifacts += artifacts
         packed += n_packed
@@ -107,6 +124,51 @@ def package_endpoints(ctx: BuildContext) -> StepOutput:
         done=packed,
         up_to_date=up_to_date,
     )
+
+
+def _built(ctx: BuildContext, root: str) -> bool:
+    return all(n in ctx.plan and ctx.plan[n].skip_reason is None for n in ctx.spec.closure(root))
+
+
+def _missing_why(ctx: BuildContext, root: str) -> str:
+    for n in ctx.spec.closure(root):
+        if n in ctx.plan and ctx.plan[n].skip_reason is not None:
+            return f"optional model skipped: {ctx.plan[n].skip_reason}"
+    return "not built by this build (--formats) nor in --merge-manifest"
+
+
+def _roots(ctx: BuildContext, ep: EndpointSpec) -> list[str] | None:
+    """The target models of ``ep`` this build packages; None when the endpoint is not packaged here
+    (its entry then comes from --merge-manifest, or it is left out with a warning)."""
+    roots = [r for r in ep.models if _built(ctx, r)]
+    missing = [r for r in ep.models if r not in roots]
+    if not ep.is_multi_model:
+        if not missing:
+            return roots
+        theirs = merge.merged_endpoint(ctx.merged, ep.name, ctx.out) if ctx.merged else None
+        if theirs is not None:
+            ctx.endpoint_entries[ep.name] = theirs
+            return None
+        r = missing[0]
+        if r in ctx.plan and ctx.plan[r].skip_reason is not None:
+            raise BuildError(
+                f"endpoint '{ep.name}' needs model '{r}', which was skipped: {ctx.plan[r].skip_reason}",
+                code="TensorRTUnavailable",
+            )
+        ctx.warn(f"endpoint '{ep.name}' not built: model '{r}' is {_missing_why(ctx, r)}")
+        return None
+    merged = [r for r in missing if ctx.merged and merge.merged_target(ctx.merged, ep.name, r, ctx.out)]
+    for r in missing:
+        if r in merged:
+            continue
+        if r in ctx.plan and ctx.plan[r].skip_reason is not None:
+            ctx.warn(f"endpoint '{ep.name}': target model '{r}' left out (optional model skipped)")
+        else:
+            ctx.warn(f"endpoint '{ep.name}': target model '{r}' left out ({_missing_why(ctx, r)})")
+    if not roots and not merged:
+        ctx.warn(f"endpoint '{ep.name}' not built: none of its models is built")
+        return None
+    return roots
 
 
 def _check_plans(ctx: BuildContext, ep: EndpointSpec, members: list[str]) -> set[str]:
@@ -140,21 +202,38 @@ def _archive(
     fingerprint: tuple[str, str],
     previous: dict[str, Any],
     stale: bool = False,
+    members: list[str] | None = None,
 ) -> tuple[dict[str, Any], Path, bool]:
     """The one archive path of SME and MME: reuse the archive ``previous`` (an index entry) names when
-    its ``fingerprint`` (field, value) still matches and the file is intact, else pack ``dirs`` into
-    ``<folder>/<stem>-<sha12>.tar.gz``. Returns (the new index entry, the archive, packed now)."""
+    its ``fingerprint`` (field, value) still matches and the file is intact (size and mtime as recorded,
+    or its sha256 with --verify / --upload), else pack ``dirs`` into ``<folder>/<stem>-<sha12>.tar.gz``
+    after hashing the cached ``members`` in full. Returns (the new index entry, the archive, packed now)."""
     field, value = fingerprint
     archive = folder / previous.get("file", "-")
-    if (
-        not stale
-        and previous.get(field) == value
-        and archive.is_file()
-        and archive.stat().st_size == previous.get("size")
-    ):
-        return previous, archive, False
+    if not stale and previous.get(field) == value:
+        problem = _archive_problem(ctx, archive, previous, folder)
+        if problem is None:
+            return previous, archive, False
+        ctx.warn(f"archive {archive} {problem}: packing it again")
+    if members:
+        export_step.verify_members(ctx, members)
     archive, sha, size = pack(dirs, folder, stem, progress=lambda n: ctx.reporter.advance("package", 0))
     return {field: value, "file": archive.name, "sha256": sha, "size": size}, archive, True
+
+
+def _archive_problem(ctx: BuildContext, archive: Path, previous: dict[str, Any], folder: Path) -> str | None:
+    """Why the archive an index entry names cannot be reused (None when it can): hashed unless its size
+    is as recorded and it was not modified after the folder's index was written."""
+    if not archive.is_file():
+        return "is missing"
+    st = archive.stat()
+    if st.st_size != previous.get("size"):
+        return "has another size than recorded (truncated?)"
+    index = [p for p in (folder / "index.json", folder / ".archive.json") if p.is_file()]
+    hash_it = ctx.full_check or not index or st.st_mtime_ns > index[0].stat().st_mtime_ns
+    if hash_it and sha256_file(archive) != previous.get("sha256"):
+        return "does not match its sha256"
+    return None
 
 
 def _package_sme(
@@ -164,7 +243,14 @@ def _package_sme(
     members = sorted({n for r in roots for n in ctx.spec.closure(r)})
     folder = ctx.out / "sme" / ep.name
     repo = folder / "repository"
-    digest, files, size, rebuilt = assemble(ctx.model_dirs(members), repo, key=_unit_key(ctx, members))
+    digest, files, size, rebuilt = assemble(
+        ctx.model_dirs(members),
+        repo,
+        key=_unit_key(ctx, members),
+        full=ctx.full_check,
+        warn=ctx.warn,
+        before=lambda: export_step.verify_members(ctx, members),
+    )
     default = ep.default_model or roots[0]
     if ep.packaging == "directory":
         s3_uri = f"{base_uri}sme/{ep.name}/{digest[:16]}/"
@@ -188,7 +274,7 @@ def _package_sme(
             previous=index,
             stale=rebuilt,
         )
-        _write_index(index_path, folder, index, new_index, keep={new_index["file"]})
+        _write_index(index_path, folder, index, new_index, keep={new_index["file"]}, packed=now)
         sha, nbytes, packed = new_index["sha256"], new_index["size"], int(now)
         s3_uri = f"{base_uri}sme/{ep.name}/{local.name}"
         artifacts = [Artifact(local_path=local, s3_uri=s3_uri, sha256=sha, size=nbytes)]
@@ -229,6 +315,7 @@ def _package_mme(
             [(n, dirs[n]) for n in members],
             fingerprint=("key", _unit_key(ctx, members)),
             previous=index.get(r, {}),
+            members=members,
         )
         packed += int(now)
         sha, size, uri = new_index[r]["sha256"], new_index[r]["size"], prefix + archive.name
@@ -244,14 +331,20 @@ def _package_mme(
             sample=ctx.samples.get(r),
         )
         artifacts.append(Artifact(local_path=archive, s3_uri=uri, sha256=sha, size=size))
-    _write_index(index_path, folder, index, new_index, keep={v["file"] for v in new_index.values()})
+    _write_index(
+        index_path, folder, index, new_index, keep={v["file"] for v in new_index.values()}, packed=packed > 0
+    )
+    for r in ep.models:
+        theirs = merge.merged_target(ctx.merged, ep.name, r, ctx.out) if ctx.merged else None
+        if r not in targets and theirs is not None:
+            targets[r] = theirs
     entry = EndpointEntry(
         name=ep.name,
         mode=ep.mode,
         instance_types=list(ep.instance_types),
         s3_prefix=prefix,
         target_models=targets,
-        models=sorted({n for r in roots for n in ctx.spec.closure(r)}),
+        models=sorted({n for t in targets.values() for n in t.models}),
     )
     return entry, artifacts, packed
 
@@ -262,16 +355,15 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_index(
-    path: Path, folder: Path, old: dict[str, Any], new: dict[str, Any], *, keep: set[str]
+    path: Path, folder: Path, old: dict[str, Any], new: dict[str, Any], *, keep: set[str], packed: bool
 ) -> None:
-    """Record what the folder's archives hold (when it changed) and remove the archives of earlier
-    builds that no declaration references any more (local files only)."""
-    if new == old:
+    """Record what the folder's archives hold (when it changed, or an archive was packed again: the
+    index must be newer than its archives) and remove the archives of earlier builds that no
+    declaration references any more (local files only)."""
+    if new == old and not packed:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(new, indent=1, sort_keys=True))
-    os.replace(tmp, path)
+    _write_json(path, new)
     for p in folder.glob("*.tar.gz"):
         if p.name not in keep:
             p.unlink(missing_ok=True)

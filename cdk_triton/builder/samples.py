@@ -92,13 +92,25 @@ def v2_tensors(
     return out
 
 
+def json_text(data: Any) -> str:
+    """The bytes a sample file holds: compact, sorted JSON and a newline."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+
+
 def write_json_if_changed(path: Path, data: Any) -> bool:
     """Write ``data`` as JSON unless the file already holds exactly these bytes (atomic rename)."""
-    text = json.dumps(data, sort_keys=True, separators=(",", ":")) + "\n"
+    text = json_text(data)
     if path.is_file() and path.read_text("utf-8") == text:
         return False
+    from cdk_triton.builder import space
+
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, "utf-8")
+    try:
+        with space.guard(path, len(text.encode())):
+            tmp.write_text(text, "utf-8")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     tmp.replace(path)
     return True

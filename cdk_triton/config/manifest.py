@@ -66,6 +66,8 @@ class Sample:
     response: str | None = None
     atol: float | None = None
     rtol: float | None = None
+    request_s3_uri: str | None = None  # the uploaded copies (``cdk-triton build --upload``)
+    response_s3_uri: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -227,6 +229,8 @@ def _sample(d: dict[str, Any] | None, where: str, fail: Fail) -> Sample | None:
         response=optional(d, "response", str, where, fail),
         atol=optional(d, "atol", (int, float), where, fail),
         rtol=optional(d, "rtol", (int, float), where, fail),
+        request_s3_uri=optional(d, "request_s3_uri", str, where, fail),
+        response_s3_uri=optional(d, "response_s3_uri", str, where, fail),
     )
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdk_triton.builder import compat
+from cdk_triton.builder import compat, space
 from cdk_triton.builder.context import (
     ENSEMBLE_PLACEHOLDER,
     BuildContext,
@@ -25,9 +25,17 @@ from cdk_triton.builder.export import onnx as onnx_export
 from cdk_triton.builder.export import tensorrt as trt_export
 from cdk_triton.builder.export import torchscript as ts_export
 from cdk_triton.builder.export.verify import artifact_runner, chain, guarded, reference_runner
-from cdk_triton.builder.package import tree_digest
+from cdk_triton.builder.package import check_tree, copy_model_dir, tree_digest
 from cdk_triton.builder.parity import check_deterministic, compare
-from cdk_triton.builder.pbtxt import PLATFORMS, IoTensor, build_config, sha256_text, to_dict, to_pbtxt
+from cdk_triton.builder.pbtxt import (
+    PLATFORMS,
+    IoTensor,
+    build_config,
+    reconfigure,
+    sha256_text,
+    to_dict,
+    to_pbtxt,
+)
 from cdk_triton.builder.python_model import PythonModelRunner
 from cdk_triton.builder.reference import build_eager
 from cdk_triton.builder.samples import sample_inputs, tolerance, triton_dtype, v2_tensors
@@ -57,26 +65,70 @@ def export_models(ctx: BuildContext) -> StepOutput:
         if p.record is not None or p.skip_reason is not None:
             continue
         ctx.reporter.advance("export", 0, what=p.spec.name)
-        p.record = _export(ctx, p)
-        ctx.fresh.add(p.spec.name)
+        if p.reuse is not None:
+            p.record = _reconfigure(ctx, p, p.reuse)
+            ctx.reconfigured.add(p.spec.name)
+        else:
+            p.record = _export(ctx, p)
+            ctx.fresh.add(p.spec.name)
         ctx.reporter.advance("export", 1, what=p.spec.name)
     ctx.reporter.finish("export")
+    ctx.result.reconfigured = len(ctx.reconfigured)
     ctx.result.skipped_models = {n: p.skip_reason for n, p in ctx.plan.items() if p.skip_reason}
     for n, why in ctx.result.skipped_models.items():
         ctx.warn(f"model '{n}' skipped (optional): {why}")
     return StepOutput(
         step="export",
         status=StepStatus.OK if todo else StepStatus.UP_TO_DATE,
-        done=len(todo),
+        done=len(ctx.fresh),
         up_to_date=sum(1 for p in ctx.plan.values() if p.record is not None) - len(todo),
     )
+
+
+def verify_members(ctx: BuildContext, names: list[str]) -> None:
+    """Hash the cache entries of ``names`` in full before they are packaged (once per build); a corrupt
+    entry is exported again, with a warning naming it."""
+    for n in names:
+        p = ctx.plan[n]
+        if n in ctx.verified or n in ctx.fresh or n in ctx.reconfigured or p.record is None:
+            continue
+        problem = check_tree(ctx.cache.entry_dir(n, p.key), p.record.files, None, None, full=True)
+        if problem is not None:
+            ctx.warn(
+                f"cache entry {ctx.cache.entry_dir(n, p.key)} of model '{n}' is corrupt ({problem}): rebuilding it"
+            )
+            p.record = _export(ctx, p)
+            ctx.fresh.add(n)
+        ctx.verified.add(n)
+
+
+def _reconfigure(ctx: BuildContext, p: Planned, cached: ModelRecord) -> ModelRecord:
+    """A cached artifact with another configuration: copy it, regenerate config.pbtxt (no export)."""
+    m = p.spec
+    tmp = ctx.cache.new_temp_dir(m.name)
+    try:
+        shutil.rmtree(tmp)
+        cfg = reconfigure(cached.exported.config, m)
+        text = to_pbtxt(cfg)
+        with space.guard(ctx.cache.entry_dir(m.name, p.key), lambda: space.tree_bytes(tmp)):
+            copy_model_dir(ctx.cache.entry_dir(m.name, cached.source_sha256), tmp)
+            (tmp / "config.pbtxt").unlink(missing_ok=True)  # a hard link to the cached file: replace it
+            (tmp / "config.pbtxt").write_text(text, "utf-8")
+        made = replace(cached.exported, config=to_dict(cfg), config_sha256=sha256_text(text))
+        record = replace(cached, source_sha256=p.key, files=tree_digest(tmp)[1], exported=made)
+        ctx.cache.commit(m.name, p.key, tmp, record.to_dict())
+        return record
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _export(ctx: BuildContext, p: Planned) -> ModelRecord:
     m = p.spec
     tmp = ctx.cache.new_temp_dir(m.name)
     try:
-        made = _export_ensemble(ctx, m, tmp) if m.is_ensemble else _export_model(ctx, m, tmp)
+        with space.guard(ctx.cache.entry_dir(m.name, p.key), lambda: space.tree_bytes(tmp)):
+            made = _export_ensemble(ctx, m, tmp) if m.is_ensemble else _export_model(ctx, m, tmp)
         record = ModelRecord(
             name=m.name,
             format=m.format,
@@ -86,6 +138,7 @@ def _export(ctx: BuildContext, p: Planned) -> ModelRecord:
             backend=PLATFORMS[m.format][1] if m.format != "ensemble" else None,
             files=tree_digest(tmp)[1],
             exported=made,
+            artifact_key=p.artifact_key,
         )
         ctx.cache.commit(m.name, p.key, tmp, record.to_dict())
         return record

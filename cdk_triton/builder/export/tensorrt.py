@@ -8,6 +8,7 @@ matching the target release (``pip install cdk-triton[tensorrt]`` or build/Docke
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -111,14 +112,28 @@ def check_plan_architecture(
             )
 
 
-def require_tensorrt() -> tuple[Any, tuple[int, int], str]:
-    """Import tensorrt and find a CUDA GPU, else BuildError(TensorRTUnavailable)."""
-    try:
-        import torch
+#: files an NVIDIA driver creates (Linux; /dev/dxg under WSL)
+_DRIVER_FILES = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg")
 
-        has_gpu = bool(torch.cuda.is_available())
-    except Exception:
-        has_gpu = False
+
+def nvidia_driver_present() -> bool:
+    """Whether this machine may have a CUDA GPU (an NVIDIA driver's files exist): a cheap check
+    before importing torch."""
+    return any(os.path.exists(p) for p in _DRIVER_FILES)
+
+
+def require_tensorrt() -> tuple[Any, tuple[int, int], str]:
+    """Import tensorrt and find a CUDA GPU, else BuildError(TensorRTUnavailable).
+
+    Without an NVIDIA driver on the machine, nothing is imported (torch takes seconds)."""
+    has_gpu = False
+    if nvidia_driver_present():
+        try:
+            import torch
+
+            has_gpu = bool(torch.cuda.is_available())
+        except Exception:
+            has_gpu = False
     if not has_gpu:
         raise BuildError(
             "TensorRT plans need a CUDA GPU of the target architecture and none is visible here; build on a GPU "

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import cdk_triton.builder
 from cdk_triton.builder import run_build
-from tests.unit.builder.helpers import ROOT, python_model, write_decl
+from tests.unit.builder.helpers import EXAMPLE, ROOT, python_model, write_decl
 
 HEAVY = (
     "torch",
@@ -51,3 +51,20 @@ def test_noop_rebuild_of_a_python_model_imports_nothing_heavy(tmp_path: Path) ->
         "assert r.exported == 0 and r.packaged == 0, r"
     )
     assert _heavy_after(code) == "[]"
+
+
+def test_noop_cli_rebuild_of_the_example_imports_nothing_heavy(example_build) -> None:  # type: ignore[no-untyped-def]
+    """`cdk-triton build` with nothing to export (the example, built once) imports none of the heavy
+    packages: factories are hashed with ast, not imported; TensorRT is looked for only when a plan must
+    be built; ONNX files are read only when their bytes changed."""
+    out = example_build.manifest_path.parent
+    code = (
+        "from cdk_triton.cli import main\n"
+        f"rc = main(['build', '--config', {str(EXAMPLE)!r}, '--out', {str(out)!r}, '--no-progress'])\n"
+        "assert rc == 0, rc"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", f"{code}\n{REPORT}"], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert "exported 0, reconfigured 0, packaged 0" in proc.stdout.replace("\n", " ")
+    assert proc.stdout.strip().splitlines()[-1] == "[]"

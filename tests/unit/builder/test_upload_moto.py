@@ -77,7 +77,8 @@ def test_upload_then_noop_then_incremental(s3: Any, tmp_path: Path) -> None:
     assert not [k for k in keys if k.endswith("/")]  # no folder markers: SageMaker would refuse them
     for t in m.endpoint("mme").target_models.values():
         assert t.s3_uri.removeprefix("s3://test-bucket/") in keys
-    assert first.uploaded == len(keys)
+    assert first.uploaded + first.copied == len(keys)  # identical sample files are copied server-side
+    assert {k for k in keys if k.startswith("prefix/samples/")}  # samples are uploaded too
 
     calls.clear()
     methods.clear()
@@ -147,5 +148,6 @@ def test_identical_files_under_two_keys_are_both_recorded(s3: Any, tmp_path: Pat
     out = tmp_path / "out"
     calls.clear()
     first = run_build(decl, out_dir=out, upload=True, progress=False, s3_client=client)
-    assert first.uploaded == 2 and first.copied == 2  # the second prefix is copied server-side
+    # 2 files + the sample request and response; the second prefix is copied server-side
+    assert first.uploaded == 4 and first.copied == 2
     assert run_build(decl, out_dir=out, progress=False).manifest.uploaded is True

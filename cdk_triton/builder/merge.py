@@ -1,0 +1,168 @@
+"""Split builds: ``--formats`` (build only models of some formats) and ``--merge-manifest`` (take the
+entries of another build, e.g. the TensorRT build on a GPU, into this build's manifest).
+
+The merge rule: a declared model this build does not build (its format is filtered out, or it was
+skipped as optional) takes its entry from the merged manifest; so does a multi-model endpoint's
+target model whose models are not all built here, and a single-model endpoint whose models are not
+all built here. An entry both manifests have must agree (same sha256: the archive or repository
+hash of an endpoint or target model, the config and file hashes of a model), else the build fails
+naming both manifests. The merged manifest must have been built for the same ``triton_version``
+and ``artifact_location``. Paths in merged entries are rewritten relative to this build's output
+directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+
+from cdk_triton.config.manifest import (
+    EndpointEntry,
+    Manifest,
+    ModelEntry,
+    Sample,
+    TargetModel,
+    read_manifest,
+)
+from cdk_triton.config.spec import BuildSpec
+from cdk_triton.errors import BuildError, TritonValidationError
+
+FORMATS = ("torchscript", "onnx", "tensorrt", "python", "ensemble")
+
+
+def parse_formats(formats: str | Iterable[str] | None) -> frozenset[str] | None:
+    """``"onnx,python"`` (or a list) -> a set of formats; None keeps every format."""
+    if formats is None:
+        return None
+    items = formats.split(",") if isinstance(formats, str) else list(formats)
+    out = frozenset(f.strip() for f in items if f.strip())
+    unknown = sorted(out - set(FORMATS))
+    if unknown or not out:
+        raise TritonValidationError(
+            "UnknownFormat",
+            prop="--formats",
+            value=",".join(unknown) if unknown else "",
+            problem="is not a model format" if unknown else "names no format",
+            allowed=", ".join(FORMATS),
+            fix="list formats separated by commas, e.g. --formats onnx,torchscript,python,ensemble",
+        )
+    return out
+
+
+def filter_formats(spec: BuildSpec, names: list[str], formats: frozenset[str] | None) -> list[str]:
+    """The models of ``names`` this build builds: their format is selected and, for an ensemble,
+    every step is built too (its config and parity need the steps' artifacts)."""
+    if formats is None:
+        return names
+    kept: list[str] = []
+    for n in names:  # steps before ensembles
+        m = spec.model(n)
+        if m.format in formats and all(s.model in kept for s in m.steps):
+            kept.append(n)
+    return kept
+
+
+def read_merged(path: str | os.PathLike[str], spec: BuildSpec) -> Manifest:
+    """Read ``--merge-manifest``; refuse one built for another release or artifact location."""
+    merged = read_manifest(path)
+    ours, theirs = spec.artifact_location, merged.artifact_location
+    for what, a, b in (
+        ("triton_version", spec.triton_version, merged.triton_version),
+        ("artifact_location", ours.uri, theirs.uri),
+    ):
+        if a != b:
+            raise BuildError(
+                f"--merge-manifest {merged.path}: its {what} is {b!r} but this build's is {a!r}; merge only "
+                "manifests built from the same declaration",
+                code="ManifestMergeMismatch",
+            )
+    return merged
+
+
+def _conflict(what: str, ours: str, theirs: str, merged: Manifest) -> BuildError:
+    return BuildError(
+        f"{what} differs between this build ({ours[:12]}) and --merge-manifest {merged.path} ({theirs[:12]}); "
+        "rebuild one of them from the same sources and tools",
+        code="ManifestMergeConflict",
+    )
+
+
+def model_sha(entry: ModelEntry) -> str:
+    """One hash of what a model entry holds: its config and files."""
+    payload = json.dumps({"config": entry.config_sha256, "files": entry.files}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _rel(path: str, merged: Manifest, out: Path) -> str:
+    return os.path.relpath(merged.resolve(path), out)
+
+
+def _sample(s: Sample | None, merged: Manifest, out: Path) -> Sample | None:
+    if s is None:
+        return None
+    return replace(
+        s,
+        request=_rel(s.request, merged, out),
+        response=_rel(s.response, merged, out) if s.response else None,
+    )
+
+
+def merged_model(merged: Manifest, name: str, out: Path) -> ModelEntry | None:
+    m = merged.models.get(name)
+    return None if m is None else replace(m, sample=_sample(m.sample, merged, out))
+
+
+def merged_target(merged: Manifest, endpoint: str, root: str, out: Path) -> TargetModel | None:
+    ep = merged.endpoints.get(endpoint)
+    t = ep.target_models.get(root) if ep is not None and ep.is_multi_model else None
+    if t is None:
+        return None
+    return replace(t, local_path=_rel(t.local_path, merged, out), sample=_sample(t.sample, merged, out))
+
+
+def merged_endpoint(merged: Manifest, endpoint: str, out: Path) -> EndpointEntry | None:
+    ep = merged.endpoints.get(endpoint)
+    if ep is None or ep.is_multi_model:
+        return None
+    return replace(
+        ep,
+        local_path=_rel(ep.local_path, merged, out) if ep.local_path else None,
+        sample=_sample(ep.sample, merged, out),
+    )
+
+
+def merge_entries(
+    merged: Manifest,
+    spec: BuildSpec,
+    out: Path,
+    models: dict[str, ModelEntry],
+    endpoints: dict[str, EndpointEntry],
+) -> tuple[dict[str, ModelEntry], dict[str, EndpointEntry]]:
+    """This build's entries plus the merged manifest's entries for the declared models and endpoints
+    this build did not build; entries both have must agree."""
+    models = dict(models)
+    for name, theirs in merged.models.items():
+        if name not in spec.model_names:
+            continue
+        if name in models:
+            a, b = model_sha(models[name]), model_sha(theirs)
+            if a != b:
+                raise _conflict(f"model '{name}'", a, b, merged)
+            continue
+        models[name] = merged_model(merged, name, out)  # type: ignore[assignment]
+    endpoints = dict(endpoints)
+    for name, ep in merged.endpoints.items():
+        mine = endpoints.get(name)
+        if mine is None:
+            continue
+        if not ep.is_multi_model and not mine.is_multi_model and ep.sha256 != mine.sha256:
+            raise _conflict(f"endpoint '{name}'", mine.sha256 or "", ep.sha256 or "", merged)
+        for t, target in ep.target_models.items():
+            have = mine.target_models.get(t)
+            if have is not None and have.sha256 != target.sha256:
+                raise _conflict(f"endpoint '{name}' target model '{t}'", have.sha256, target.sha256, merged)
+    return models, endpoints
