@@ -23,6 +23,7 @@ from cdk_triton.config.manifest import (
     Sample,
     manifest_from_dict,
     read_manifest,
+    sample_uri_base,
     write_manifest,
 )
 from cdk_triton.errors import BuildError, TritonValidationError
@@ -80,9 +81,9 @@ def write_samples(ctx: BuildContext) -> StepOutput:
         uris: dict[str, str] = {}
         if ctx.upload:
             texts = [json_text(s.request), json_text(s.response)]
-            sha12 = hashlib.sha256("\0".join(texts).encode()).hexdigest()[:12]
+            base = sample_uri_base(loc, texts[0], texts[1])
             for kind, path, text in (("request", req, texts[0]), ("response", resp, texts[1])):
-                uri = f"{loc.uri}samples/{sha12}/{path.name}"
+                uri = base + path.name
                 data = text.encode()
                 sha = hashlib.sha256(data).hexdigest()
                 ctx.artifacts.append(Artifact(local_path=path, s3_uri=uri, sha256=sha, size=len(data)))

@@ -30,7 +30,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from cdk_triton.config.manifest import MULTI_MODEL, ArtifactLocation, Manifest, Sample
+from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample, sample_s3_uris
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
@@ -94,44 +94,27 @@ class VerificationCheck:
 # ---------------------------------------------------------------------------- samples
 
 
-def derived_sample_uris(
-    location: ArtifactLocation, sample: Sample, manifest_dir: Path
-) -> tuple[str, str] | None:
-    """Where ``cdk-triton build --upload`` puts a sample: ``<prefix>samples/<sha12>/<file name>``.
-
-    Stand-in until the manifest records ``request_s3_uri`` / ``response_s3_uri`` itself: sha12 is the
-    first 12 hex digits of sha256(request file text + NUL + response file text), the builder's rule.
-    None when a file is not next to the manifest (nothing to hash).
-    """
-    if sample.response is None:
-        return None
-    files = [manifest_dir / sample.request, manifest_dir / sample.response]
-    if not all(f.is_file() for f in files):
-        return None
-    texts = [f.read_text("utf-8") for f in files]
-    sha12 = hashlib.sha256("\0".join(texts).encode()).hexdigest()[:12]
-    base = f"{location.uri}samples/{sha12}/"
-    return base + files[0].name, base + files[1].name
+def derived_sample_uris(manifest: Manifest, sample: Sample) -> tuple[str, str] | None:
+    """The sample's S3 URIs: recorded by ``cdk-triton build --upload``, else derived from the files
+    beside the manifest (``config.manifest.sample_s3_uris``, the builder's own rule)."""
+    return sample_s3_uris(manifest, sample)
 
 
 def _check_of(scope: Construct, manifest: Manifest, model: str, sample: Sample) -> VerificationCheck:
     """The check of one recorded sample: its S3 URIs (recorded, else derived) and tolerances."""
-    request_uri = getattr(sample, "request_s3_uri", None)
-    response_uri = getattr(sample, "response_s3_uri", None)
-    if not (request_uri and response_uri):
+    uris = derived_sample_uris(manifest, sample)
+    if uris is None:
         manifest_dir = Path(manifest.path).parent if manifest.path else Path.cwd()
-        uris = derived_sample_uris(manifest.artifact_location, sample, manifest_dir)
-        if uris is None:
-            raise validation_error(
-                scope,
-                "SampleFileMissing",
-                prop="sample.request",
-                value=str(manifest_dir / sample.request),
-                problem="is recorded in the manifest without its S3 URIs and is not next to the manifest",
-                allowed="a manifest whose sample files are next to it, or that records their S3 URIs",
-                fix="run `cdk-triton build --upload` and synthesize with the manifest it wrote",
-            )
-        request_uri, response_uri = uris
+        raise validation_error(
+            scope,
+            "SampleFileMissing",
+            prop="sample.request",
+            value=str(manifest_dir / sample.request),
+            problem="is recorded in the manifest without its S3 URIs and is not next to the manifest",
+            allowed="a manifest whose sample files are next to it, or that records their S3 URIs",
+            fix="run `cdk-triton build --upload` and synthesize with the manifest it wrote",
+        )
+    request_uri, response_uri = uris
     return VerificationCheck(
         model=model,
         request_s3_uri=request_uri,

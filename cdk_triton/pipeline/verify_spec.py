@@ -1,15 +1,16 @@
 """The deploy-verification spec of one endpoint, written at synth from the build manifest (pure).
 
 The spec is what ``lambda/verify/index.py --spec <file>`` reads (see lambda/README.md). Its sample
-URIs point where the build uploads samples: ``<artifact location>samples/<model>.request.json`` and
-``...response.json``, i.e. the manifest-relative sample path appended to the artifact prefix.
+URIs are where ``cdk-triton build --upload`` put the samples: recorded in the manifest, else derived
+from the files beside it (``<artifact location>samples/<sha12>/<model>.request.json``, content-addressed:
+``cdk_triton.config.manifest.sample_s3_uris``, the build's own rule).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample
+from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample, sample_s3_uris
 from cdk_triton.errors import TritonValidationError
 
 DEFAULT_DEADLINE_S = 900
@@ -23,12 +24,10 @@ def target_model_parameter_path(endpoint_name: str) -> str:
 def _check(manifest: Manifest, model: str, sample: Sample | None) -> dict[str, Any] | None:
     if sample is None or not sample.response:
         return None
-    base = manifest.artifact_location.uri
-    check: dict[str, Any] = {
-        "Model": model,
-        "Request": base + sample.request.lstrip("/"),
-        "Response": base + sample.response.lstrip("/"),
-    }
+    uris = sample_s3_uris(manifest, sample)
+    if uris is None:
+        return None
+    check: dict[str, Any] = {"Model": model, "Request": uris[0], "Response": uris[1]}
     if sample.atol is not None:
         check["Atol"] = sample.atol
     if sample.rtol is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -144,9 +145,13 @@ def test_verify_step_per_stage_invokes_only_its_endpoints(synthed: tuple[Path, d
     specs = [json.loads(env[k]) for k in sorted(env) if k.startswith("VERIFY_SPEC_")]
     assert [s["EndpointName"] for s in specs] == ["staging-classifier", "staging-multi"]
     assert specs[1]["TargetModelParameterPath"] == "/cdk-triton/staging-multi/target-models"
-    assert (
-        specs[0]["Checks"][0]["Request"]
-        == f"s3://{ARTIFACT_BUCKET}/cdk-triton/samples/classifier.request.json"
+    # where the build uploads the pair: content-addressed under the artifact prefix
+    assert re.fullmatch(
+        rf"s3://{ARTIFACT_BUCKET}/cdk-triton/samples/[0-9a-f]{{12}}/classifier\.request\.json",
+        specs[0]["Checks"][0]["Request"],
+    )
+    assert specs[0]["Checks"][0]["Response"] == specs[0]["Checks"][0]["Request"].replace(
+        "request", "response"
     )
     assert "python3 lambda/verify/index.py --spec verify-1.json" in _buildspec(_project(tpl, "StagingVerify"))
     sts = {json.dumps(s["Action"]): s for s in _statements(tpl, "StagingVerify")}
