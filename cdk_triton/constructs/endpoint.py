@@ -387,6 +387,14 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         return self.model.is_multi_model
 
     @property
+    def rollback_alarm(self) -> cloudwatch.CfnAlarm | None:
+        """The deployment-rollback alarm the endpoint defined (None with your own rollback_alarms).
+
+        ``TritonAlarms`` of this endpoint with a topic makes it notify that topic too.
+        """
+        return self._rollback_alarm
+
+    @property
     def gpu_count(self) -> int:
         """GPUs per instance (0 for CPU instance types)."""
         return self.instance_info.gpu_count if self.instance_info else 0

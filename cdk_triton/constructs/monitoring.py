@@ -285,7 +285,8 @@ class TritonAlarms(Construct):
             period: Default: 1 minute.
         """
         super().__init__(scope, construct_id)
-        self._account = stack_info(scope).account
+        info = stack_info(scope)
+        self._account, self._region = info.account, info.region
         errs: list[TritonValidationError] = []
         for prop, value in (
             ("error_rate_percent", error_rate_percent),
@@ -312,6 +313,8 @@ class TritonAlarms(Construct):
         if topic is None and create_topic:
             self.topic_resource, self.topic_arn = self._create_topic()
         self._actions = [self.topic_arn] if self.topic_arn is not None else None
+        if self._actions is not None:
+            _notify_rollback(endpoint, self._actions, stack_path=info.node.path)
         # CloudFormation property shapes as plain dicts (camelCase, as jsii expects): the alarms are
         # internal, and jsii serializes a dict in one piece instead of one typed struct per level.
         self._dims: list[dict[str, str]] = m.dimension_list(
@@ -397,9 +400,14 @@ class TritonAlarms(Construct):
         return self._topic
 
     def _create_topic(self) -> tuple[sns.CfnTopic, str]:
-        """An SNS topic encrypted with a rotating KMS key CloudWatch may use; TLS-only publishers."""
+        """An SNS topic encrypted with a rotating KMS key CloudWatch may use; TLS-only publishers.
+
+        CloudWatch may use the key only for alarms of this account and region (``aws:SourceAccount``
+        and ``aws:SourceArn`` conditions: no confused deputy).
+        """
         account = self._account
         partition = pseudo().partition
+        alarms_arn = f"arn:{partition}:cloudwatch:{self._region}:{account}:alarm:*"
         key = kms.CfnKey(
             self,
             "TopicKey",
@@ -420,6 +428,10 @@ class TritonAlarms(Construct):
                         "Principal": {"Service": "cloudwatch.amazonaws.com"},
                         "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
                         "Resource": "*",
+                        "Condition": {
+                            "StringEquals": {"aws:SourceAccount": account},
+                            "ArnLike": {"aws:SourceArn": alarms_arn},
+                        },
                     },
                 ],
             },
@@ -467,3 +479,16 @@ class TritonAlarms(Construct):
         )
         self.alarms.append(alarm)
         return alarm
+
+
+def _notify_rollback(endpoint: ITritonEndpoint, actions: list[str], *, stack_path: str) -> None:
+    """The endpoint's default deployment-rollback alarm notifies the alarm topic too.
+
+    Only an alarm without actions, and only in the alarms' own stack (a topic of another stack would
+    make the endpoint's stack depend on it: a dependency cycle).
+    """
+    alarm = getattr(endpoint, "rollback_alarm", None)
+    if not isinstance(alarm, cloudwatch.CfnAlarm) or alarm.alarm_actions:
+        return
+    if stack_info(alarm).node.path == stack_path:
+        alarm.alarm_actions = list(actions)
