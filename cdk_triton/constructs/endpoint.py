@@ -200,6 +200,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             model_data_download_timeout_seconds=_seconds_or_none(model_data_download_timeout),
             sampling_percentage=data_capture.sampling_percentage if data_capture is not None else None,
         )
+        errs += checks.check_data_capture(
+            data_capture, data_capture.bucket.bucket_name if data_capture is not None else None
+        )
         if deployment is not None:
             errs += checks.check_deployment(deployment, instance_count=instance_count)
         self.model = self._define_model(

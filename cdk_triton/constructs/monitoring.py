@@ -17,6 +17,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from cdk_triton.constructs import checks
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import is_token, pseudo, seconds, stack_info
 from cdk_triton.constructs.endpoint_base import ITritonEndpoint, require
@@ -59,6 +60,11 @@ class TritonDashboard(Construct):
         """
         super().__init__(scope, construct_id)
         self.period = seconds(period) if period is not None else 60
+        errs = checks.check_dashboard_name(dashboard_name)
+        errs += checks.check_period("period", self.period, high_resolution=(1, 5, 10, 30))
+        if errs:
+            path = self.node.path
+            raise_all([e.at(path) for e in errs])
         self._stack = stack_info(scope)
         self._region = self._stack.region
         widgets = _layout([self._endpoint_rows(ep) for ep in endpoints])
@@ -304,9 +310,26 @@ class TritonAlarms(Construct):
                         fix="pass a percentage such as 5 or 90",
                     )
                 )
-        raise_all(errs)
         period_s = seconds(period) if period is not None else 60
         latency_ms = p99_latency.to_milliseconds() if p99_latency is not None else 1000
+        if latency_ms <= 0:
+            errs.append(
+                validation_error(
+                    self,
+                    "InvalidAlarmThreshold",
+                    prop="p99_latency",
+                    value=f"{latency_ms} ms",
+                    problem="is not a latency",
+                    allowed="a positive cdk.Duration",
+                    fix="pass e.g. cdk.Duration.millis(500)",
+                )
+            )
+        found = checks.check_period("period", period_s, high_resolution=(10, 30))
+        found += checks.check_evaluation(period_s, evaluation_periods)
+        if found:
+            path = self.node.path
+            errs += [e.at(path) for e in found]
+        raise_all(errs)
         self._topic: sns.ITopic | None = topic
         self.topic_arn: str | None = topic.topic_arn if topic is not None else None
         self.topic_resource: sns.CfnTopic | None = None
