@@ -9,6 +9,9 @@
 * A deploy verification of each endpoint whose manifest records samples: a custom resource invokes it
   with the build's sample requests after every change and fails (rolls back) the update on a wrong answer.
 
+Passes cdk-nag AwsSolutions, HIPAA.Security, NIST.800.53.R4/R5 and PCI.DSS.321; the one finding it
+acknowledges itself (with its reason) is the metrics log group's default encryption (``LOG_GROUP_ACKS``).
+
 Synthesizes offline: ``npx cdk synth`` (env-agnostic) or ``npx cdk synth -c region=us-east-1``.
 Context: ``manifest`` (default build/out/manifest.json), ``region``/``account`` (default
 env-agnostic), ``instance_type`` (default ml.g5.xlarge), ``endpoint_prefix`` (default none),
@@ -39,6 +42,15 @@ from cdk_triton.constructs.verification import recorded_samples
 ROOT = Path(__file__).resolve().parent
 DEFAULT_MANIFEST = "build/out/manifest.json"
 DEFAULT_INSTANCE_TYPE = "ml.g5.xlarge"
+#: The packs' rule for a log group without a customer KMS key, acknowledged on the metrics log group.
+LOG_GROUP_ACKS = tuple(
+    f"{pack}::{pack}-CloudWatchLogGroupEncrypted"
+    for pack in ("HIPAA.Security", "NIST.800.53.R4", "NIST.800.53.R5", "PCI.DSS.321")
+)
+LOG_GROUP_REASON = (
+    "the log group holds only the Triton CloudWatch agent's own logs (no request or model data) and "
+    "CloudWatch Logs encrypts it at rest; pass TritonMetrics(encryption_key=...) for a customer key"
+)
 
 
 class TritonExampleStack(cdk.Stack):
@@ -64,6 +76,10 @@ class TritonExampleStack(cdk.Stack):
             endpoint_name=f"{endpoint_prefix}classifier",
             metrics=TritonMetrics(),
         )
+        if classifier.model.metrics_log_group is not None:
+            cdk.Validations.of(classifier.model.metrics_log_group).acknowledge(
+                *(cdk.Acknowledgment(id=rule, reason=LOG_GROUP_REASON) for rule in LOG_GROUP_ACKS)
+            )
         classifier.auto_scale(min_capacity=1, max_capacity=4).scale_on_gpu_utilization(
             target_percent=60,
             scale_in_cooldown=cdk.Duration.seconds(600),

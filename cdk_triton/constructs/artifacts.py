@@ -16,9 +16,10 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from cdk_triton.config.manifest import MANIFEST_FILENAME, MULTI_MODEL, SINGLE_MODEL, Manifest, read_manifest
+from cdk_triton.constructs import artifact_checks
 from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
-from cdk_triton.constructs.errors import located, validation_error
-from cdk_triton.errors import TritonValidationError
+from cdk_triton.constructs.errors import catalogued, located, validation_error
+from cdk_triton.errors import TritonValidationError, raise_all
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
@@ -112,7 +113,8 @@ class ModelArtifacts(abc.ABC):
                 SageMaker's Triton needs even for a one-model repository). Default: the only entry
                 of ``models``; an SME with neither raises DefaultModelRequired.
             models: the model directories (checks ``default_model``). Default: unknown.
-            target_models: MME logical name -> TargetModel, published for clients. Default: none.
+            target_models: MME logical name -> TargetModel (the archive key under the prefix),
+                published for clients; an empty map raises MmeWithoutModels. Default: unknown.
             encryption_key: the KMS key the artifacts are encrypted with. Default: none.
             gpu_architectures: TensorRT plan architectures. Default: none (portable).
         """
@@ -122,7 +124,7 @@ class ModelArtifacts(abc.ABC):
             multi_model=multi_model,
             default_model=default_model,
             models=models or [],
-            target_models=target_models or {},
+            target_models=target_models,
             encryption_key=encryption_key,
             gpu_architectures=gpu_architectures or [],
         )
@@ -167,6 +169,8 @@ class _ManifestArtifacts(ModelArtifacts):
             entry = manifest.endpoint(self._endpoint)
         except TritonValidationError as err:
             raise located(scope, err) from None
+        # Synth trusts the manifest no further than it can check (an entry edited by hand is refused).
+        _raise_at(scope, artifact_checks.check_manifest_entry(manifest, self._endpoint))
         loc = manifest.artifact_location
         warned = stack_info(scope).warned_manifests
         if not manifest.uploaded and (manifest.path or "") not in warned:
@@ -235,7 +239,7 @@ class _BucketArtifacts(ModelArtifacts):
         multi_model: bool,
         default_model: str | None,
         models: list[str],
-        target_models: dict[str, str],
+        target_models: dict[str, str] | None,
         encryption_key: kms.IKey | None,
         gpu_architectures: list[str],
     ) -> None:
@@ -251,21 +255,27 @@ class _BucketArtifacts(ModelArtifacts):
     def bind(self, scope: Construct) -> ArtifactsConfig:
         key = self._key.lstrip("/")
         is_prefix = key.endswith("/")
+        errs = []
         if not is_token(key) and (
             (self._multi_model and not is_prefix) or (not is_prefix and not key.endswith(".tar.gz"))
         ):
             allowed = (
                 "a prefix ending '/'" if self._multi_model else "a prefix ending '/' or a .tar.gz object key"
             )
-            raise validation_error(
-                scope,
-                "InvalidArtifactKey",
-                prop="key",
-                value=self._key,
-                problem="is not where SageMaker can load Triton artifacts from",
-                allowed=allowed,
-                fix="pass the model repository prefix with a trailing '/', or the model.tar.gz key",
+            errs.append(
+                catalogued(
+                    "InvalidArtifactKey",
+                    prop="key",
+                    value=self._key,
+                    problem="is not where SageMaker can load Triton artifacts from",
+                    allowed=allowed,
+                    fix="pass the model repository prefix with a trailing '/', or the model.tar.gz key",
+                )
             )
+        errs += artifact_checks.check_model_names(self._default_model, self._models)
+        errs += artifact_checks.check_gpu_architectures(self._archs)
+        errs += artifact_checks.check_target_models(self._target_models, multi_model=self._multi_model)
+        _raise_at(scope, errs)
         return ArtifactsConfig(
             mode=MULTI_MODEL if self._multi_model else SINGLE_MODEL,
             bucket_name=self._bucket.bucket_name,
@@ -275,9 +285,16 @@ class _BucketArtifacts(ModelArtifacts):
             kms_key_arn=self._key_obj.key_arn if self._key_obj else None,
             default_model=self._default_model,
             models=list(self._models),
-            target_models=dict(sorted(self._target_models.items())),
+            target_models=dict(sorted((self._target_models or {}).items())),
             gpu_architectures=list(self._archs),
         )
+
+
+def _raise_at(scope: Construct, errs: list[TritonValidationError]) -> None:
+    """Raise the pure checks' errors located at ``scope`` (nothing when there are none)."""
+    if errs:
+        path = scope.node.path
+        raise_all([e if e.path else e.at(path) for e in errs])
 
 
 class _AssetArtifacts(ModelArtifacts):
@@ -286,6 +303,7 @@ class _AssetArtifacts(ModelArtifacts):
         self._default_model = default_model
 
     def bind(self, scope: Construct) -> ArtifactsConfig:
+        _raise_at(scope, artifact_checks.check_model_names(self._default_model, []))
         if not self._path.is_file() or not self._path.name.endswith(".tar.gz"):
             raise validation_error(
                 scope,

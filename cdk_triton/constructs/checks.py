@@ -13,7 +13,7 @@ import re
 from cdk_triton.config import tables
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs._tokens import is_token, seconds
-from cdk_triton.constructs.deployment import DeploymentGuardrails, TrafficStep
+from cdk_triton.constructs.deployment import DataCapture, DeploymentGuardrails, TrafficStep
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.errors import TritonValidationError
 
@@ -443,3 +443,190 @@ def check_headroom(
             )
         )
     return errs, resources / limit >= 0.8
+
+
+# ---------------------------------------------------------------------------- other props
+
+#: SageMaker's container Environment: at most 100 entries, keys [a-zA-Z_][a-zA-Z0-9_]*, 1024 characters each.
+ENV_KEY = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]{0,1023}$")
+ENV_MAX_ENTRIES = 100
+ENV_VALUE_MAX = 1024
+#: CloudWatch dashboard names.
+DASHBOARD_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")
+#: DataCaptureConfig.DestinationS3Uri is at most 512 characters.
+CAPTURE_URI_MAX = 512
+
+
+def check_environment_values(env: dict[str, str]) -> list[TritonValidationError]:
+    """Raw container variables against SageMaker's Environment map: names, value lengths, count."""
+    errs = []
+    for key, value in sorted(env.items()):
+        bad_key = not is_token(key) and not ENV_KEY.fullmatch(key)
+        bad_value = not isinstance(value, str) or (not is_token(value) and len(value) > ENV_VALUE_MAX)
+        if bad_key or bad_value:
+            errs.append(
+                catalogued(
+                    "InvalidEnvironmentVariable",
+                    prop=f"environment[{key!r}]",
+                    value=key if bad_key else f"{str(value)[:40]}... ({len(str(value))} characters)",
+                    problem="is not a container variable name SageMaker accepts"
+                    if bad_key
+                    else f"is not a string of at most {ENV_VALUE_MAX} characters",
+                    allowed=f"names of [a-zA-Z_][a-zA-Z0-9_]* and string values of at most {ENV_VALUE_MAX} "
+                    "characters",
+                    fix="rename the variable, or pass long values through a file in the model repository",
+                )
+            )
+    if len(env) > ENV_MAX_ENTRIES:
+        errs.append(
+            catalogued(
+                "InvalidEnvironmentVariable",
+                prop="environment",
+                value=f"{len(env)} variables",
+                problem="exceeds SageMaker's limit of container variables",
+                allowed=f"at most {ENV_MAX_ENTRIES} variables (ServerOptions adds its own)",
+                fix="drop variables, or move settings into ServerOptions / config.pbtxt",
+            )
+        )
+    return errs
+
+
+def check_data_capture(dc: DataCapture | None, bucket_name: str | None = None) -> list[TritonValidationError]:
+    """Data capture: something to capture, and a destination URI SageMaker accepts."""
+    if dc is None:
+        return []
+    errs = []
+    if not dc.capture_input and not dc.capture_output:
+        errs.append(
+            catalogued(
+                "InvalidDataCapture",
+                prop="data_capture.capture_input/capture_output",
+                value=(False, False),
+                problem="capture nothing: CaptureOptions needs at least one mode",
+                allowed="capture_input and/or capture_output True",
+                fix="leave one of them True, or drop data_capture",
+            )
+        )
+    uri_len = len(f"s3://{bucket_name or ''}/{dc.prefix}")
+    if not is_token(dc.prefix) and (uri_len > CAPTURE_URI_MAX or "//" in dc.prefix.strip("/")):
+        errs.append(
+            catalogued(
+                "InvalidDataCapture",
+                prop="data_capture.prefix",
+                value=dc.prefix
+                if len(dc.prefix) <= 80
+                else f"{dc.prefix[:60]}... ({len(dc.prefix)} characters)",
+                problem="does not make a DestinationS3Uri SageMaker accepts",
+                allowed=f"s3://<bucket>/<prefix> of at most {CAPTURE_URI_MAX} characters, no empty path segment",
+                fix="shorten the prefix, e.g. 'data-capture/<endpoint>/'",
+            )
+        )
+    return errs
+
+
+def check_sagemaker_model_name(model_name: str | None) -> list[TritonValidationError]:
+    """TritonModel's physical model_name: SageMaker's name pattern (as endpoint names)."""
+    if model_name is None or is_token(model_name) or NAME.fullmatch(model_name):
+        return []
+    return [
+        catalogued(
+            "InvalidSageMakerModelName",
+            prop="model_name",
+            value=model_name,
+            problem="is not a SageMaker model name",
+            allowed=_NAME_ALLOWED,
+            fix="drop the other characters, or leave model_name unset for a generated name",
+        )
+    ]
+
+
+def check_imported(
+    instance_type: str | None, gpu_count: int | None, instance_count: int | None
+) -> list[TritonValidationError]:
+    """The attributes of an imported endpoint that have a shape: instance type, GPU and instance counts."""
+    errs = []
+    if (
+        instance_type is not None
+        and not is_token(instance_type)
+        and not INSTANCE_TYPE.fullmatch(instance_type)
+    ):
+        errs.append(
+            catalogued(
+                "InvalidInstanceType",
+                prop="instance_type",
+                value=instance_type,
+                problem="is not a SageMaker hosting instance type",
+                allowed="'ml.<family>.<size>' such as ml.g5.xlarge",
+                fix="add the 'ml.' prefix and check the family and size",
+            )
+        )
+    if gpu_count is not None and gpu_count < 0:
+        errs.append(
+            catalogued(
+                "InvalidGpuCount",
+                prop="gpu_count",
+                value=gpu_count,
+                problem="is negative",
+                allowed="0 (CPU) or the GPUs per instance",
+                fix="pass the instance type instead, or the GPUs per instance",
+            )
+        )
+    if instance_count is not None and instance_count < 1:
+        errs.append(
+            catalogued(
+                "InvalidInstanceCount",
+                prop="instance_count",
+                value=instance_count,
+                problem="is below 1",
+                allowed="an integer >= 1",
+                fix="pass the variant's instance count, or leave it unset",
+            )
+        )
+    return errs
+
+
+def check_period(prop: str, secs: int, *, high_resolution: tuple[int, ...]) -> list[TritonValidationError]:
+    """A CloudWatch period: one of the high-resolution periods, or a multiple of 60 s."""
+    if secs in high_resolution or (secs >= 60 and secs % 60 == 0):
+        return []
+    return [
+        catalogued(
+            "InvalidPeriod",
+            prop=prop,
+            value=f"{secs} s",
+            problem="is not a CloudWatch period",
+            allowed=f"{', '.join(map(str, high_resolution))} or a multiple of 60 seconds",
+            fix="pass cdk.Duration.minutes(1) or another whole number of minutes",
+        )
+    ]
+
+
+def check_evaluation(period_s: int, evaluation_periods: int) -> list[TritonValidationError]:
+    """An alarm evaluates at least one period and at most one day (periods x period <= 86400 s)."""
+    if evaluation_periods >= 1 and evaluation_periods * period_s <= 86400:
+        return []
+    return [
+        catalogued(
+            "InvalidEvaluationPeriods",
+            prop="evaluation_periods",
+            value=evaluation_periods,
+            problem=f"x period {period_s} s is not an evaluation range CloudWatch accepts",
+            allowed="1 <= evaluation_periods, and evaluation_periods x period <= 86400 s (one day)",
+            fix="pass e.g. evaluation_periods=3",
+        )
+    ]
+
+
+def check_dashboard_name(name: str | None) -> list[TritonValidationError]:
+    if name is None or is_token(name) or DASHBOARD_NAME.fullmatch(name):
+        return []
+    return [
+        catalogued(
+            "InvalidDashboardName",
+            prop="dashboard_name",
+            value=name,
+            problem="is not a CloudWatch dashboard name",
+            allowed="1-255 letters, digits, '-' and '_'",
+            fix="drop the other characters, or leave dashboard_name unset",
+        )
+    ]

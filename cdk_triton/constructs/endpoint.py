@@ -202,6 +202,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             model_data_download_timeout_seconds=_seconds_or_none(model_data_download_timeout),
             sampling_percentage=data_capture.sampling_percentage if data_capture is not None else None,
         )
+        errs += checks.check_data_capture(
+            data_capture, data_capture.bucket.bucket_name if data_capture is not None else None
+        )
         if deployment is not None:
             errs += checks.check_deployment(deployment, instance_count=instance_count)
         self.model = self._define_model(
@@ -387,6 +390,14 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
     @property
     def is_multi_model(self) -> bool:
         return self.model.is_multi_model
+
+    @property
+    def rollback_alarm(self) -> cloudwatch.CfnAlarm | None:
+        """The deployment-rollback alarm the endpoint defined (None with your own rollback_alarms).
+
+        ``TritonAlarms`` of this endpoint with a topic makes it notify that topic too.
+        """
+        return self._rollback_alarm
 
     @property
     def gpu_count(self) -> int:

@@ -34,7 +34,7 @@ from constructs import Construct, Node
 from cdk_triton.config import tables
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import is_token
-from cdk_triton.constructs.checks import check_names
+from cdk_triton.constructs.checks import check_imported, check_names
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.errors import raise_all
@@ -315,6 +315,7 @@ class ImportedTritonEndpoint(TritonEndpointBase):
     ) -> None:
         super().__init__(scope, construct_id)
         errs = check_names(endpoint_name, variant_name or "AllTraffic")
+        errs += check_imported(instance_type, gpu_count, instance_count)
         if mode is not None and mode not in MODES:
             errs.append(
                 catalogued(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ from constructs import Construct, IConstruct
 from cdk_triton.config import tables
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION, IMAGE_REPOSITORY
 from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
-from cdk_triton.constructs.errors import located
+from cdk_triton.constructs.errors import catalogued, located
 from cdk_triton.errors import TritonValidationError
 
 if TYPE_CHECKING:
@@ -65,6 +66,10 @@ class TritonImage(abc.ABC):
     @abc.abstractmethod
     def triton_version(self) -> str | None:
         """The Triton release of the image, None when unknown (a custom image)."""
+
+    def validate(self) -> list[TritonValidationError]:
+        """Problems of the image reference found without a scope (the model locates them)."""
+        return []
 
     @abc.abstractmethod
     def bind(self, scope: Construct) -> ImageConfig:
@@ -131,6 +136,10 @@ def _region_mapping(stack: cdk.Stack, version: str) -> cdk.CfnMapping:
     return mapping
 
 
+_ECR_TAG = re.compile(r"^[a-zA-Z0-9_][a-zA-Z0-9_.-]{0,127}$")
+_ECR_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
 class _EcrImage(TritonImage):
     def __init__(self, repository: ecr.IRepository, tag: str) -> None:
         self._repository = repository
@@ -139,6 +148,22 @@ class _EcrImage(TritonImage):
     @property
     def triton_version(self) -> str | None:
         return None
+
+    def validate(self) -> list[TritonValidationError]:
+        tag = self._tag
+        if is_token(tag) or _ECR_TAG.fullmatch(tag) or _ECR_DIGEST.fullmatch(tag):
+            return []
+        return [
+            catalogued(
+                "InvalidImageTag",
+                prop="tag",
+                value=tag,
+                problem="is neither an ECR image tag nor a digest",
+                allowed="a tag of 1-128 of [a-zA-Z0-9_.-] starting with a letter, digit or '_', "
+                "or 'sha256:' and 64 hex digits",
+                fix="pass the tag you pushed (e.g. '24.09-custom') or the image digest",
+            )
+        ]
 
     def bind(self, scope: IConstruct) -> ImageConfig:
         uri = self._repository.repository_uri_for_tag_or_digest(self._tag)

@@ -17,7 +17,7 @@ from constructs import Construct
 from cdk_triton.config import tables
 from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
-from cdk_triton.constructs import _nag
+from cdk_triton.constructs import _nag, checks
 from cdk_triton.constructs._tokens import pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.errors import catalogued
@@ -131,6 +131,9 @@ class TritonModel(Construct):
         )
         raw_env = dict(environment or {})
         errs += _check_environment(raw_env)
+        errs += checks.check_environment_values(raw_env)
+        errs += checks.check_sagemaker_model_name(model_name)
+        errs += self._image_source.validate()
         self.metrics_namespace: str | None = None
         if metrics is not None:
             self.metrics_namespace = metrics.namespace or f"Triton/{cdk.Names.unique_id(self)}"

@@ -17,6 +17,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from cdk_triton.constructs import checks
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import is_token, pseudo, seconds, stack_info
 from cdk_triton.constructs.endpoint_base import ITritonEndpoint, require
@@ -59,6 +60,11 @@ class TritonDashboard(Construct):
         """
         super().__init__(scope, construct_id)
         self.period = seconds(period) if period is not None else 60
+        errs = checks.check_dashboard_name(dashboard_name)
+        errs += checks.check_period("period", self.period, high_resolution=(1, 5, 10, 30))
+        if errs:
+            path = self.node.path
+            raise_all([e.at(path) for e in errs])
         self._stack = stack_info(scope)
         self._region = self._stack.region
         widgets = _layout([self._endpoint_rows(ep) for ep in endpoints])
@@ -285,7 +291,8 @@ class TritonAlarms(Construct):
             period: Default: 1 minute.
         """
         super().__init__(scope, construct_id)
-        self._account = stack_info(scope).account
+        info = stack_info(scope)
+        self._account, self._region = info.account, info.region
         errs: list[TritonValidationError] = []
         for prop, value in (
             ("error_rate_percent", error_rate_percent),
@@ -303,15 +310,34 @@ class TritonAlarms(Construct):
                         fix="pass a percentage such as 5 or 90",
                     )
                 )
-        raise_all(errs)
         period_s = seconds(period) if period is not None else 60
         latency_ms = p99_latency.to_milliseconds() if p99_latency is not None else 1000
+        if latency_ms <= 0:
+            errs.append(
+                validation_error(
+                    self,
+                    "InvalidAlarmThreshold",
+                    prop="p99_latency",
+                    value=f"{latency_ms} ms",
+                    problem="is not a latency",
+                    allowed="a positive cdk.Duration",
+                    fix="pass e.g. cdk.Duration.millis(500)",
+                )
+            )
+        found = checks.check_period("period", period_s, high_resolution=(10, 30))
+        found += checks.check_evaluation(period_s, evaluation_periods)
+        if found:
+            path = self.node.path
+            errs += [e.at(path) for e in found]
+        raise_all(errs)
         self._topic: sns.ITopic | None = topic
         self.topic_arn: str | None = topic.topic_arn if topic is not None else None
         self.topic_resource: sns.CfnTopic | None = None
         if topic is None and create_topic:
             self.topic_resource, self.topic_arn = self._create_topic()
         self._actions = [self.topic_arn] if self.topic_arn is not None else None
+        if self._actions is not None:
+            _notify_rollback(endpoint, self._actions, stack_path=info.node.path)
         # CloudFormation property shapes as plain dicts (camelCase, as jsii expects): the alarms are
         # internal, and jsii serializes a dict in one piece instead of one typed struct per level.
         self._dims: list[dict[str, str]] = m.dimension_list(
@@ -397,9 +423,14 @@ class TritonAlarms(Construct):
         return self._topic
 
     def _create_topic(self) -> tuple[sns.CfnTopic, str]:
-        """An SNS topic encrypted with a rotating KMS key CloudWatch may use; TLS-only publishers."""
+        """An SNS topic encrypted with a rotating KMS key CloudWatch may use; TLS-only publishers.
+
+        CloudWatch may use the key only for alarms of this account and region (``aws:SourceAccount``
+        and ``aws:SourceArn`` conditions: no confused deputy).
+        """
         account = self._account
         partition = pseudo().partition
+        alarms_arn = f"arn:{partition}:cloudwatch:{self._region}:{account}:alarm:*"
         key = kms.CfnKey(
             self,
             "TopicKey",
@@ -420,6 +451,10 @@ class TritonAlarms(Construct):
                         "Principal": {"Service": "cloudwatch.amazonaws.com"},
                         "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
                         "Resource": "*",
+                        "Condition": {
+                            "StringEquals": {"aws:SourceAccount": account},
+                            "ArnLike": {"aws:SourceArn": alarms_arn},
+                        },
                     },
                 ],
             },
@@ -467,3 +502,16 @@ class TritonAlarms(Construct):
         )
         self.alarms.append(alarm)
         return alarm
+
+
+def _notify_rollback(endpoint: ITritonEndpoint, actions: list[str], *, stack_path: str) -> None:
+    """The endpoint's default deployment-rollback alarm notifies the alarm topic too.
+
+    Only an alarm without actions, and only in the alarms' own stack (a topic of another stack would
+    make the endpoint's stack depend on it: a dependency cycle).
+    """
+    alarm = getattr(endpoint, "rollback_alarm", None)
+    if not isinstance(alarm, cloudwatch.CfnAlarm) or alarm.alarm_actions:
+        return
+    if stack_info(alarm).node.path == stack_path:
+        alarm.alarm_actions = list(actions)

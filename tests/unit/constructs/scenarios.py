@@ -123,6 +123,53 @@ def custom_image_trt(stack: cdk.Stack) -> None:
     TritonModel(stack, "StandaloneModel", artifacts=ModelArtifacts.from_manifest(TENSORRT, "trt"))
 
 
+def hardened_example(stack: cdk.Stack) -> None:
+    """The example app hardened: VPC, network isolation, customer KMS keys, an EBS-only type beside g5.
+
+    Guardrails on both endpoints (their rollback alarms notify the alarm topic). Only the volume key
+    of the local-NVMe g5 stays acknowledged (CreateEndpointConfig refuses one there).
+    """
+    vpc = ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a", "us-east-1b"],
+        private_subnet_ids=["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+    )
+    sg = ec2.SecurityGroup.from_security_group_id(stack, "Sg", "sg-0123456789abcdef0")
+    logs_key = kms.Key(stack, "LogsKey", enable_key_rotation=True)
+    volume_key = kms.Key(stack, "VolumeKey", enable_key_rotation=True)
+    classifier = TritonEndpoint(
+        stack,
+        "Classifier",
+        artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"),
+        instance_type="ml.g5.xlarge",  # local NVMe: no volume key
+        endpoint_name="classifier",
+        instance_count=4,
+        vpc=vpc,
+        security_groups=[sg],
+        metrics=TritonMetrics(encryption_key=logs_key),  # publishing needs the network: no isolation
+        deployment=DeploymentGuardrails.canary(percent=25),
+    )
+    multi = TritonEndpoint(
+        stack,
+        "Multi",
+        artifacts=ModelArtifacts.from_manifest(EXAMPLE, "multi"),
+        instance_type="ml.p3.2xlarge",  # EBS-only: a customer volume key
+        endpoint_name="multi",
+        vpc=vpc,
+        security_groups=[sg],
+        network_isolation=True,
+        volume_encryption_key=volume_key,
+        deployment=DeploymentGuardrails.all_at_once(),
+    )
+    classifier.auto_scale(max_capacity=4).scale_on_gpu_utilization(60)
+    multi.auto_scale(max_capacity=4).scale_on_invocations_per_instance(1000)
+    TritonDashboard(stack, "Dashboard", endpoints=[classifier, multi])
+    alarms = TritonAlarms(stack, "ClassifierAlarms", endpoint=classifier, create_topic=True)
+    TritonAlarms(stack, "MultiAlarms", endpoint=multi, topic=alarms.topic)
+
+
 SCENARIOS: dict[str, tuple[Callable[[cdk.Stack], None], cdk.Environment | None]] = {
     "Sme": (sme, ENV),
     "SmeAgnostic": (sme, None),

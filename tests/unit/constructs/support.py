@@ -104,7 +104,7 @@ def manifest_with(mutate: Any = None, *, source: str | None = None) -> Manifest:
 
 
 def big_mme_manifest(n: int) -> Manifest:
-    """The example manifest whose ``multi`` endpoint holds ``n`` target models."""
+    """The example manifest whose ``multi`` endpoint holds ``n`` target models (each in ``models``)."""
     data = load_example()
     mme = data["endpoints"]["multi"]
     proto = mme["target_models"]["resnet_ts"]
@@ -123,6 +123,7 @@ def big_mme_manifest(n: int) -> Manifest:
             s3_uri=f"{mme['s3_prefix']}{name}-{digest[:12]}.tar.gz",
         )
         targets[name] = t
+        data["models"][name] = {**copy.deepcopy(data["models"][proto["model"]]), "name": name}
     mme["target_models"] = targets
     return manifest_from_dict(data, source=str(EXAMPLE))
 

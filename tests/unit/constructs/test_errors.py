@@ -12,6 +12,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_ec2 as ec2
+from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 
@@ -81,6 +82,27 @@ def _alarms(stack: cdk.Stack) -> None:
     cloudwatch.Alarm.from_alarm_name(stack, "A", "x")
     alarms = [cloudwatch.Alarm.from_alarm_name(stack, f"A{i}", f"alarm-{i}") for i in range(11)]
     sme(stack, deployment=DeploymentGuardrails.all_at_once(rollback_alarms=alarms))
+
+
+def _mme_bucket(s: cdk.Stack, targets: dict[str, str] | None) -> TritonModel:
+    return TritonModel(
+        s,
+        "M",
+        artifacts=ModelArtifacts.from_bucket(_bucket(s), "mme/", multi_model=True, target_models=targets),
+    )
+
+
+def _edited(mutate: Callable[[dict[str, Any]], Any], endpoint: str = "multi") -> ModelArtifacts:
+    """The example manifest edited by hand (written to a file, read back by from_manifest)."""
+    data = json.loads(EXAMPLE.read_text())
+    mutate(data)
+    path = _BAD / f"edited-{len(list(_BAD.iterdir()))}.json"
+    path.write_text(json.dumps(data))
+    return ModelArtifacts.from_manifest(path, endpoint)
+
+
+def _target(data: dict[str, Any], **changes: Any) -> None:
+    data["endpoints"]["multi"]["target_models"]["resnet_ts"].update(changes)
 
 
 #: code -> what triggers it (the construct path must start with the stack's).
@@ -180,6 +202,44 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
         s, artifacts=ModelArtifacts.from_manifest(_BAD / "no-samples.json", "classifier")
     ).add_verification(),
     "InvalidVerificationDeadline": lambda s: sme(s).add_verification(deadline=cdk.Duration.minutes(15)),
+    "MmeWithoutModels": lambda s: _mme_bucket(s, {}),
+    "InvalidTargetModel": lambda s: _mme_bucket(s, {"resnet": "r" * 1018 + ".tar.gz"}),
+    "TargetModelCaseCollision": lambda s: _mme_bucket(
+        s, {"resnet": "resnet-0a1b2c3d4e5f.tar.gz", "resnet_v2": "ResNet-0a1b2c3d4e5f.tar.gz"}
+    ),
+    "InvalidGpuArchitecture": lambda s: TritonModel(
+        s,
+        "M",
+        artifacts=ModelArtifacts.from_bucket(
+            _bucket(s), "repo/", default_model="r", gpu_architectures=["8.6"]
+        ),
+    ),
+    "ManifestUriNotS3": lambda s: sme(
+        s, artifacts=_edited(lambda d: d["endpoints"]["multi"].update(s3_prefix="https://example.com/mme/"))
+    ),
+    "ManifestHashMismatch": lambda s: sme(s, artifacts=_edited(lambda d: _target(d, sha256="0" * 64))),
+    "ManifestBrokenReference": lambda s: sme(
+        s, artifacts=_edited(lambda d: d["endpoints"]["classifier"]["models"].append("ghost"), "classifier")
+    ),
+    "InvalidDataCapture": lambda s: sme(
+        s, data_capture=DataCapture(bucket=_bucket(s), capture_input=False, capture_output=False)
+    ),
+    "InvalidEnvironmentVariable": lambda s: sme(s, environment={"OMP-THREADS": "4"}),
+    "InvalidSageMakerModelName": lambda s: TritonModel(
+        s, "M", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"), model_name="my_model"
+    ),
+    "InvalidImageTag": lambda s: sme(
+        s,
+        image=TritonImage.from_ecr_repository(ecr.Repository.from_repository_name(s, "R", "r"), "v1:latest"),
+    ),
+    "InvalidGpuCount": lambda s: TritonEndpoint.from_endpoint_attributes(
+        s, "Imported", endpoint_name="other", gpu_count=-1
+    ),
+    "InvalidPeriod": lambda s: TritonAlarms(s, "Alarms", endpoint=sme(s), period=cdk.Duration.seconds(45)),
+    "InvalidEvaluationPeriods": lambda s: TritonAlarms(s, "Alarms", endpoint=sme(s), evaluation_periods=0),
+    "InvalidDashboardName": lambda s: TritonDashboard(
+        s, "Dash", endpoints=[sme(s)], dashboard_name="my dash"
+    ),
 }
 
 #: code -> (prop, value) the error must name for the case above: the prop the user set, the value received.
@@ -243,6 +303,27 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "NoRecordedSamples": ("artifacts", "multi"),
     "SampleFileMissing": ("sample.request", str(_BAD / "samples" / "classifier.request.json")),
     "InvalidVerificationDeadline": ("deadline", "900 s"),
+    "MmeWithoutModels": ("target_models", {}),
+    "InvalidTargetModel": ("target_models['resnet']", "r" * 60 + "... (1025 characters)"),
+    "TargetModelCaseCollision": (
+        "target_models",
+        ("ResNet-0a1b2c3d4e5f.tar.gz", "resnet-0a1b2c3d4e5f.tar.gz"),
+    ),
+    "InvalidGpuArchitecture": ("gpu_architectures", "8.6"),
+    "ManifestUriNotS3": ("manifest endpoints.multi.s3_prefix", "https://example.com/mme/"),
+    "ManifestHashMismatch": (
+        "manifest endpoints.multi.target_models.resnet_ts.target_model",
+        "resnet_ts-ca978112ca1b.tar.gz",
+    ),
+    "ManifestBrokenReference": ("manifest endpoints.classifier.models", "ghost"),
+    "InvalidDataCapture": ("data_capture.capture_input/capture_output", (False, False)),
+    "InvalidEnvironmentVariable": ("environment['OMP-THREADS']", "OMP-THREADS"),
+    "InvalidSageMakerModelName": ("model_name", "my_model"),
+    "InvalidImageTag": ("tag", "v1:latest"),
+    "InvalidGpuCount": ("gpu_count", -1),
+    "InvalidPeriod": ("period", "45 s"),
+    "InvalidEvaluationPeriods": ("evaluation_periods", 0),
+    "InvalidDashboardName": ("dashboard_name", "my dash"),
 }
 
 STACK_ENV = {"ImageNotInRegion": cdk.Environment(account="123456789012", region="eu-south-2")}

@@ -10,7 +10,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk.assertions import Match
 
 from cdk_triton.constructs import ModelArtifacts, TritonAlarms, TritonDashboard, TritonEndpoint, TritonMetrics
-from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
+from tests.unit.constructs.support import ENV, EXAMPLE, new_stack, only, template
 
 
 def _ep(stack: cdk.Stack, endpoint: str, cid: str, **kw: Any) -> TritonEndpoint:
@@ -182,3 +182,53 @@ def test_dashboard_body_is_plain_json_or_a_join_for_an_env_agnostic_region() -> 
     TritonDashboard(agnostic, "Dash", endpoints=[_ep(agnostic, "classifier", "Sme")])
     body = only(template(agnostic), "AWS::CloudWatch::Dashboard")["Properties"]["DashboardBody"]
     assert {"Ref": "AWS::Region"} in body["Fn::Join"][1]
+
+
+def test_topic_key_lets_cloudwatch_in_only_for_alarms_of_its_account_and_region() -> None:
+    """Confused deputy: the CloudWatch statement of the topic key carries SourceAccount and SourceArn."""
+    stack = new_stack()
+    TritonAlarms(stack, "Alarms", endpoint=_ep(stack, "classifier", "Sme"), create_topic=True)
+    policy = only(template(stack), "AWS::KMS::Key")["Properties"]["KeyPolicy"]
+    [cw] = [s for s in policy["Statement"] if s.get("Principal") == {"Service": "cloudwatch.amazonaws.com"}]
+    assert cw["Condition"]["StringEquals"] == {"aws:SourceAccount": "123456789012"}
+    arn = cw["Condition"]["ArnLike"]["aws:SourceArn"]
+    assert json.dumps(arn).count("cloudwatch") == 1 and "us-east-1:123456789012:alarm:*" in json.dumps(arn)
+
+
+def test_topic_key_conditions_in_an_env_agnostic_stack_use_pseudo_parameters() -> None:
+    stack = new_stack(env=None)
+    TritonAlarms(stack, "Alarms", endpoint=_ep(stack, "classifier", "Sme"), create_topic=True)
+    policy = only(template(stack), "AWS::KMS::Key")["Properties"]["KeyPolicy"]
+    cw = policy["Statement"][1]
+    assert cw["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    text = json.dumps(cw["Condition"]["ArnLike"])
+    assert '{"Ref": "AWS::Region"}' in text and ":alarm:*" in text
+
+
+def test_rollback_alarm_notifies_the_alarm_topic() -> None:
+    """cdk-nag CloudWatchAlarmAction (HIPAA, NIST 800-53 R5): the rollback alarm gets the topic as action."""
+    from cdk_triton.constructs import DeploymentGuardrails
+
+    stack = new_stack()
+    ep = _ep(stack, "classifier", "Sme", instance_count=4, deployment=DeploymentGuardrails.canary(percent=25))
+    other = _ep(stack, "multi", "Mme", deployment=DeploymentGuardrails.all_at_once())
+    alarms = TritonAlarms(stack, "Alarms", endpoint=ep, create_topic=True)
+    TritonAlarms(stack, "MmeAlarms", endpoint=other, topic=alarms.topic)
+    tpl = template(stack)
+    rollback = {k: r for k, r in tpl.find_resources("AWS::CloudWatch::Alarm").items() if "RollbackAlarm" in k}
+    assert len(rollback) == 2
+    topic = next(iter(tpl.find_resources("AWS::SNS::Topic")))
+    for r in rollback.values():
+        assert r["Properties"]["AlarmActions"] == [{"Ref": topic}]
+    assert ep.rollback_alarm is not None and other.rollback_alarm is not None
+
+
+def test_rollback_alarm_of_another_stack_keeps_no_action() -> None:
+    """A topic of another stack is not attached (the endpoint's stack would depend on the alarms' stack)."""
+    from cdk_triton.constructs import DeploymentGuardrails
+
+    stack = new_stack()
+    ep = _ep(stack, "classifier", "Sme", deployment=DeploymentGuardrails.all_at_once())
+    other = cdk.Stack(stack.node.scope, "AlarmStack", env=ENV)
+    TritonAlarms(other, "Alarms", endpoint=ep, create_topic=True)
+    assert ep.rollback_alarm is not None and ep.rollback_alarm.alarm_actions is None

@@ -1,0 +1,259 @@
+"""Every prop of every construct, the rule that checks it and its error code: the README's "Prop rules".
+
+``RULES`` is that table; each row has a bad value that AWS or Triton would refuse at deploy, and the
+test asserts the construct refuses it at synth with that code and prop, before any resource is
+written. The README table must equal ``RULES`` row for row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_s3 as s3
+
+from cdk_triton.config.manifest import Manifest
+from cdk_triton.config.server_options import ServerOptions
+from cdk_triton.constructs import ModelArtifacts, TritonAlarms, TritonDashboard, TritonMetrics, TritonModel
+from cdk_triton.errors import TritonValidationError, TritonValidationErrors
+from tests.unit.constructs.support import EXAMPLE, manifest_with, new_stack
+from tests.unit.constructs.test_errors import CASES, EXPECTED, STACK_ENV, _edited, _mme_bucket, _target, sme
+
+Case = Callable[[cdk.Stack], Any]
+
+
+def _bucket(s: cdk.Stack) -> s3.IBucket:
+    return s3.Bucket.from_bucket_name(s, "B2", "models-123456789012")
+
+
+def _without_targets() -> Manifest:
+    """A Manifest built in code (no file, so no reader check) whose MME entry lists no archive."""
+    m = manifest_with()
+    entry = dataclasses.replace(m.endpoints["multi"], target_models={})
+    return dataclasses.replace(m, endpoints={**m.endpoints, "multi": entry})
+
+
+def _long_target_model(data: dict[str, Any]) -> None:
+    """A consistent archive entry (hash in the name, URI = prefix + name) whose name is over 1024."""
+    name = "r" * 1010 + "-ca978112ca1b.tar.gz"
+    _target(data, target_model=name, s3_uri=data["endpoints"]["multi"]["s3_prefix"] + name)
+
+
+def _scaled(s: cdk.Stack) -> Any:
+    return sme(s).auto_scale(max_capacity=2)
+
+
+#: (construct, prop, rule, code, bad input or None for the catalogue's case of ``code``, the prop the
+#: error names or None for the catalogue's).
+RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
+    # ---- ModelArtifacts
+    ("ModelArtifacts.from_manifest", "manifest", "the file exists", "ManifestNotFound", None, None),
+    ("ModelArtifacts.from_manifest", "manifest", "valid JSON of the manifest schema", "InvalidManifest", None, None),
+    ("ModelArtifacts.from_manifest", "manifest", "schema_version supported", "UnsupportedManifestVersion", None, None),
+    ("ModelArtifacts.from_manifest", "endpoint", "a key of the manifest's endpoints", "UnknownManifestEndpoint", None, None),
+    ("ModelArtifacts.from_manifest", "manifest entry", "every S3 location is s3://<bucket>/<key>", "ManifestUriNotS3", None, None),
+    ("ModelArtifacts.from_manifest", "manifest entry", "hashes are sha256; MME archive names carry theirs (<model>-<sha12>.tar.gz)", "ManifestHashMismatch", None, None),
+    ("ModelArtifacts.from_manifest", "manifest entry", "models, steps and default model exist; archive URI = prefix + name; names match keys", "ManifestBrokenReference", None, None),
+    ("ModelArtifacts.from_manifest", "manifest entry", "an MME entry holds at least one target model", "MmeWithoutModels",
+     lambda s: sme(s, artifacts=ModelArtifacts.from_manifest(_without_targets(), "multi")),
+     "manifest endpoints.multi.target_models"),
+    ("ModelArtifacts.from_manifest", "manifest entry", "TargetModels SageMaker accepts", "InvalidTargetModel",
+     lambda s: sme(s, artifacts=_edited(_long_target_model)),
+     "manifest endpoints.multi.target_models['resnet_ts']"),
+    ("ModelArtifacts.from_bucket", "key", "a prefix ending '/' or a .tar.gz key (MME: a prefix)", "InvalidArtifactKey", None, None),
+    ("ModelArtifacts.from_bucket", "default_model", "a Triton model directory name", "InvalidModelName",
+     lambda s: TritonModel(s, "M", artifacts=ModelArtifacts.from_bucket(_bucket(s), "repo/", default_model="my model")),
+     "default_model"),
+    ("ModelArtifacts.from_bucket", "default_model", "one of models (when given)", "DefaultModelNotInArtifacts",
+     lambda s: TritonModel(
+         s, "M", artifacts=ModelArtifacts.from_bucket(_bucket(s), "repo/", default_model="a", models=["b"])
+     ),
+     "server_options.default_model_name"),
+    ("ModelArtifacts.from_bucket", "default_model", "set for an SME (or models of one entry)", "DefaultModelRequired", None, None),
+    ("ModelArtifacts.from_bucket", "models", "Triton model directory names", "InvalidModelName",
+     lambda s: TritonModel(
+         s, "M", artifacts=ModelArtifacts.from_bucket(_bucket(s), "repo/", default_model="a", models=["a", "../b"])
+     ),
+     "models"),
+    ("ModelArtifacts.from_bucket", "target_models", "not empty for an MME", "MmeWithoutModels", None, None),
+    ("ModelArtifacts.from_bucket", "target_models", "TargetModels of 1..1024 printable characters ending .tar.gz", "InvalidTargetModel", None, None),
+    ("ModelArtifacts.from_bucket", "target_models", "TargetModels unique ignoring case", "TargetModelCaseCollision", None, None),
+    ("ModelArtifacts.from_bucket", "target_models", "logical names unique ignoring case", "TargetModelCaseCollision",
+     lambda s: _mme_bucket(s, {"resnet": "resnet-0a1b2c3d4e5f.tar.gz", "ResNet": "resnet_v2-0a1b2c3d4e5f.tar.gz"}),
+     "target_models"),
+    ("ModelArtifacts.from_bucket", "gpu_architectures", "sm + compute capability", "InvalidGpuArchitecture", None, None),
+    ("ModelArtifacts.from_asset", "path", "an existing .tar.gz file", "InvalidAssetPath", None, None),
+    ("ModelArtifacts.from_asset", "default_model", "a Triton model directory name", "InvalidModelName",
+     lambda s: TritonModel(s, "M", artifacts=ModelArtifacts.from_asset(EXAMPLE, default_model="a b")),
+     "default_model"),
+    # ---- TritonImage
+    ("TritonImage.for_version", "version", "a release in the vendored tables", "UnknownTritonVersion", None, None),
+    ("TritonImage.for_version", "version", "an image in the stack's region", "ImageNotInRegion", None, None),
+    ("TritonImage.from_ecr_repository", "tag", "an ECR tag or sha256 digest", "InvalidImageTag", None, None),
+    # ---- TritonModel (and TritonEndpoint, which passes these on)
+    ("TritonModel", "model_name", "SageMaker's name pattern", "InvalidSageMakerModelName", None, None),
+    ("TritonModel", "environment", "known SAGEMAKER_TRITON_* names", "UnknownTritonEnvironmentVariable", None, None),
+    ("TritonModel", "environment", "no variable ServerOptions manages", "ReservedEnvironmentVariable", None, None),
+    ("TritonModel", "environment", "names [a-zA-Z_][a-zA-Z0-9_]*, values <= 1024 characters", "InvalidEnvironmentVariable", None, None),
+    ("TritonModel", "environment", "at most 100 variables", "InvalidEnvironmentVariable",
+     lambda s: sme(s, environment={f"V{i}": "1" for i in range(101)}),
+     "environment"),
+    ("TritonModel", "metrics", "an image that publishes metrics (23.07+)", "MetricsNeedNewerImage", None, None),
+    ("TritonModel", "metrics.namespace", "a custom CloudWatch namespace", "InvalidMetricNamespace", None, None),
+    ("TritonModel", "metrics.metrics_port", "1..65535", "InvalidPort",
+     lambda s: sme(s, metrics=TritonMetrics(metrics_port=0)),
+     "metrics_port"),
+    ("TritonModel", "network_isolation", "off when metrics are published", "MetricsNeedNetwork", None, None),
+    ("TritonModel", "security_groups / vpc_subnets", "only with vpc", "SecurityGroupsWithoutVpc", None, None),
+    ("TritonModel", "server_options", "publish_metrics_to_cloudwatch only through metrics=", "UseTritonMetrics", None, None),
+    ("TritonModel", "server_options", "multi_model agrees with the artifacts", "ServerOptionsModeConflict", None, None),
+    ("TritonModel", "server_options", "default_model_name one of the artifacts' models", "DefaultModelNotInArtifacts", None, None),
+    ("TritonModel", "server_options", "no default_model_name on an MME", "DefaultModelInMme", None, None),
+    ("TritonModel", "server_options", "default_model_name a model directory name", "InvalidModelName", None, None),
+    ("TritonModel", "server_options", "ports 1..65535", "InvalidPort", None, None),
+    ("TritonModel", "server_options", "safe_port_range lo <= hi", "InvalidPortRange", None, None),
+    ("TritonModel", "server_options", "distinct ports", "PortConflict", None, None),
+    ("TritonModel", "server_options", "thread counts", "InvalidThreadCount", None, None),
+    ("TritonModel", "server_options", "log_verbose >= 0", "InvalidLogLevel", None, None),
+    ("TritonModel", "server_options", "byte sizes > 0", "InvalidByteSize", None, None),
+    ("TritonModel", "server_options", "model_load_gpu_limit in (0, 1]", "InvalidGpuLimit", None, None),
+    ("TritonModel", "server_options", "allow_metrics when publishing", "MetricsPublishingNeedsMetrics", None, None),
+    ("TritonModel", "server_options", "CloudWatch settings only when publishing", "CloudWatchSettingsWithoutPublishing", None, None),
+    ("TritonModel", "server_options", "additional_args are --flags", "InvalidAdditionalArg", None, None),
+    ("TritonModel", "server_options", "additional_args set no managed flag", "ManagedFlagInAdditionalArgs", None, None),
+    # ---- TritonEndpoint
+    ("TritonEndpoint", "instance_type", "ml.<family>.<size>", "InvalidInstanceType", None, None),
+    ("TritonEndpoint", "instance_type", "compute capability the release supports", "ComputeCapabilityTooLow", None, None),
+    ("TritonEndpoint", "instance_type", "a GPU for TensorRT plans", "GpuArtifactsOnCpuInstance", None, None),
+    ("TritonEndpoint", "instance_type", "the plans' GPU architecture", "GpuArchitectureMismatch", None, None),
+    ("TritonEndpoint", "instance_type", "one GPU for a GPU MME", "MmeNeedsSingleGpu", None, None),
+    ("TritonEndpoint", "endpoint_name", "SageMaker's name pattern", "InvalidEndpointName", None, None),
+    ("TritonEndpoint", "variant_name", "SageMaker's name pattern", "InvalidVariantName", None, None),
+    ("TritonEndpoint", "instance_count", ">= 1", "InvalidInstanceCount", None, None),
+    ("TritonEndpoint", "volume_encryption_key", "none on local-NVMe types", "KmsKeyOnLocalStorage", None, None),
+    ("TritonEndpoint", "volume_size", "1..512 GiB on EBS-only types", "InvalidVolumeSize", None, None),
+    ("TritonEndpoint", "container_startup_health_check_timeout", "60..3600 s", "InvalidTimeout",
+     lambda s: sme(s, container_startup_health_check_timeout=cdk.Duration.hours(2)),
+     "container_startup_health_check_timeout"),
+    ("TritonEndpoint", "model_data_download_timeout", "60..3600 s", "InvalidTimeout", None, None),
+    ("TritonEndpoint", "data_capture.sampling_percentage", "0..100", "InvalidSamplingPercentage", None, None),
+    ("TritonEndpoint", "data_capture.capture_input / capture_output", "at least one", "InvalidDataCapture", None, None),
+    ("TritonEndpoint", "data_capture.prefix", "s3://<bucket>/<prefix> <= 512 characters", "InvalidDataCapture",
+     lambda s: sme(s, data_capture=_capture(s, prefix="p/" * 300)),
+     "data_capture.prefix"),
+    ("TritonEndpoint", "deployment", "exactly one update policy", "InvalidDeploymentPolicy", None, None),
+    ("TritonEndpoint", "deployment.step", "canary <= 50 % of the fleet", "CanaryTooLarge", None, None),
+    ("TritonEndpoint", "deployment.step / rolling_batch", "valid shares of the fleet", "InvalidTrafficStep", None, None),
+    ("TritonEndpoint", "deployment.wait_interval / termination_wait / maximum_execution_timeout", "SageMaker's ranges", "InvalidTimeout",
+     lambda s: sme(s, deployment=_guardrails(wait=cdk.Duration.hours(2))),
+     "deployment.wait_interval"),
+    ("TritonEndpoint", "deployment.rollback_alarms", "at most 10", "TooManyRollbackAlarms", None, None),
+    ("TritonEndpoint", "(the stack)", "<= 500 CloudFormation resources", "StackResourceLimit", None, None),
+    # ---- scaling
+    ("auto_scale", "min_capacity / max_capacity", "1 <= min <= max", "InvalidCapacity", None, None),
+    ("auto_scale", "(instance_type)", "not burstable", "BurstableNotScalable", None, None),
+    ("scale_on_gpu_utilization", "target_percent", "0 < percent <= 100", "InvalidTargetValue", None, None),
+    ("scale_on_gpu_utilization", "(instance_type)", "a GPU type", "GpuScalingOnCpuInstance", None, None),
+    ("scale_on_invocations_per_instance", "invocations_per_minute", "> 0", "InvalidTargetValue",
+     lambda s: _scaled(s).scale_on_invocations_per_instance(invocations_per_minute=0),
+     "invocations_per_minute"),
+    # ---- monitoring
+    ("TritonDashboard", "endpoints", "<= 500 widgets", "DashboardTooLarge", None, None),
+    ("TritonDashboard", "dashboard_name", "CloudWatch's name pattern", "InvalidDashboardName", None, None),
+    ("TritonDashboard", "period", "1, 5, 10, 30 s or whole minutes", "InvalidPeriod",
+     lambda s: TritonDashboard(s, "Dash", endpoints=[sme(s)], period=cdk.Duration.seconds(90)),
+     "period"),
+    ("TritonAlarms", "error_rate_percent / gpu_memory_percent", "0 < percent <= 100", "InvalidAlarmThreshold", None, None),
+    ("TritonAlarms", "p99_latency", "> 0", "InvalidAlarmThreshold",
+     lambda s: TritonAlarms(s, "Alarms", endpoint=sme(s), p99_latency=cdk.Duration.millis(0)),
+     "p99_latency"),
+    ("TritonAlarms", "period", "10, 30 s or whole minutes", "InvalidPeriod", None, None),
+    ("TritonAlarms", "evaluation_periods", ">= 1 and x period <= one day", "InvalidEvaluationPeriods", None, None),
+    ("TritonAlarms", "endpoint", "an imported endpoint has variant_name", "MissingEndpointAttribute",
+     lambda s: TritonAlarms(s, "Alarms", endpoint=_imported(s)),
+     "variant_name"),
+    # ---- imported endpoints
+    ("from_endpoint_attributes", "endpoint_name", "SageMaker's name pattern", "InvalidEndpointName",
+     lambda s: _imported(s, endpoint_name="a_b"), "endpoint_name"),
+    ("from_endpoint_attributes", "variant_name", "SageMaker's name pattern", "InvalidVariantName",
+     lambda s: _imported(s, variant_name="All Traffic"), "variant_name"),
+    ("from_endpoint_attributes", "mode", "'SME' or 'MME'", "InvalidEndpointMode", None, None),
+    ("from_endpoint_attributes", "instance_type", "ml.<family>.<size>", "InvalidInstanceType",
+     lambda s: _imported(s, instance_type="g5.xlarge"), "instance_type"),
+    ("from_endpoint_attributes", "gpu_count", ">= 0", "InvalidGpuCount", None, None),
+    ("from_endpoint_attributes", "instance_count", ">= 1", "InvalidInstanceCount",
+     lambda s: _imported(s, instance_count=0), "instance_count"),
+    ("from_endpoint_attributes", "(variant_name for scaling)", "given when auto_scale is asked", "MissingEndpointAttribute", None, None),
+]  # fmt: skip
+
+
+def _capture(s: cdk.Stack, **kw: Any) -> Any:
+    from cdk_triton.constructs import DataCapture
+
+    return DataCapture(bucket=_bucket(s), **kw)
+
+
+def _guardrails(*, wait: cdk.Duration) -> Any:
+    from cdk_triton.constructs import DeploymentGuardrails
+
+    return DeploymentGuardrails.all_at_once(wait_interval=wait)
+
+
+def _imported(s: cdk.Stack, **kw: Any) -> Any:
+    from cdk_triton.constructs import TritonEndpoint
+
+    return TritonEndpoint.from_endpoint_attributes(s, "Imported", **{"endpoint_name": "other", **kw})
+
+
+def _ids() -> list[str]:
+    return [f"{i:02d}-{row[3]}-{row[1]}" for i, row in enumerate(RULES)]
+
+
+@pytest.mark.parametrize("row", RULES, ids=_ids())
+def test_each_prop_rule_refuses_its_bad_value_at_synth(
+    row: tuple[str, str, str, str, Case | None, str | None],
+) -> None:
+    _, _, _, code, case, prop = row
+    stack = new_stack(env=STACK_ENV.get(code, cdk.Environment(account="123456789012", region="us-east-1")))
+    with pytest.raises(TritonValidationError) as info:
+        (case or CASES[code])(stack)
+    err = info.value
+    errors = err.errors if isinstance(err, TritonValidationErrors) else [err]
+    assert [e.code for e in errors] == [code], [str(e) for e in errors]
+    expected_prop = prop if prop is not None else EXPECTED[code][0]
+    assert errors[0].prop.endswith(expected_prop) or errors[0].prop == expected_prop, errors[0].prop
+    assert errors[0].path and errors[0].path.startswith(stack.node.path + "/")
+    assert errors[0].allowed and errors[0].fix
+
+
+def _readme_rows() -> list[tuple[str, str, str, str]]:
+    readme = (Path(__file__).resolve().parents[3] / "cdk_triton" / "constructs" / "README.md").read_text()
+    table = readme.split("## Prop rules", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[3].startswith("`"):
+            rows.append((cells[0].strip("`"), cells[1].strip("`"), cells[2], cells[3].strip("`")))
+    return rows
+
+
+def test_readme_table_is_the_rule_table() -> None:
+    assert _readme_rows() == [(c, p, r, code) for c, p, r, code, _, _ in RULES]
+
+
+def test_every_catalogued_code_has_a_prop_row() -> None:
+    from cdk_triton.constructs import ERROR_CODES
+
+    assert {row[3] for row in RULES} == set(ERROR_CODES)
+
+
+def test_server_options_direct_construction_is_still_checked() -> None:
+    """ServerOptions is validated by the config layer; the construct re-raises at its path."""
+    stack = new_stack()
+    with pytest.raises(TritonValidationError) as info:
+        sme(stack, server_options=ServerOptions(thread_count=0))
+    assert info.value.code == "InvalidThreadCount" and info.value.path == "TestStack/Ep/Model"
