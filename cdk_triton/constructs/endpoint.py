@@ -471,6 +471,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         checks: Sequence[VerificationCheck] | None = None,
         deadline: cdk.Duration | None = None,
         warm_up: Sequence[str] = (),
+        log_encryption_key: kms.IKey | None = None,
     ) -> TritonVerification:
         """Verify every deploy: invoke the endpoint with the recorded samples (a custom resource).
 
@@ -482,6 +483,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
                 every TargetModel with one); none raises NoRecordedSamples.
             deadline: how long to retry while instances start and models load. Default: 10 minutes.
             warm_up: MME logical names invoked once before the checks. Default: none.
+            log_encryption_key: a customer KMS key for the verification's log group. Default: none.
         """
         art = self.model.artifacts
         return TritonVerification(
@@ -497,6 +499,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             artifacts_key_arn=art.kms_key_arn,
             deadline=deadline,
             warm_up=warm_up,
+            log_encryption_key=log_encryption_key,
         )
 
     def _scaling_endpoint_name(self) -> str:

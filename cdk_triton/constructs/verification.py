@@ -26,6 +26,7 @@ from typing import Any
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -52,6 +53,26 @@ __all__ = [
 #: lambda/verify: in a checkout through the symlink handlers/verify, in a wheel the copy setuptools made of it
 HANDLER_DIR = (Path(__file__).parent / "handlers" / "verify").resolve()
 DEFAULT_VERIFICATION_DEADLINE = cdk.Duration.minutes(10)
+#: the packs whose rule wants a customer key on every log group
+LOG_KEY_PACKS = ("HIPAA.Security", "NIST.800.53.R4", "NIST.800.53.R5", "PCI.DSS.321")
+#: Lambda rules of the HIPAA / NIST / PCI packs that do not fit a custom-resource function, with why
+LAMBDA_RULE_REASONS = {
+    "LambdaConcurrency": "CloudFormation invokes it once per verification; reserved concurrency would take "
+    "from the account's pool and can fail deploys in accounts at the minimum concurrency quota",
+    "LambdaDLQ": "it answers every CloudFormation request itself (failures and timeouts included); "
+    "a dead-letter queue would hold nothing to act on",
+    "LambdaInsideVPC": "it calls only AWS APIs (SageMaker Runtime, S3, SSM, CloudWatch Logs) and receives "
+    "no traffic; outside the VPC the stack needs no NAT gateway or interface endpoints",
+}
+LAMBDA_RULE_PACKS = {
+    "LambdaConcurrency": ("HIPAA.Security", "NIST.800.53.R5"),
+    "LambdaDLQ": ("HIPAA.Security", "NIST.800.53.R5"),
+    "LambdaInsideVPC": ("HIPAA.Security", "NIST.800.53.R4", "NIST.800.53.R5", "PCI.DSS.321"),
+}
+LOG_KEY_REASON = (
+    "the verification log holds verdicts only (model names, what differed, retries), never request or "
+    "response payloads, and CloudWatch Logs encrypts it at rest; pass log_encryption_key for a customer key"
+)
 #: Seconds the Lambda gets beyond the deadline (the handler keeps 15 s of them to answer CloudFormation).
 TIMEOUT_MARGIN_S = 60
 #: Lambda's own limit.
@@ -225,6 +246,7 @@ class TritonVerification(Construct):
         deadline: cdk.Duration | None = None,
         warm_up: Sequence[str] = (),
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
+        log_encryption_key: kms.IKey | None = None,
     ) -> None:
         """Define the verification.
 
@@ -241,6 +263,9 @@ class TritonVerification(Construct):
             deadline: how long to retry while models load. Default: 10 minutes (30 s..14 min).
             warm_up: MME logical names invoked once before the checks. Default: none.
             log_retention: retention of the function's log group. Default: one month.
+            log_encryption_key: a customer KMS key for the function's log group (its key policy must
+                allow CloudWatch Logs). Default: none; the log holds the verdicts (model names, differences),
+                never payloads, and the HIPAA / NIST / PCI log-group-key rule is acknowledged with that reason.
         """
         super().__init__(scope, construct_id)
         deadline_s = int((deadline or DEFAULT_VERIFICATION_DEADLINE).to_seconds())
@@ -257,8 +282,17 @@ class TritonVerification(Construct):
         if warm_up:
             spec["WarmUp"] = list(warm_up)
         self.log_group = logs.LogGroup(
-            self, "LogGroup", retention=log_retention, removal_policy=cdk.RemovalPolicy.RETAIN
+            self,
+            "LogGroup",
+            retention=log_retention,
+            removal_policy=cdk.RemovalPolicy.RETAIN,
+            encryption_key=log_encryption_key,
         )
+        if log_encryption_key is None:
+            for pack in LOG_KEY_PACKS:
+                cdk.Validations.of(self.log_group).acknowledge(
+                    cdk.Acknowledgment(id=f"{pack}::{pack}-CloudWatchLogGroupEncrypted", reason=LOG_KEY_REASON)
+                )
         self._define_role(
             endpoint_arn=endpoint_arn,
             target_model_parameter_path=target_model_parameter_path if mode == MULTI_MODEL else None,
@@ -351,8 +385,12 @@ class TritonVerification(Construct):
         )
 
     def _acknowledgments(self) -> list[cdk.Acknowledgment]:
-        """IAM5 for each samples-prefix wildcard, L1 for the pinned runtime (each exact finding)."""
+        """IAM5 for each samples-prefix wildcard, L1 for the pinned runtime, the custom-resource Lambda rules."""
         acks = [
+            cdk.Acknowledgment(id=f"{pack}::{pack}-{rule}", reason=LAMBDA_RULE_REASONS[rule])
+            for rule, packs in LAMBDA_RULE_PACKS.items()
+            for pack in packs
+        ] + [
             cdk.Acknowledgment(
                 id="AwsSolutions::AwsSolutions-L1",
                 reason="the handler is tested on python3.12 (boto3 only); the runtime is pinned so a "

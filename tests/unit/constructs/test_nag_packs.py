@@ -106,6 +106,19 @@ def test_every_acknowledgment_is_reasoned(
             assert "local NVMe storage" in reason and "rejects a KmsKeyId" in reason
 
 
+def _verification(stack: str, *, keyed_log: bool) -> set[tuple[str, str]]:
+    """The deploy verification's own acknowledgments (each with its reason in verification.py)."""
+    from cdk_triton.constructs.verification import LAMBDA_RULE_PACKS
+
+    handler = f"{stack}/Classifier/Verification/Handler/Resource"
+    out = {(f"{pack}-{rule}", handler) for rule, packs in LAMBDA_RULE_PACKS.items() for pack in packs}
+    out.add(("AwsSolutions-L1", handler))
+    if not keyed_log:
+        log = f"{stack}/Classifier/Verification/LogGroup/Resource"
+        out |= {(f"{pack}-CloudWatchLogGroupEncrypted", log) for pack in PACKS[1:]}
+    return out
+
+
 def test_example_acknowledges_iam_wildcards_nvme_volume_keys_and_its_log_group(
     reports: dict[str, dict[str, dict[str, Any]]],
 ) -> None:
@@ -114,7 +127,7 @@ def test_example_acknowledges_iam_wildcards_nvme_volume_keys_and_its_log_group(
     log_group = "CdkTritonExample/Classifier/Model/TritonMetricsLogGroup"
     assert others == _nvme_kms("CdkTritonExample", "Classifier", "Multi") | {
         (f"{pack}-CloudWatchLogGroupEncrypted", log_group) for pack in PACKS[1:]
-    }
+    } | _verification("CdkTritonExample", keyed_log=False)
     assert acks[("PCI.DSS.321-CloudWatchLogGroupEncrypted", log_group)] == _app_module().LOG_GROUP_REASON
 
 
@@ -124,4 +137,6 @@ def test_hardened_variant_acknowledges_only_iam_wildcards_and_the_nvme_volume_ke
     """No alarm-action, log-group or volume-key finding is left on the EBS-only endpoint: only AwsSolutions
     IAM5 findings and the KMS rule on the local-NVMe g5 (AWS refuses a volume key there)."""
     others = {k for k in _acknowledged(reports["hardened"]) if k[0] != "AwsSolutions-IAM5"}
-    assert others == _nvme_kms("HardenedExample", "Classifier")
+    assert others == _nvme_kms("HardenedExample", "Classifier") | _verification(
+        "HardenedExample", keyed_log=True
+    )

@@ -188,6 +188,9 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("from_endpoint_attributes", "instance_count", ">= 1", "InvalidInstanceCount",
      lambda s: _imported(s, instance_count=0), "instance_count"),
     ("from_endpoint_attributes", "(variant_name for scaling)", "given when auto_scale is asked", "MissingEndpointAttribute", None, None),
+    ("add_verification", "checks", "at least one model with a recorded sample (response included)", "NoRecordedSamples", None, None),
+    ("add_verification", "sample.request", "recorded S3 URIs, or the sample files beside the manifest", "SampleFileMissing", None, None),
+    ("add_verification", "deadline", "30 s to 14 min (the Lambda's 15 min less the margin)", "InvalidVerificationDeadline", None, None),
 ]  # fmt: skip
 
 

@@ -207,9 +207,12 @@ def test_logical_id_changes_with_what_is_verified(change: str) -> None:
         if change == "target_model":
             for tm in d["endpoints"]["multi"]["target_models"].values():
                 tm["sample"] = dict(SAMPLE)
-            d["endpoints"]["multi"]["target_models"]["resnet_ts"]["target_model"] = (
-                "resnet_ts-000000000000.tar.gz"
-            )
+            # another archive: its name carries the first 12 hex digits of its sha256 (manifest trust)
+            tm = d["endpoints"]["multi"]["target_models"]["resnet_ts"]
+            tm["sha256"] = "0" * 64
+            tm["target_model"] = "resnet_ts-000000000000.tar.gz"
+            tm["s3_uri"] = d["endpoints"]["multi"]["s3_prefix"] + tm["target_model"]
+            tm["local_path"] = "mme/multi/" + tm["target_model"]
 
     base = _mme_manifest() if change == "target_model" else EXAMPLE
     if change == "instance_count":
