@@ -47,6 +47,8 @@ DECLARATION_ERRORS: dict[str, str] = {
     "UnknownTritonRelease": "a triton_version not in the release table",
     "InvalidS3Uri": "an artifact location that is not s3://bucket/prefix",
     "UnknownOnlyModel": "--only naming a model or endpoint that is not declared",
+    "InvalidShapeRange": "a shape_range whose min/opt/max lists do not fit the shape or are not ordered",
+    "MissingShapeRange": "a TensorRT model input with a dynamic dim and no shape_range",
 }
 
 #: Runtime errors (BuildError): code -> what it means.

@@ -118,6 +118,8 @@ def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         w = compat.torchscript_warning(ctx.tools.get("torch", "0"), spec.triton_version)
         if w:
             ctx.warn(f"model '{m.name}': {w}")
+    for w in m.warnings():
+        ctx.warn(w)
 
 
 def _tensorrt_target(spec: BuildSpec, m: ModelSpec) -> tuple[str | None, str | None]:

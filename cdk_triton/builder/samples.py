@@ -40,9 +40,12 @@ def triton_dtype(dt: Any) -> str:
     raise KeyError(name)
 
 
-def random_tensor(t: TensorSpec, batch: int | None, rng: np.random.Generator) -> np.ndarray:
-    """Random data for ``t`` (with a leading batch dim when ``batch`` is given)."""
-    shape = ((batch,) if batch is not None else ()) + t.concrete_shape()
+def random_tensor(
+    t: TensorSpec, batch: int | None, rng: np.random.Generator, *, dims: tuple[int, ...] | None = None
+) -> np.ndarray:
+    """Random data for ``t`` (with a leading batch dim when ``batch`` is given) of ``dims``
+    (default: the sample's dims)."""
+    shape = ((batch,) if batch is not None else ()) + (dims or t.concrete_shape())
     dt = np_dtype(t.dtype)
     if t.dtype == "BOOL":
         return rng.integers(0, 2, size=shape).astype(bool)
@@ -56,13 +59,20 @@ def random_tensor(t: TensorSpec, batch: int | None, rng: np.random.Generator) ->
     raise ValueError(f"cannot make sample data of type {t.dtype}")
 
 
-def sample_inputs(spec: ModelSpec, *, batch: int | None = None) -> dict[str, np.ndarray]:
-    """The declared sample input of ``spec``: one random tensor per input from ``spec.sample.seed``."""
+def sample_inputs(spec: ModelSpec, *, batch: int | None = None, other: bool = False) -> dict[str, np.ndarray]:
+    """The declared sample input of ``spec``: one random tensor per input from ``spec.sample.seed``.
+
+    ``other``: every dynamic non-batch dim at its second parity size (``TensorSpec.other_shape``)."""
     import numpy as np
 
     rng = np.random.default_rng(spec.sample.seed)
     b = batch if batch is not None else (spec.sample.batch_size if spec.max_batch_size > 0 else None)
-    return {t.name: random_tensor(t, b, rng) for t in spec.inputs}
+    return {t.name: random_tensor(t, b, rng, dims=t.other_shape() if other else None) for t in spec.inputs}
+
+
+def has_other_size(spec: ModelSpec) -> bool:
+    """Whether parity runs at a second size (some input has a dynamic dim with another size)."""
+    return any(t.other_shape() is not None for t in spec.inputs)
 
 
 def tolerance(spec: ModelSpec, dtype: str) -> tuple[float, float]:

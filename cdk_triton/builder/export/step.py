@@ -29,8 +29,8 @@ from cdk_triton.builder.package import tree_digest
 from cdk_triton.builder.parity import check_deterministic, compare
 from cdk_triton.builder.pbtxt import PLATFORMS, IoTensor, build_config, sha256_text, to_dict, to_pbtxt
 from cdk_triton.builder.python_model import PythonModelRunner
-from cdk_triton.builder.reference import build_eager
-from cdk_triton.builder.samples import sample_inputs, tolerance, triton_dtype, v2_tensors
+from cdk_triton.builder.reference import Runner, build_eager
+from cdk_triton.builder.samples import has_other_size, sample_inputs, tolerance, triton_dtype, v2_tensors
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError
 
@@ -172,7 +172,13 @@ def _export_torch_or_onnx(
     reference = guarded(reference_runner(ctx, m), m)
     expected = reference(sample)
     check_deterministic(m, expected, reference(sample))
-    export_sample = sample_inputs(m, batch=min(2, m.max_batch_size)) if m.max_batch_size > 0 else sample
+    # dynamic dims are exported at their second size (>= 2, so the exporter keeps them free)
+    other = has_other_size(m)
+    export_sample = (
+        sample_inputs(m, batch=min(2, m.max_batch_size), other=other)
+        if m.max_batch_size > 0
+        else (sample_inputs(m, other=True) if other else sample)
+    )
     if m.max_batch_size > 0 and src.factory:
         _check_batch_dim(m, reference(export_sample), export_sample)
     module = build_eager(ctx.spec, m) if src.factory else None
@@ -184,7 +190,6 @@ def _export_torch_or_onnx(
         else:
             shutil.copyfile(ctx.spec.resolve_path(src.torchscript or ""), target)
         ins, outs, art = ts_export.inspect(target, m, sample)
-        actual = art(sample)
     else:
         onnx_file = (vdir / "model.onnx") if m.format == "onnx" else (tmp.parent / f"{tmp.name}.onnx")
         if module is not None:
@@ -195,15 +200,35 @@ def _export_torch_or_onnx(
         else:
             shutil.copyfile(ctx.spec.resolve_path(src.onnx or ""), onnx_file)
         ins, outs, onnx_info = onnx_export.inspect(onnx_file, m, triton_version=ctx.spec.triton_version)
-        actual = onnx_export.load_runner(onnx_file, m)(sample)
-        if m.format == "tensorrt":
-            compare(m, expected, actual, what="the ONNX export feeding TensorRT")
-            cc_files, plans = _plans(ctx, m, onnx_file, ins, vdir)
-            onnx_file.unlink(missing_ok=True)
-            actual = None  # no CPU runtime for plans: parity ran on the ONNX export
-    parity = compare(m, expected, actual, what=f"the {m.format} artifact") if actual is not None else None
+        art = onnx_export.load_runner(onnx_file, m)
+    what = f"the {m.format} artifact" if m.format != "tensorrt" else "the ONNX export feeding TensorRT"
+    worst = compare(m, expected, art(sample), what=what)
+    if other:
+        worst = max(worst, _parity_at_other_size(m, reference, art, what))
+    parity: float | None = worst
+    if m.format == "tensorrt":
+        cc_files, plans = _plans(ctx, m, onnx_file, ins, vdir)
+        onnx_file.unlink(missing_ok=True)
+        parity = None  # no CPU runtime for plans: parity ran on the ONNX export
     cfg = build_config(m, inputs=ins, outputs=outs, cc_model_filenames=cc_files)
     return _Checked(cfg=cfg, expected=expected, parity=parity, onnx=onnx_info, plans=plans)
+
+
+def _parity_at_other_size(m: ModelSpec, reference: Runner, art: Runner, what: str) -> float:
+    """Parity with every dynamic dim at its second size: the artifact must not have fixed it."""
+    other = sample_inputs(m, other=True)
+    sizes = {k: list(v.shape) for k, v in other.items()}
+    try:
+        actual = art(other)
+    except BuildError:
+        raise
+    except Exception as exc:
+        raise BuildError(
+            f"model '{m.name}': {what} fails on the input shapes {sizes} (a dynamic dim at its second size): "
+            f"{exc!r}; the export fixed a dim declared -1",
+            code="ParityMismatch",
+        ) from exc
+    return compare(m, reference(other), actual, what=f"{what} (inputs {sizes})")
 
 
 def _check_batch_dim(m: ModelSpec, out: dict[str, np.ndarray], batch_sample: dict[str, np.ndarray]) -> None:

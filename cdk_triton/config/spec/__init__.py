@@ -28,7 +28,7 @@ from cdk_triton.config.spec.options import (
     Warmup,
 )
 from cdk_triton.config.spec.source import ModelSource
-from cdk_triton.config.spec.tensors import TensorSpec
+from cdk_triton.config.spec.tensors import ShapeRange, TensorSpec
 from cdk_triton.config.spec.vocabulary import (
     DTYPES,
     FORMATS,
@@ -62,6 +62,7 @@ __all__ = [
     "ModelSpec",
     "OnnxOptions",
     "SampleSpec",
+    "ShapeRange",
     "TensorRTOptions",
     "TensorSpec",
     "Warmup",

@@ -164,6 +164,24 @@ class ModelSpec:
             _check_source_fits_format(self, path, errs)
         _check_tensors_declared(self, path, errs)
         _check_tensor_names_and_dtypes(self, path, errs)
+        _check_tensorrt_shape_ranges(self, path, errs)
+
+    @property
+    def has_dynamic_axes(self) -> bool:
+        """Whether an input or output has a dynamic (-1) dim besides the batch dim."""
+        return any(t.dynamic_axes for t in (*self.inputs, *self.outputs))
+
+    def warnings(self) -> list[str]:
+        """What the build should say about this model without failing (documented limits)."""
+        out = []
+        if self.dynamic_batching is not None and any(t.dynamic_axes for t in self.inputs):
+            out.append(
+                f"model '{self.name}': inputs with a dynamic non-batch dim and dynamic_batching: Triton "
+                "batches only requests of equal shape (requests of different lengths run in separate "
+                "batches); pad requests to a few lengths, or use a backend that supports ragged batching "
+                "(allow_ragged_batch; not onnxruntime or pytorch)"
+            )
+        return out
 
 
 # ---------------------------------------------------------------------------- reading the fields
@@ -301,6 +319,24 @@ def _check_pytorch_parameter(k: Any, here: str, errs: Errors) -> None:
 
 
 # ---------------------------------------------------------------------------- checks of one model
+
+
+def _check_tensorrt_shape_ranges(spec: ModelSpec, path: str, errs: Errors) -> None:
+    """A TensorRT plan needs an optimization profile for every dynamic input dim: a shape_range."""
+    if spec.format != "tensorrt":
+        return
+    for i, t in enumerate(spec.inputs):
+        if t.dynamic_axes and t.shape_range is None:
+            errs.add(
+                "MissingShapeRange",
+                f"{path}.inputs[{i}].shape_range",
+                "shape_range",
+                None,
+                f"is required for input '{t.name}' with shape {list(t.shape)}: a TensorRT plan needs the "
+                "min/opt/max size of each dynamic dim (its optimization profile)",
+                "{min: [...], opt: [...], max: [...]} parallel to shape",
+                "add shape_range, e.g. {min: [1], opt: [64], max: [128]} for shape [-1]",
+            )
 
 
 def _check_ensemble_has_steps_only(spec: ModelSpec, path: str, errs: Errors) -> None:
