@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from cdk_triton.config.spec import ModelSpec
+from cdk_triton.config.spec import ModelSpec, SequenceBatching
 
 #: format -> (platform, backend, default file name)
 PLATFORMS: dict[str, tuple[str | None, str | None, str | None]] = {
@@ -59,6 +59,8 @@ def build_config(
         db.preferred_batch_size.extend(spec.dynamic_batching.preferred_batch_sizes)
         db.max_queue_delay_microseconds = spec.dynamic_batching.max_queue_delay_microseconds
         db.preserve_ordering = spec.dynamic_batching.preserve_ordering
+    if spec.sequence_batching is not None:
+        _sequence_batching(cfg.sequence_batching, spec.sequence_batching)
     for g in spec.instance_groups:
         cfg.instance_group.add(
             kind=mc.ModelInstanceGroup.Kind.Value(g.kind), count=g.count, gpus=list(g.gpus)
@@ -94,6 +96,45 @@ def build_config(
             for k, v in s.output_map.items():
                 step.output_map[k] = v
     return cfg
+
+
+#: control kind -> ModelSequenceBatching.Control.Kind name
+_CONTROL_KINDS = {
+    "start": "CONTROL_SEQUENCE_START",
+    "end": "CONTROL_SEQUENCE_END",
+    "ready": "CONTROL_SEQUENCE_READY",
+    "corrid": "CONTROL_SEQUENCE_CORRID",
+}
+
+
+def _sequence_batching(msg: Any, sb: SequenceBatching) -> None:
+    """Fill a ModelSequenceBatching message: strategy, idle time, control inputs, implicit state."""
+    control = _mc().ModelSequenceBatching.Control
+    msg.SetInParent()
+    if sb.strategy == "oldest":
+        oldest = msg.oldest
+        oldest.SetInParent()
+        if sb.oldest is not None:
+            oldest.max_candidate_sequences = sb.oldest.max_candidate_sequences
+            oldest.preferred_batch_size.extend(sb.oldest.preferred_batch_sizes)
+            oldest.max_queue_delay_microseconds = sb.oldest.max_queue_delay_microseconds
+    else:
+        msg.direct.SetInParent()
+    if sb.max_sequence_idle_microseconds is not None:
+        msg.max_sequence_idle_microseconds = sb.max_sequence_idle_microseconds
+    for kind, name in sb.control_inputs.names.items():
+        ctl = msg.control_input.add(name=name).control.add(kind=control.Kind.Value(_CONTROL_KINDS[kind]))
+        if kind == "corrid":
+            ctl.data_type = _dtype(sb.control_inputs.corrid_dtype)
+        else:
+            ctl.int32_false_true.extend([0, 1])
+    for st in sb.state:
+        msg.state.add(
+            input_name=st.input_name,
+            output_name=st.output_name,
+            data_type=_dtype(st.dtype),
+            dims=list(st.shape),
+        )
 
 
 def _config_name(spec: ModelSpec, inputs: list[IoTensor], declared: str) -> str:

@@ -75,6 +75,36 @@ def has_other_size(spec: ModelSpec) -> bool:
     return any(t.other_shape() is not None for t in spec.inputs)
 
 
+#: The correlation id of the sample: a one-request sequence (start and end).
+SAMPLE_SEQUENCE_ID = 1
+
+
+def sequence_controls(spec: ModelSpec, *, batch: int | None = None) -> dict[str, np.ndarray]:
+    """The control tensors Triton gives a sequence-batched model on the sample: a sequence of one
+    request (START, END and READY 1, CORRID the sample's correlation id); empty without sequence batching."""
+    import numpy as np
+
+    if spec.sequence_batching is None:
+        return {}
+    b = batch if batch is not None else (spec.sample.batch_size if spec.max_batch_size > 0 else None)
+    shape = (b, 1) if b is not None else (1,)
+    ctl = spec.sequence_batching.control_inputs
+    out = {name: np.ones(shape, np.int32) for kind, name in ctl.names.items() if kind != "corrid"}
+    if ctl.corrid:
+        dt = np_dtype(ctl.corrid_dtype)
+        value = str(SAMPLE_SEQUENCE_ID).encode() if ctl.corrid_dtype == "STRING" else SAMPLE_SEQUENCE_ID
+        out[ctl.corrid] = np.full(shape, value, dtype=dt)
+    return out
+
+
+def sequence_parameters(spec: ModelSpec) -> dict[str, Any]:
+    """The KServe v2 request parameters of the sample of a sequence-batched model (a one-request
+    sequence); empty without sequence batching."""
+    if spec.sequence_batching is None:
+        return {}
+    return {"sequence_id": SAMPLE_SEQUENCE_ID, "sequence_start": True, "sequence_end": True}
+
+
 def tolerance(spec: ModelSpec, dtype: str) -> tuple[float, float]:
     atol, rtol = DEFAULT_TOLERANCE.get(dtype, (0.0, 0.0))
     return (

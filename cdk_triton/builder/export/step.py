@@ -30,7 +30,15 @@ from cdk_triton.builder.parity import check_deterministic, compare
 from cdk_triton.builder.pbtxt import PLATFORMS, IoTensor, build_config, sha256_text, to_dict, to_pbtxt
 from cdk_triton.builder.python_model import PythonModelRunner
 from cdk_triton.builder.reference import Runner, build_eager
-from cdk_triton.builder.samples import has_other_size, sample_inputs, tolerance, triton_dtype, v2_tensors
+from cdk_triton.builder.samples import (
+    has_other_size,
+    sample_inputs,
+    sequence_controls,
+    sequence_parameters,
+    tolerance,
+    triton_dtype,
+    v2_tensors,
+)
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError
 
@@ -98,6 +106,13 @@ def _export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
     vdir = tmp / "1"
     vdir.mkdir()
     sample = sample_inputs(m)
+    if m.sequence_batching is not None and m.format != "python":
+        raise BuildError(
+            f"model '{m.name}': sequence_batching is built for python models only for now; a {m.format} model "
+            "would also take the control and state tensors Triton supplies, which the export and parity check "
+            "do not feed yet; keep the state in a python model (a dict per correlation id)",
+            code="SequenceBatchingUnsupported",
+        )
     if m.format == "python":
         checked = _export_python(ctx, m, vdir, sample)
     else:
@@ -141,8 +156,9 @@ def _export_python(ctx: BuildContext, m: ModelSpec, vdir: Path, sample: dict[str
     outs = [IoTensor(name=t.name, dtype=t.dtype, dims=t.shape) for t in m.outputs]
     cfg = build_config(m, inputs=ins, outputs=outs)
     runner = PythonModelRunner(vdir / "model.py", to_dict(cfg), name=m.name)
-    expected = runner(sample)
-    check_deterministic(m, expected, runner(sample))
+    fed = {**sample, **sequence_controls(m)}  # what Triton's sequence batcher adds, on a one-request sequence
+    expected = runner(fed)
+    check_deterministic(m, expected, runner(fed))
     batched = m.max_batch_size > 0
     observed = []
     for t in m.outputs:
@@ -323,8 +339,11 @@ def _sample_record(
     out_names: dict[str, str],
 ) -> SampleRecord:
     tols = [tolerance(m, t.dtype) for t in m.outputs]
+    request: dict[str, Any] = {"inputs": v2_tensors({in_names[k]: v for k, v in sample.items()})}
+    if m.sequence_batching is not None:
+        request["parameters"] = sequence_parameters(m)
     return SampleRecord(
-        request={"inputs": v2_tensors({in_names[k]: v for k, v in sample.items()})},
+        request=request,
         response={"outputs": v2_tensors({out_names[t.name]: expected[t.name] for t in m.outputs})},
         atol=max(a for a, _ in tols),
         rtol=max(r for _, r in tols),

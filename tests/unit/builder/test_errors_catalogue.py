@@ -111,6 +111,16 @@ DECLARATION_CASES: dict[str, tuple[str, str | None, str]] = {
         None,
         "a TensorRT plan needs the min/opt/max size of each dynamic dim",
     ),
+    "InvalidSequenceBatching": (
+        tiny() + "    dynamic_batching: true\n    sequence_batching: true\n",
+        None,
+        "cannot be combined with dynamic_batching",
+    ),
+    "SequenceBatchingInstances": (
+        tiny() + "    sequence_batching: {control_inputs: {start: START}}\n",
+        MME.format(models="tiny"),
+        "sequence-batched (stateful) but a multi-model endpoint",
+    ),
     "InvalidWarmup": (tiny() + "    warmup: [{data: ones}]\n", None, "zero, random"),
     "InvalidOption": (tiny() + "    torchscript_mode: compile\n", None, "trace, script"),
     "UnknownPrecision": (tiny(format="tensorrt") + "    tensorrt: {precision: fp8}\n", None, "fp16"),
@@ -231,6 +241,7 @@ RUNTIME_CASES: dict[str, tuple[str, str]] = {
         "declare the graph's names",
     ),
     "TensorRTUnavailable": (tiny(format="tensorrt"), "need a CUDA GPU"),
+    "SequenceBatchingUnsupported": (tiny() + "    sequence_batching: true\n", "built for python models only"),
 }
 
 
