@@ -47,6 +47,12 @@ DECLARATION_ERRORS: dict[str, str] = {
     "UnknownTritonRelease": "a triton_version not in the release table",
     "InvalidS3Uri": "an artifact location that is not s3://bucket/prefix",
     "UnknownOnlyModel": "--only naming a model or endpoint that is not declared",
+    "InvalidShapeRange": "a shape_range whose min/opt/max lists do not fit the shape or are not ordered",
+    "MissingShapeRange": "a TensorRT model input with a dynamic dim and no shape_range",
+    "InvalidSequenceBatching": "sequence_batching with dynamic_batching, on an ensemble, implicit state on a "
+    "python model, a control tensor that is a declared input, an unknown strategy or correlation id type",
+    "SequenceBatchingInstances": "a sequence-batched model on an endpoint whose requests may reach several "
+    "instances (multi-model endpoints)",
 }
 
 #: Runtime errors (BuildError): code -> what it means.
@@ -73,6 +79,7 @@ BUILD_ERRORS: dict[str, str] = {
     "PlanArchitectureMismatch": "a TensorRT plan built for another GPU architecture than the instance type's",
     "PlanProfileMismatch": "a prebuilt TensorRT plan whose profile does not reach max_batch_size",
     "ParityMismatch": "the exported artifact's outputs differ from the eager model beyond the tolerance",
+    "SequenceBatchingUnsupported": "a sequence-batched model of another format than python (not built yet)",
     "UploadFailed": "an S3 upload or copy failed",
     "BuildLocked": "another build is writing to the same output directory",
     "ManifestMergeMismatch": "--merge-manifest names a manifest of another triton_version or artifact_location",

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from cdk_triton.config.spec import ModelSpec
+from cdk_triton.config.spec import ModelSpec, SequenceBatching
 
 #: format -> (platform, backend, default file name)
 PLATFORMS: dict[str, tuple[str | None, str | None, str | None]] = {
@@ -73,7 +73,14 @@ def build_config(
 
 #: the config fields that only change how Triton serves a model, never the exported bytes: a change
 #: of these regenerates config.pbtxt from the cached artifact (no export)
-SERVING_FIELDS = ("dynamic_batching", "instance_group", "model_warmup", "response_cache", "parameters")
+SERVING_FIELDS = (
+    "dynamic_batching",
+    "sequence_batching",
+    "instance_group",
+    "model_warmup",
+    "response_cache",
+    "parameters",
+)
 
 
 def _serving_options(cfg: Any, spec: ModelSpec, input_names: list[str]) -> None:
@@ -85,6 +92,8 @@ def _serving_options(cfg: Any, spec: ModelSpec, input_names: list[str]) -> None:
         db.preferred_batch_size.extend(spec.dynamic_batching.preferred_batch_sizes)
         db.max_queue_delay_microseconds = spec.dynamic_batching.max_queue_delay_microseconds
         db.preserve_ordering = spec.dynamic_batching.preserve_ordering
+    if spec.sequence_batching is not None:
+        _sequence_batching(cfg.sequence_batching, spec.sequence_batching)
     for g in spec.instance_groups:
         cfg.instance_group.add(
             kind=mc.ModelInstanceGroup.Kind.Value(g.kind), count=g.count, gpus=list(g.gpus)
@@ -116,6 +125,45 @@ def reconfigure(config: dict[str, Any], spec: ModelSpec) -> Any:
         cfg.ClearField(name)
     _serving_options(cfg, spec, [t.name for t in cfg.input])
     return cfg
+
+
+#: control kind -> ModelSequenceBatching.Control.Kind name
+_CONTROL_KINDS = {
+    "start": "CONTROL_SEQUENCE_START",
+    "end": "CONTROL_SEQUENCE_END",
+    "ready": "CONTROL_SEQUENCE_READY",
+    "corrid": "CONTROL_SEQUENCE_CORRID",
+}
+
+
+def _sequence_batching(msg: Any, sb: SequenceBatching) -> None:
+    """Fill a ModelSequenceBatching message: strategy, idle time, control inputs, implicit state."""
+    control = _mc().ModelSequenceBatching.Control
+    msg.SetInParent()
+    if sb.strategy == "oldest":
+        oldest = msg.oldest
+        oldest.SetInParent()
+        if sb.oldest is not None:
+            oldest.max_candidate_sequences = sb.oldest.max_candidate_sequences
+            oldest.preferred_batch_size.extend(sb.oldest.preferred_batch_sizes)
+            oldest.max_queue_delay_microseconds = sb.oldest.max_queue_delay_microseconds
+    else:
+        msg.direct.SetInParent()
+    if sb.max_sequence_idle_microseconds is not None:
+        msg.max_sequence_idle_microseconds = sb.max_sequence_idle_microseconds
+    for kind, name in sb.control_inputs.names.items():
+        ctl = msg.control_input.add(name=name).control.add(kind=control.Kind.Value(_CONTROL_KINDS[kind]))
+        if kind == "corrid":
+            ctl.data_type = _dtype(sb.control_inputs.corrid_dtype)
+        else:
+            ctl.int32_false_true.extend([0, 1])
+    for st in sb.state:
+        msg.state.add(
+            input_name=st.input_name,
+            output_name=st.output_name,
+            data_type=_dtype(st.dtype),
+            dims=list(st.shape),
+        )
 
 
 def _dtype(name: str) -> int:

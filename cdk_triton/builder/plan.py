@@ -133,6 +133,8 @@ def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         w = compat.torchscript_warning(ctx.tools.get("torch", "0"), spec.triton_version)
         if w:
             ctx.warn(f"model '{m.name}': {w}")
+    for w in m.warnings():
+        ctx.warn(w)
 
 
 def _trusted(ctx: BuildContext, name: str, key: str, record: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -40,9 +40,12 @@ def triton_dtype(dt: Any) -> str:
     raise KeyError(name)
 
 
-def random_tensor(t: TensorSpec, batch: int | None, rng: np.random.Generator) -> np.ndarray:
-    """Random data for ``t`` (with a leading batch dim when ``batch`` is given)."""
-    shape = ((batch,) if batch is not None else ()) + t.concrete_shape()
+def random_tensor(
+    t: TensorSpec, batch: int | None, rng: np.random.Generator, *, dims: tuple[int, ...] | None = None
+) -> np.ndarray:
+    """Random data for ``t`` (with a leading batch dim when ``batch`` is given) of ``dims``
+    (default: the sample's dims)."""
+    shape = ((batch,) if batch is not None else ()) + (dims or t.concrete_shape())
     dt = np_dtype(t.dtype)
     if t.dtype == "BOOL":
         return rng.integers(0, 2, size=shape).astype(bool)
@@ -56,13 +59,50 @@ def random_tensor(t: TensorSpec, batch: int | None, rng: np.random.Generator) ->
     raise ValueError(f"cannot make sample data of type {t.dtype}")
 
 
-def sample_inputs(spec: ModelSpec, *, batch: int | None = None) -> dict[str, np.ndarray]:
-    """The declared sample input of ``spec``: one random tensor per input from ``spec.sample.seed``."""
+def sample_inputs(spec: ModelSpec, *, batch: int | None = None, other: bool = False) -> dict[str, np.ndarray]:
+    """The declared sample input of ``spec``: one random tensor per input from ``spec.sample.seed``.
+
+    ``other``: every dynamic non-batch dim at its second parity size (``TensorSpec.other_shape``)."""
     import numpy as np
 
     rng = np.random.default_rng(spec.sample.seed)
     b = batch if batch is not None else (spec.sample.batch_size if spec.max_batch_size > 0 else None)
-    return {t.name: random_tensor(t, b, rng) for t in spec.inputs}
+    return {t.name: random_tensor(t, b, rng, dims=t.other_shape() if other else None) for t in spec.inputs}
+
+
+def has_other_size(spec: ModelSpec) -> bool:
+    """Whether parity runs at a second size (some input has a dynamic dim with another size)."""
+    return any(t.other_shape() is not None for t in spec.inputs)
+
+
+#: The correlation id of the sample: a one-request sequence (start and end).
+SAMPLE_SEQUENCE_ID = 1
+
+
+def sequence_controls(spec: ModelSpec, *, batch: int | None = None) -> dict[str, np.ndarray]:
+    """The control tensors Triton gives a sequence-batched model on the sample: a sequence of one
+    request (START, END and READY 1, CORRID the sample's correlation id); empty without sequence batching."""
+    import numpy as np
+
+    if spec.sequence_batching is None:
+        return {}
+    b = batch if batch is not None else (spec.sample.batch_size if spec.max_batch_size > 0 else None)
+    shape = (b, 1) if b is not None else (1,)
+    ctl = spec.sequence_batching.control_inputs
+    out = {name: np.ones(shape, np.int32) for kind, name in ctl.names.items() if kind != "corrid"}
+    if ctl.corrid:
+        dt = np_dtype(ctl.corrid_dtype)
+        value = str(SAMPLE_SEQUENCE_ID).encode() if ctl.corrid_dtype == "STRING" else SAMPLE_SEQUENCE_ID
+        out[ctl.corrid] = np.full(shape, value, dtype=dt)
+    return out
+
+
+def sequence_parameters(spec: ModelSpec) -> dict[str, Any]:
+    """The KServe v2 request parameters of the sample of a sequence-batched model (a one-request
+    sequence); empty without sequence batching."""
+    if spec.sequence_batching is None:
+        return {}
+    return {"sequence_id": SAMPLE_SEQUENCE_ID, "sequence_start": True, "sequence_end": True}
 
 
 def tolerance(spec: ModelSpec, dtype: str) -> tuple[float, float]:

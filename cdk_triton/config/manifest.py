@@ -88,6 +88,12 @@ class ModelEntry:
     source_sha256: str | None = None  # the cache key the build used
     sample: Sample | None = None
 
+    @property
+    def sequence_batching(self) -> bool:
+        """Whether Triton's sequence batcher schedules this model: a stateful model, so every request of a
+        sequence must reach the same SageMaker instance (at most one instance behind the endpoint)."""
+        return "sequence_batching" in self.config
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class TargetModel:

@@ -97,11 +97,25 @@ def datatype_of(array: np.ndarray) -> str:
     )
 
 
+#: KServe v2 request parameters of a sequence (tritonclient takes them as keyword arguments).
+SEQUENCE_PARAMETERS = ("sequence_id", "sequence_start", "sequence_end")
+
+
 def build_request(
-    inputs: dict[str, np.ndarray], *, binary: bool = False, outputs: list[str] | None = None
+    inputs: dict[str, np.ndarray],
+    *,
+    binary: bool = False,
+    outputs: list[str] | None = None,
+    parameters: dict[str, Any] | None = None,
 ) -> tuple[bytes, str]:
-    """A request body and its Content-Type (JSON, or binary+json with the json-header-size parameter)."""
+    """A request body and its Content-Type (JSON, or binary+json with the json-header-size parameter).
+
+    ``parameters``: request parameters, such as a sequence's ``sequence_id`` / ``sequence_start`` /
+    ``sequence_end``."""
     import tritonclient.http as httpclient
+
+    params = dict(parameters or {})
+    sequence = {k: params.pop(k) for k in SEQUENCE_PARAMETERS if k in params}
 
     infer_inputs = []
     for name, array in inputs.items():
@@ -109,7 +123,9 @@ def build_request(
         item.set_data_from_numpy(array, binary_data=binary)
         infer_inputs.append(item)
     requested = [httpclient.InferRequestedOutput(n, binary_data=binary) for n in outputs] if outputs else None
-    body, json_size = httpclient.InferenceServerClient.generate_request_body(infer_inputs, outputs=requested)
+    body, json_size = httpclient.InferenceServerClient.generate_request_body(
+        infer_inputs, outputs=requested, parameters=params or None, **sequence
+    )
     if json_size is None:
         if requested is None:  # tritonclient asks for binary outputs when none are named: JSON means JSON
             doc = json.loads(body)
@@ -270,6 +286,7 @@ def invoke_sample(
         atol=sample.atol if sample.atol is not None else 1e-5,
         rtol=sample.rtol if sample.rtol is not None else 1e-4,
         outputs=[o["name"] for o in request.get("outputs", [])] or None,
+        parameters=request.get("parameters"),
     )
 
 
@@ -283,9 +300,10 @@ def invoke_tensors(
     atol: float = 1e-5,
     rtol: float = 1e-4,
     outputs: list[str] | None = None,
+    parameters: dict[str, Any] | None = None,
 ) -> InvokeResult:
     """Send tensors through the front; parse and (optionally) compare the outputs."""
-    body, content_type = build_request(inputs, binary=binary, outputs=outputs)
+    body, content_type = build_request(inputs, binary=binary, outputs=outputs, parameters=parameters)
     t0 = time.perf_counter()
     status, headers, data = endpoint.invoke(body, content_type, target_model=target_model)
     latency = time.perf_counter() - t0

@@ -9,7 +9,7 @@ from cdk_triton.builder.compat import check_onnx_model
 from cdk_triton.builder.export import check_io
 from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.builder.reference import Runner
-from cdk_triton.config.spec import ModelSpec
+from cdk_triton.config.spec import ModelSpec, TensorSpec
 from cdk_triton.errors import BuildError
 
 if TYPE_CHECKING:
@@ -65,13 +65,14 @@ def export(
     }
     if spec.onnx.exporter == "dynamo":
         kwargs["dynamo"] = True
-        if spec.max_batch_size > 0:
-            kwargs["dynamic_shapes"] = tuple({0: torch.export.Dim.DYNAMIC} for _ in spec.inputs)
+        shapes = dynamic_shapes(module, spec)
+        if shapes is not None:
+            kwargs["dynamic_shapes"] = shapes
     else:
         kwargs["dynamo"] = False
-        if spec.max_batch_size > 0:
-            names = [t.name for t in spec.inputs] + [t.name for t in spec.outputs]
-            kwargs["dynamic_axes"] = {n: {0: "batch"} for n in names}
+        axes = dynamic_axes(spec)
+        if axes:
+            kwargs["dynamic_axes"] = axes
     import contextlib
     import io
     import logging
@@ -90,6 +91,51 @@ def export(
     if not out_file.is_file():
         raise BuildError(f"model '{spec.name}': torch.onnx.export wrote no file", code="ExportFailed")
     strip_source_locations(out_file)
+
+
+def _axes(spec: ModelSpec, t: TensorSpec) -> list[int]:
+    """The dynamic axes of a tensor as exported: the batch dim (0) when batching, then each -1."""
+    offset = 1 if spec.max_batch_size > 0 else 0
+    return ([0] if offset else []) + [a + offset for a in t.dynamic_axes]
+
+
+def dynamic_axes(spec: ModelSpec) -> dict[str, dict[int, str]]:
+    """The legacy exporter's ``dynamic_axes``: every dynamic axis of every input and output, by name."""
+    out = {}
+    for t in (*spec.inputs, *spec.outputs):
+        axes = _axes(spec, t)
+        if axes:
+            out[t.name] = {
+                a: "batch" if a == 0 and spec.max_batch_size > 0 else f"{t.name}_{a}" for a in axes
+            }
+    return out
+
+
+def forward_arg_names(module: Any, count: int) -> list[str] | None:
+    """The names of the first ``count`` positional parameters of ``module.forward`` (None when it takes
+    ``*args`` or fewer named parameters)."""
+    import inspect as pyinspect
+
+    try:
+        params = list(pyinspect.signature(module.forward).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    named = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(named) < count:
+        return None
+    return [p.name for p in named[:count]]
+
+
+def dynamic_shapes(module: Any, spec: ModelSpec) -> dict[str, Any] | tuple[Any, ...] | None:
+    """The dynamo exporter's ``dynamic_shapes``: ``{forward() arg name: {axis: Dim.DYNAMIC}}`` (a tuple
+    when forward() takes ``*args``); None when no axis is dynamic."""
+    from torch.export import Dim
+
+    per_input = [{a: Dim.DYNAMIC for a in _axes(spec, t)} or None for t in spec.inputs]
+    if not any(per_input):
+        return None
+    names = forward_arg_names(module, len(spec.inputs))
+    return dict(zip(names, per_input, strict=True)) if names else tuple(per_input)
 
 
 def strip_source_locations(path: Path) -> None:
@@ -190,7 +236,23 @@ def inspect(
     )
     ins = check_io(spec, spec.inputs, obs_in, group="inputs", what="the ONNX graph")
     outs = check_io(spec, spec.outputs, obs_out, group="outputs", what="the ONNX graph")
+    _check_dynamic_kept(spec, spec.inputs, ins, "inputs")
     return ins, outs, {"opset": opset, "ir_version": ir}
+
+
+def _check_dynamic_kept(
+    spec: ModelSpec, declared: tuple[TensorSpec, ...], seen: list[IoTensor], group: str
+) -> None:
+    """A dim declared -1 must be dynamic in the graph: a fixed one would refuse every other size."""
+    for i, (d, o) in enumerate(zip(declared, seen, strict=True)):
+        fixed = [a for a in d.dynamic_axes if o.dims[a] != -1]
+        if fixed:
+            raise BuildError(
+                f"model '{spec.name}': {group}[{i}] '{d.name}' is declared with shape {list(d.shape)} but the ONNX "
+                f"graph fixes it to {list(o.dims)} (without the batch dim); export the graph with dynamic axes "
+                f"there, or declare shape: {list(o.dims)}",
+                code="ShapeMismatch",
+            )
 
 
 def load_runner(path: Path, spec: ModelSpec) -> Runner:

@@ -37,8 +37,16 @@ from cdk_triton.builder.pbtxt import (
     to_pbtxt,
 )
 from cdk_triton.builder.python_model import PythonModelRunner
-from cdk_triton.builder.reference import build_eager
-from cdk_triton.builder.samples import sample_inputs, tolerance, triton_dtype, v2_tensors
+from cdk_triton.builder.reference import Runner, build_eager
+from cdk_triton.builder.samples import (
+    has_other_size,
+    sample_inputs,
+    sequence_controls,
+    sequence_parameters,
+    tolerance,
+    triton_dtype,
+    v2_tensors,
+)
 from cdk_triton.config.spec import ModelSpec
 from cdk_triton.errors import BuildError
 
@@ -151,6 +159,13 @@ def _export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
     vdir = tmp / "1"
     vdir.mkdir()
     sample = sample_inputs(m)
+    if m.sequence_batching is not None and m.format != "python":
+        raise BuildError(
+            f"model '{m.name}': sequence_batching is built for python models only for now; a {m.format} model "
+            "would also take the control and state tensors Triton supplies, which the export and parity check "
+            "do not feed yet; keep the state in a python model (a dict per correlation id)",
+            code="SequenceBatchingUnsupported",
+        )
     if m.format == "python":
         checked = _export_python(ctx, m, vdir, sample)
     else:
@@ -194,8 +209,9 @@ def _export_python(ctx: BuildContext, m: ModelSpec, vdir: Path, sample: dict[str
     outs = [IoTensor(name=t.name, dtype=t.dtype, dims=t.shape) for t in m.outputs]
     cfg = build_config(m, inputs=ins, outputs=outs)
     runner = PythonModelRunner(vdir / "model.py", to_dict(cfg), name=m.name)
-    expected = runner(sample)
-    check_deterministic(m, expected, runner(sample))
+    fed = {**sample, **sequence_controls(m)}  # what Triton's sequence batcher adds, on a one-request sequence
+    expected = runner(fed)
+    check_deterministic(m, expected, runner(fed))
     batched = m.max_batch_size > 0
     observed = []
     for t in m.outputs:
@@ -225,7 +241,13 @@ def _export_torch_or_onnx(
     reference = guarded(reference_runner(ctx, m), m)
     expected = reference(sample)
     check_deterministic(m, expected, reference(sample))
-    export_sample = sample_inputs(m, batch=min(2, m.max_batch_size)) if m.max_batch_size > 0 else sample
+    # dynamic dims are exported at their second size (>= 2, so the exporter keeps them free)
+    other = has_other_size(m)
+    export_sample = (
+        sample_inputs(m, batch=min(2, m.max_batch_size), other=other)
+        if m.max_batch_size > 0
+        else (sample_inputs(m, other=True) if other else sample)
+    )
     if m.max_batch_size > 0 and src.factory:
         _check_batch_dim(m, reference(export_sample), export_sample)
     module = build_eager(ctx.spec, m) if src.factory else None
@@ -237,7 +259,6 @@ def _export_torch_or_onnx(
         else:
             shutil.copyfile(ctx.spec.resolve_path(src.torchscript or ""), target)
         ins, outs, art = ts_export.inspect(target, m, sample)
-        actual = art(sample)
     else:
         onnx_file = (vdir / "model.onnx") if m.format == "onnx" else (tmp.parent / f"{tmp.name}.onnx")
         if module is not None:
@@ -248,15 +269,35 @@ def _export_torch_or_onnx(
         else:
             shutil.copyfile(ctx.spec.resolve_path(src.onnx or ""), onnx_file)
         ins, outs, onnx_info = onnx_export.inspect(onnx_file, m, triton_version=ctx.spec.triton_version)
-        actual = onnx_export.load_runner(onnx_file, m)(sample)
-        if m.format == "tensorrt":
-            compare(m, expected, actual, what="the ONNX export feeding TensorRT")
-            cc_files, plans = _plans(ctx, m, onnx_file, ins, vdir)
-            onnx_file.unlink(missing_ok=True)
-            actual = None  # no CPU runtime for plans: parity ran on the ONNX export
-    parity = compare(m, expected, actual, what=f"the {m.format} artifact") if actual is not None else None
+        art = onnx_export.load_runner(onnx_file, m)
+    what = f"the {m.format} artifact" if m.format != "tensorrt" else "the ONNX export feeding TensorRT"
+    worst = compare(m, expected, art(sample), what=what)
+    if other:
+        worst = max(worst, _parity_at_other_size(m, reference, art, what))
+    parity: float | None = worst
+    if m.format == "tensorrt":
+        cc_files, plans = _plans(ctx, m, onnx_file, ins, vdir)
+        onnx_file.unlink(missing_ok=True)
+        parity = None  # no CPU runtime for plans: parity ran on the ONNX export
     cfg = build_config(m, inputs=ins, outputs=outs, cc_model_filenames=cc_files)
     return _Checked(cfg=cfg, expected=expected, parity=parity, onnx=onnx_info, plans=plans)
+
+
+def _parity_at_other_size(m: ModelSpec, reference: Runner, art: Runner, what: str) -> float:
+    """Parity with every dynamic dim at its second size: the artifact must not have fixed it."""
+    other = sample_inputs(m, other=True)
+    sizes = {k: list(v.shape) for k, v in other.items()}
+    try:
+        actual = art(other)
+    except BuildError:
+        raise
+    except Exception as exc:
+        raise BuildError(
+            f"model '{m.name}': {what} fails on the input shapes {sizes} (a dynamic dim at its second size): "
+            f"{exc!r}; the export fixed a dim declared -1",
+            code="ParityMismatch",
+        ) from exc
+    return compare(m, reference(other), actual, what=f"{what} (inputs {sizes})")
 
 
 def _check_batch_dim(m: ModelSpec, out: dict[str, np.ndarray], batch_sample: dict[str, np.ndarray]) -> None:
@@ -351,8 +392,11 @@ def _sample_record(
     out_names: dict[str, str],
 ) -> SampleRecord:
     tols = [tolerance(m, t.dtype) for t in m.outputs]
+    request: dict[str, Any] = {"inputs": v2_tensors({in_names[k]: v for k, v in sample.items()})}
+    if m.sequence_batching is not None:
+        request["parameters"] = sequence_parameters(m)
     return SampleRecord(
-        request={"inputs": v2_tensors({in_names[k]: v for k, v in sample.items()})},
+        request=request,
         response={"outputs": v2_tensors({out_names[t.name]: expected[t.name] for t in m.outputs})},
         atol=max(a for a, _ in tols),
         rtol=max(r for _, r in tols),

@@ -32,18 +32,30 @@ class Profile:
 
 
 def profiles(spec: ModelSpec, inputs: list[IoTensor]) -> list[Profile]:
-    """min/opt/max per input: batch 1 / opt / max_batch_size; other dynamic dims use the sample shape."""
+    """One optimization profile: min/opt/max per input. Batch: 1 / opt batch / max_batch_size; each
+    dynamic dim: its declared ``shape_range`` (trtexec's --minShapes/--optShapes/--maxShapes)."""
     out = []
     for t, declared in zip(inputs, spec.inputs, strict=True):
-        dims = tuple(d if d != -1 else s for d, s in zip(t.dims, declared.concrete_shape(), strict=True))
+        if declared.dynamic_axes and declared.shape_range is None:
+            raise BuildError(
+                f"model '{spec.name}': input '{declared.name}' has the dynamic shape {list(declared.shape)} but "
+                "no shape_range; a TensorRT plan needs the min/opt/max size of each dynamic dim: declare "
+                "shape_range: {min: [...], opt: [...], max: [...]}",
+                code="MissingShapeRange",
+            )
+        r = declared.shape_range
+        lo, mid, hi = (r.min, r.opt, r.max) if r else ((declared.concrete_shape(),) * 3)
+        mins, opts, maxs = (
+            tuple(d if d != -1 else s for d, s in zip(t.dims, sizes, strict=True)) for sizes in (lo, mid, hi)
+        )
         if spec.max_batch_size > 0:
             mbs = spec.max_batch_size
             pref = spec.dynamic_batching.preferred_batch_sizes if spec.dynamic_batching else ()
             opt = spec.tensorrt.opt_batch_size or (max(pref) if pref else mbs)
             opt = min(max(opt, 1), mbs)
-            out.append(Profile(name=t.name, min=(1, *dims), opt=(opt, *dims), max=(mbs, *dims)))
+            out.append(Profile(name=t.name, min=(1, *mins), opt=(opt, *opts), max=(mbs, *maxs)))
         else:
-            out.append(Profile(name=t.name, min=dims, opt=dims, max=dims))
+            out.append(Profile(name=t.name, min=mins, opt=opts, max=maxs))
     return out
 
 

@@ -7,7 +7,7 @@ Validation is eager: every problem is collected and raised once (TritonValidatio
 
 One module per concern (see ``cdk_triton/config/README.md``): ``vocabulary`` (dtypes, formats,
 PyTorch parameters), ``tensors``, ``source``, ``options`` (batching, instance groups, warm-up, ONNX,
-TensorRT, sample), ``model``, ``endpoint``, ``build`` (the whole declaration) and ``rules`` (the
+TensorRT, sample), ``sequence`` (sequence batching), ``model``, ``endpoint``, ``build`` (the whole declaration) and ``rules`` (the
 cross-reference rules, one function each). The parse kit is ``cdk_triton.config.parse``.
 Every public name is re-exported here: import from ``cdk_triton.config.spec``.
 
@@ -27,8 +27,9 @@ from cdk_triton.config.spec.options import (
     TensorRTOptions,
     Warmup,
 )
+from cdk_triton.config.spec.sequence import ControlInputs, OldestStrategy, SequenceBatching, SequenceState
 from cdk_triton.config.spec.source import ModelSource
-from cdk_triton.config.spec.tensors import TensorSpec
+from cdk_triton.config.spec.tensors import ShapeRange, TensorSpec
 from cdk_triton.config.spec.vocabulary import (
     DTYPES,
     FORMATS,
@@ -54,14 +55,19 @@ __all__ = [
     "TORCHSCRIPT_MODES",
     "WARMUP_DATA",
     "BuildSpec",
+    "ControlInputs",
     "DynamicBatching",
     "EndpointSpec",
     "EnsembleStep",
     "InstanceGroup",
     "ModelSource",
     "ModelSpec",
+    "OldestStrategy",
     "OnnxOptions",
     "SampleSpec",
+    "SequenceBatching",
+    "SequenceState",
+    "ShapeRange",
     "TensorRTOptions",
     "TensorSpec",
     "Warmup",

@@ -15,6 +15,7 @@ from cdk_triton.config.spec.options import (
     TensorRTOptions,
     Warmup,
 )
+from cdk_triton.config.spec.sequence import IMPLICIT_STATE_FORMATS, SequenceBatching
 from cdk_triton.config.spec.source import ModelSource
 from cdk_triton.config.spec.tensors import TensorSpec, tensors_from_list
 from cdk_triton.config.spec.vocabulary import (
@@ -68,6 +69,8 @@ class ModelSpec:
         inputs / outputs: the declared tensors (cross-checked with the exported artifact).
         max_batch_size: 0 = no batching; > 0 needs a leading batch dim on every tensor. Default: 0.
         dynamic_batching: Default: off.
+        sequence_batching: Triton's sequence batcher for stateful models (never with dynamic_batching).
+            Default: off.
         instance_groups: Default: Triton's default (one instance per GPU).
         warmup: Default: none.
         pytorch_parameters: PyTorch backend parameters (``"true"``/``"false"`` or counts). Default: none.
@@ -88,6 +91,7 @@ class ModelSpec:
     outputs: tuple[TensorSpec, ...] = ()
     max_batch_size: int = 0
     dynamic_batching: DynamicBatching | None = None
+    sequence_batching: SequenceBatching | None = None
     instance_groups: tuple[InstanceGroup, ...] = ()
     warmup: tuple[Warmup, ...] = ()
     pytorch_parameters: dict[str, str] = field(default_factory=dict)
@@ -132,6 +136,7 @@ class ModelSpec:
         spec_onnx = _block(d, "onnx", OnnxOptions.from_dict, OnnxOptions(), path, errs)
         spec_trt = _block(d, "tensorrt", TensorRTOptions.from_dict, TensorRTOptions(), path, errs)
         sample = _block(d, "sample", SampleSpec.from_dict, SampleSpec(), path, errs)
+        seq = _block(d, "sequence_batching", SequenceBatching.from_dict, None, path, errs)
         if name is None or fmt is None:
             return None
         spec = cls(
@@ -142,6 +147,7 @@ class ModelSpec:
             outputs=tuple(t for t in outs if t),
             max_batch_size=mbs,
             dynamic_batching=db,
+            sequence_batching=seq,
             instance_groups=tuple(g for g in groups if g),
             warmup=tuple(w for w in warm if w),
             pytorch_parameters=params,
@@ -164,6 +170,26 @@ class ModelSpec:
             _check_source_fits_format(self, path, errs)
         _check_tensors_declared(self, path, errs)
         _check_tensor_names_and_dtypes(self, path, errs)
+        _check_tensorrt_shape_ranges(self, path, errs)
+        if self.sequence_batching is not None:
+            _check_sequence_batching(self, self.sequence_batching, f"{path}.sequence_batching", errs)
+
+    @property
+    def has_dynamic_axes(self) -> bool:
+        """Whether an input or output has a dynamic (-1) dim besides the batch dim."""
+        return any(t.dynamic_axes for t in (*self.inputs, *self.outputs))
+
+    def warnings(self) -> list[str]:
+        """What the build should say about this model without failing (documented limits)."""
+        out = []
+        if self.dynamic_batching is not None and any(t.dynamic_axes for t in self.inputs):
+            out.append(
+                f"model '{self.name}': inputs with a dynamic non-batch dim and dynamic_batching: Triton "
+                "batches only requests of equal shape (requests of different lengths run in separate "
+                "batches); pad requests to a few lengths, or use a backend that supports ragged batching "
+                "(allow_ragged_batch; not onnxruntime or pytorch)"
+            )
+        return out
 
 
 # ---------------------------------------------------------------------------- reading the fields
@@ -301,6 +327,83 @@ def _check_pytorch_parameter(k: Any, here: str, errs: Errors) -> None:
 
 
 # ---------------------------------------------------------------------------- checks of one model
+
+
+def _check_sequence_batching(spec: ModelSpec, sb: SequenceBatching, path: str, errs: Errors) -> None:
+    """Sequence batching: not with dynamic batching nor on an ensemble, implicit state only where the
+    backend keeps it, control tensors apart from the declared inputs, oldest batches within max_batch_size."""
+    if spec.dynamic_batching is not None:
+        errs.add(
+            "InvalidSequenceBatching",
+            path,
+            "sequence_batching",
+            True,
+            "cannot be combined with dynamic_batching (a model has one scheduler: dynamic batching for "
+            "stateless models, sequence batching for stateful ones)",
+            "one of dynamic_batching, sequence_batching",
+            "remove dynamic_batching (the oldest strategy batches across sequences)",
+        )
+    if spec.format == "ensemble":
+        errs.add(
+            "InvalidSequenceBatching",
+            path,
+            "sequence_batching",
+            True,
+            "does not apply to an ensemble (it uses ensemble scheduling)",
+            "a step model",
+            "declare sequence_batching on the stateful step model",
+        )
+    if sb.state and spec.format not in IMPLICIT_STATE_FORMATS:
+        errs.add(
+            "InvalidSequenceBatching",
+            f"{path}.state",
+            "state",
+            [s.input_name for s in sb.state],
+            f"is implicit state, which the {spec.format} backend does not keep",
+            ", ".join(f"format: {f}" for f in IMPLICIT_STATE_FORMATS),
+            "keep the state inside the model (python: a dict per correlation id) and remove state",
+        )
+    declared = {t.name for t in spec.inputs}
+    for kind, name in sb.control_inputs.names.items():
+        if name in declared:
+            errs.add(
+                "InvalidSequenceBatching",
+                f"{path}.control_inputs.{kind}",
+                kind,
+                name,
+                "is also a declared input; Triton supplies control tensors itself",
+                "a name that is not in inputs",
+                "remove it from inputs",
+            )
+    oldest = sb.oldest
+    if oldest is not None and any(p > spec.max_batch_size for p in oldest.preferred_batch_sizes):
+        errs.add(
+            "PreferredBatchTooLarge",
+            f"{path}.oldest.preferred_batch_sizes",
+            "preferred_batch_sizes",
+            list(oldest.preferred_batch_sizes),
+            f"exceeds max_batch_size {spec.max_batch_size}",
+            f"sizes up to {spec.max_batch_size}",
+            "lower the preferred sizes or raise max_batch_size",
+        )
+
+
+def _check_tensorrt_shape_ranges(spec: ModelSpec, path: str, errs: Errors) -> None:
+    """A TensorRT plan needs an optimization profile for every dynamic input dim: a shape_range."""
+    if spec.format != "tensorrt":
+        return
+    for i, t in enumerate(spec.inputs):
+        if t.dynamic_axes and t.shape_range is None:
+            errs.add(
+                "MissingShapeRange",
+                f"{path}.inputs[{i}].shape_range",
+                "shape_range",
+                None,
+                f"is required for input '{t.name}' with shape {list(t.shape)}: a TensorRT plan needs the "
+                "min/opt/max size of each dynamic dim (its optimization profile)",
+                "{min: [...], opt: [...], max: [...]} parallel to shape",
+                "add shape_range, e.g. {min: [1], opt: [64], max: [128]} for shape [-1]",
+            )
 
 
 def _check_ensemble_has_steps_only(spec: ModelSpec, path: str, errs: Errors) -> None:

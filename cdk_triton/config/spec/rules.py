@@ -459,6 +459,37 @@ def check_sme_default_model(spec: BuildSpec, i: int, e: EndpointSpec) -> Problem
     ]
 
 
+def check_sequence_batching_endpoint(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+    """A sequence-batched (stateful) model keeps its state in one Triton server: every request of a
+    sequence must reach the same instance. A multi-model endpoint routes a target model to any
+    instance that loaded it and unloads idle models, so it cannot serve one. (A single-model
+    endpoint must run one instance: the constructs check the instance count and autoscaling.)"""
+    if not e.is_multi_model:
+        return []
+    by_name = _by_name(spec)
+    stateful = []
+    for target in e.models:
+        try:
+            members = spec.closure(target)
+        except KeyError:  # an undeclared step: check_ensemble_steps reports it
+            continue
+        stateful += [n for n in members if n in by_name and by_name[n].sequence_batching is not None]
+    return [
+        problem(
+            "SequenceBatchingInstances",
+            f"endpoints[{i}].models",
+            "model",
+            name,
+            "is sequence-batched (stateful) but a multi-model endpoint may send the requests of one sequence to "
+            "several instances or to a reloaded copy; SageMaker's stateful sessions need session ids that "
+            "Triton's SageMaker server does not create",
+            "a SingleModel endpoint with one instance",
+            "serve it from a SingleModel endpoint with instance_count 1 and no autoscaling above 1",
+        )
+        for name in dict.fromkeys(stateful)
+    ]
+
+
 def check_instance_types(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
     return [
         problem(
@@ -511,6 +542,7 @@ ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
     check_mme_targets_unique,
     check_sme_default_model,
     check_instance_types,
+    check_sequence_batching_endpoint,
 )
 
 

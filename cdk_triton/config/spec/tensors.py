@@ -22,6 +22,9 @@ class TensorSpec:
             Default: each -1 becomes 1.
         range: ``(low, high)`` of the random sample data (integers: high exclusive).
             Default: FP [0, 1), UINT8 [0, 256), other integers [0, 100), BOOL {0, 1}.
+        shape_range: the sizes each dynamic (-1) dim takes: ``{min, opt, max}``, three lists parallel
+            to ``shape`` (a fixed dim repeats its size). TensorRT builds its optimization profile
+            from it (required there); parity also runs at ``max`` (or ``min``). Default: none.
     """
 
     name: str
@@ -29,15 +32,39 @@ class TensorSpec:
     shape: tuple[int, ...]
     sample_shape: tuple[int, ...] | None = None
     range: tuple[float, float] | None = None
+    shape_range: ShapeRange | None = None
 
     @property
     def numpy_dtype(self) -> str:
         return DTYPES[self.dtype]
 
+    @property
+    def dynamic_axes(self) -> tuple[int, ...]:
+        """The indices of the dynamic (-1) dims of ``shape`` (without the batch dim)."""
+        return tuple(i for i, d in enumerate(self.shape) if d == -1)
+
     def concrete_shape(self) -> tuple[int, ...]:
+        """The sample's dims: ``sample_shape``, else each -1 as ``shape_range.opt`` or 1."""
         if self.sample_shape is not None:
             return self.sample_shape
+        if self.shape_range is not None:
+            return self.shape_range.opt
         return tuple(1 if d == -1 else d for d in self.shape)
+
+    def other_shape(self) -> tuple[int, ...] | None:
+        """A second size of every dynamic dim for parity: ``shape_range.max`` (or ``min``) where it
+        differs from the sample, else the sample's size + 1; None when there is no dynamic dim."""
+        if not self.dynamic_axes:
+            return None
+        base = self.concrete_shape()
+        out = list(base)
+        for i in self.dynamic_axes:
+            r = self.shape_range
+            if r is None:
+                out[i] = base[i] + 1
+            elif r.max[i] != base[i] or r.min[i] != base[i]:
+                out[i] = r.max[i] if r.max[i] != base[i] else r.min[i]
+        return tuple(out) if tuple(out) != base else None
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: Errors) -> TensorSpec | None:
@@ -50,6 +77,8 @@ class TensorSpec:
         sample_shape = _shape(d.get("sample_shape"), f"{path}.sample_shape", errs, allow_dynamic=False)
         _check_sample_shape(shape, sample_shape, path, errs)
         rng = _range(d.get("range"), path, errs)
+        shape_range = ShapeRange.from_dict(d.get("shape_range"), shape, f"{path}.shape_range", errs)
+        _check_sample_in_range(sample_shape, shape_range, path, errs)
         if name is None or dtype is None or shape is None:
             return None
         return cls(
@@ -58,6 +87,66 @@ class TensorSpec:
             shape=shape,
             sample_shape=sample_shape,
             range=(float(rng[0]), float(rng[1])) if rng else None,
+            shape_range=shape_range,
+        )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ShapeRange:
+    """The sizes of a tensor's dims: ``min``, ``opt`` and ``max``, each parallel to ``shape``
+    (without the batch dim), as trtexec's ``--minShapes/--optShapes/--maxShapes`` name them."""
+
+    min: tuple[int, ...]
+    opt: tuple[int, ...]
+    max: tuple[int, ...]
+
+    @classmethod
+    def from_dict(cls, d: Any, shape: tuple[int, ...] | None, path: str, errs: Errors) -> ShapeRange | None:
+        if d is None:
+            return None
+        if not is_mapping(d, path, "shape_range", "min, opt, max", errs):
+            return None
+        check_keys(d, cls, path, errs)
+        lists = {k: _shape(d.get(k), f"{path}.{k}", errs, required=True, allow_dynamic=False) for k in KEYS}
+        if shape is None or any(v is None for v in lists.values()):
+            return None
+        r = cls(min=lists["min"] or (), opt=lists["opt"] or (), max=lists["max"] or ())
+        fits = all(
+            len(v) == len(shape) and all(s in (-1, x) for s, x in zip(shape, v, strict=True))
+            for v in (r.min, r.opt, r.max)
+        )
+        ordered = fits and all(a <= b <= c for a, b, c in zip(r.min, r.opt, r.max, strict=True))
+        if not ordered:
+            errs.add(
+                "InvalidShapeRange",
+                path,
+                "shape_range",
+                {k: list(v or ()) for k, v in lists.items()},
+                f"does not fit shape {list(shape)}" if not fits else "is not ordered min <= opt <= max",
+                "three lists as long as shape, a fixed dim repeating its size, min <= opt <= max",
+                "write e.g. {min: [1], opt: [64], max: [128]} for shape [-1]",
+            )
+            return None
+        return r
+
+
+KEYS = ("min", "opt", "max")
+
+
+def _check_sample_in_range(
+    sample_shape: tuple[int, ...] | None, r: ShapeRange | None, path: str, errs: Errors
+) -> None:
+    if sample_shape is None or r is None or len(sample_shape) != len(r.min):
+        return
+    if not all(a <= s <= b for a, s, b in zip(r.min, sample_shape, r.max, strict=True)):
+        errs.add(
+            "InvalidShapeRange",
+            f"{path}.sample_shape",
+            "sample_shape",
+            list(sample_shape),
+            f"lies outside shape_range min {list(r.min)} .. max {list(r.max)}",
+            "sizes within the declared range",
+            "pick a sample size within the range",
         )
 
 

@@ -101,6 +101,26 @@ DECLARATION_CASES: dict[str, tuple[str, str | None, str]] = {
     "InvalidPackaging": (tiny(), SME.format(models="tiny") + "    packaging: zip\n", "is not a packaging"),
     "InvalidInstanceType": (tiny(), SME.format(models="tiny").replace("ml.g5.xlarge", "g5.xlarge"), "ml."),
     "InvalidInstanceGroup": (tiny() + "    instance_groups: [{kind: TPU}]\n", None, "KIND_GPU"),
+    "InvalidShapeRange": (
+        tiny().replace("shape: [4]", "shape: [-1], shape_range: {min: [8], opt: [4], max: [16]}"),
+        None,
+        "is not ordered min <= opt <= max",
+    ),
+    "MissingShapeRange": (
+        tiny(format="tensorrt").replace("shape: [4]", "shape: [-1]"),
+        None,
+        "a TensorRT plan needs the min/opt/max size of each dynamic dim",
+    ),
+    "InvalidSequenceBatching": (
+        tiny() + "    dynamic_batching: true\n    sequence_batching: true\n",
+        None,
+        "cannot be combined with dynamic_batching",
+    ),
+    "SequenceBatchingInstances": (
+        tiny() + "    sequence_batching: {control_inputs: {start: START}}\n",
+        MME.format(models="tiny"),
+        "sequence-batched (stateful) but a multi-model endpoint",
+    ),
     "InvalidWarmup": (tiny() + "    warmup: [{data: ones}]\n", None, "zero, random"),
     "InvalidOption": (tiny() + "    torchscript_mode: compile\n", None, "trace, script"),
     "UnknownPrecision": (tiny(format="tensorrt") + "    tensorrt: {precision: fp8}\n", None, "fp16"),
@@ -221,6 +241,7 @@ RUNTIME_CASES: dict[str, tuple[str, str]] = {
         "declare the graph's names",
     ),
     "TensorRTUnavailable": (tiny(format="tensorrt"), "need a CUDA GPU"),
+    "SequenceBatchingUnsupported": (tiny() + "    sequence_batching: true\n", "built for python models only"),
 }
 
 

@@ -44,7 +44,8 @@ def test_built_manifest_matches_schema_and_reads_back(example_build) -> None:  #
     jsonschema.validate(data, _schema())
     m = read_manifest(example_build.manifest_path)
     assert m.triton_version == "24.09" and m.uploaded is False
-    assert set(m.endpoints) == {"classifier", "multi"}
+    assert set(m.endpoints) == {"classifier", "multi", "running_sum"}
+    assert m.models["running_sum"].sequence_batching and not m.models["classifier"].sequence_batching
     assert "classifier_trt" in example_build.skipped_models
     assert {"torch", "onnx", "onnxruntime", "cdk_triton"} <= set(m.tool_versions)
 

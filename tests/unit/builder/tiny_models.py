@@ -61,3 +61,29 @@ class Unscriptable(nn.Module):
 
 def unscriptable() -> nn.Module:
     return Unscriptable().eval()
+
+
+class SeqMean(nn.Module):
+    """A sequence model: token ids [batch, seq] -> the mean of their embeddings [batch, 3]."""
+
+    def __init__(self, vocab: int = 50, dim: int = 3) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.emb(ids).mean(dim=1)
+
+
+def seq_mean(vocab: int = 50, dim: int = 3) -> nn.Module:
+    return SeqMean(vocab, dim).eval()
+
+
+class SeqHazard(nn.Module):
+    """Python control flow on the sequence length: a trace at one length bakes in its branch."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mean(dim=1, keepdim=True) * 2 if x.shape[1] > 4 else x.mean(dim=1, keepdim=True)
+
+
+def seq_hazard() -> nn.Module:
+    return SeqHazard().eval()

@@ -17,13 +17,15 @@ from tests.unit.builder.helpers import plans_decl, spec_of, tiny, write_decl
 def test_tensorrt_profiles_flags_and_metadata(tmp_path: Path) -> None:
     spec = spec_of(
         tmp_path,
-        tiny("p", "tensorrt").replace("shape: [4]", "shape: [-1], sample_shape: [6]")
+        tiny("p", "tensorrt").replace(
+            "shape: [4]", "shape: [-1], sample_shape: [6], shape_range: {min: [2], opt: [6], max: [9]}"
+        )
         + "    max_batch_size: 16\n".replace("16", "4")
         + "    dynamic_batching: {preferred_batch_sizes: [2]}\n",
     )
     m = spec.model("p")
     (prof,) = trt.profiles(m, [IoTensor(name="x", dtype="FP32", dims=(-1,))])
-    assert (prof.min, prof.opt, prof.max) == ((1, 6), (2, 6), (4, 6))
+    assert (prof.min, prof.opt, prof.max) == ((1, 2), (2, 6), (4, 9))
     assert trt.builder_flags("fp16") == (["FP16"], []) and trt.builder_flags("fp32") == ([], ["TF32"])
     assert trt.builder_flags("int8")[0] == ["INT8", "FP16"]
     with pytest.raises(BuildError, match=r"unknown TensorRT precision 'fp8' \[TensorRTBuildFailed\]"):

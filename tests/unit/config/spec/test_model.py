@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cdk_triton.config.spec import ModelSpec, OnnxOptions, SampleSpec
-from tests.unit.config.spec.decl import ensemble, model, parsed
+from cdk_triton.config.spec import BuildSpec, ModelSpec, OnnxOptions, SampleSpec
+from tests.unit.config.spec.decl import codes, document, ensemble, model, parsed
 
 
 def test_reads_a_model_with_defaults() -> None:
@@ -73,3 +73,13 @@ def test_checks_tensors_declared_unique_and_typed() -> None:
         ("DuplicateTensorName", "m.inputs[1].name"),
         ("UnknownDtype", "m.inputs[1].dtype"),
     ]
+
+
+def test_tensorrt_needs_a_shape_range_for_dynamic_inputs_and_dynamic_batching_warns() -> None:
+    dyn = [{"name": "x", "dtype": "FP32", "shape": [-1]}]
+    assert codes(document([model(format="tensorrt", inputs=dyn)])) == ["MissingShapeRange"]
+    ranged = [{**dyn[0], "shape_range": {"min": [1], "opt": [4], "max": [8]}}]
+    spec = BuildSpec.from_dict(document([model(format="tensorrt", inputs=ranged, dynamic_batching=True)]))
+    (w,) = spec.models[0].warnings()
+    assert "Triton batches only requests of equal shape" in w and spec.models[0].has_dynamic_axes
+    assert BuildSpec.from_dict(document([model()])).models[0].warnings() == []

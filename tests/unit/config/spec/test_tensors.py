@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cdk_triton.config.spec import TensorSpec
+from cdk_triton.config.spec import ShapeRange, TensorSpec
 from cdk_triton.config.spec.tensors import tensors_from_list
 from tests.unit.config.spec.decl import parsed
 
@@ -42,3 +42,38 @@ def test_fails_missing_and_bad_shapes() -> None:
 def test_tensor_list_must_be_a_list() -> None:
     out, errs = parsed(tensors_from_list, {"name": "x"}, "models[0].inputs")
     assert out == [] and [(e.code, e.prop) for e in errs] == [("InvalidType", "inputs")]
+
+
+def test_reads_a_shape_range_and_uses_it_for_the_sample_sizes() -> None:
+    d = {
+        "name": "ids",
+        "dtype": "INT64",
+        "shape": [-1, 4],
+        "shape_range": {"min": [1, 4], "opt": [64, 4], "max": [128, 4]},
+    }
+    t, errs = parsed(TensorSpec.from_dict, d)
+    assert errs == [] and t.shape_range == ShapeRange(min=(1, 4), opt=(64, 4), max=(128, 4))
+    assert t.dynamic_axes == (0,) and t.concrete_shape() == (64, 4) and t.other_shape() == (128, 4)
+    t, _ = parsed(TensorSpec.from_dict, {**d, "sample_shape": [128, 4]})
+    assert t.concrete_shape() == (128, 4) and t.other_shape() == (1, 4)
+    t, _ = parsed(TensorSpec.from_dict, {"name": "ids", "dtype": "INT64", "shape": [-1]})
+    assert t.concrete_shape() == (1,) and t.other_shape() == (2,)
+    t, _ = parsed(TensorSpec.from_dict, {"name": "x", "dtype": "FP32", "shape": [4]})
+    assert t.dynamic_axes == () and t.other_shape() is None
+
+
+def test_fails_shape_ranges_that_do_not_fit() -> None:
+    base = {"name": "ids", "dtype": "INT64", "shape": [-1, 4]}
+    cases = {
+        "does not fit shape [-1, 4]": {"min": [1, 3], "opt": [2, 4], "max": [3, 4]},
+        "is not ordered": {"min": [8, 4], "opt": [2, 4], "max": [3, 4]},
+    }
+    for text, rng in cases.items():
+        _, errs = parsed(TensorSpec.from_dict, {**base, "shape_range": rng}, "i")
+        assert [(e.code, e.path) for e in errs] == [("InvalidShapeRange", "i.shape_range")]
+        assert text in str(errs[0])
+    _, errs = parsed(TensorSpec.from_dict, {**base, "shape_range": {"min": [1, 4], "max": [3, 4]}}, "i")
+    assert [(e.code, e.path) for e in errs] == [("MissingField", "i.shape_range.opt")]
+    rng = {"min": [1, 4], "opt": [2, 4], "max": [3, 4]}
+    _, errs = parsed(TensorSpec.from_dict, {**base, "shape_range": rng, "sample_shape": [9, 4]}, "i")
+    assert [(e.code, e.path) for e in errs] == [("InvalidShapeRange", "i.sample_shape")]
