@@ -637,7 +637,7 @@ _INT_FIELDS = {
     "shm_growth_byte_size",
 }
 _ENV_ALLOWED = {
-    **{f: "'true' or 'false'" for f in _BOOL_FIELDS},
+    **{f: "'true'/'on'/'1' or 'false'/'off'/'0' (any case)" for f in _BOOL_FIELDS},
     **{f: "an integer" for f in _INT_FIELDS},
     "log_verbose": "an integer level, or 'true'/'false'",
     "safe_port_range": "'lo-hi'",
@@ -647,12 +647,18 @@ _ENV_ALLOWED = {
 }
 
 
+_TRUE = ("true", "on", "1")
+_FALSE = ("false", "off", "0")
+
+
 def _parse_env_value(field: str, value: str) -> object:
+    if field == "multi_model":
+        return value == "true"  # the serve script compares the exact string: 'True' or '1' mean SME
     if field in _BOOL_FIELDS:
-        low = value.strip().lower()
-        if low not in ("true", "false"):
+        low = value.strip().lower()  # tritonserver's bool options: 1/on/true, 0/off/false, any case
+        if low not in _TRUE + _FALSE:
             raise ValueError(value)
-        return low == "true"
+        return low in _TRUE
     if field in _INT_FIELDS:
         return int(value)
     if field == "log_verbose":

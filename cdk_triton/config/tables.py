@@ -14,11 +14,15 @@ from typing import Any
 
 from cdk_triton.errors import TritonValidationError
 
-#: The Triton release every construct, build and Dockerfile uses unless told otherwise.
-#: 24.09 is the newest release whose ONNX Runtime (1.19.2) and TensorRT (10.4.0) versions are both
-#: confirmed in the release table, so the opset check and the TensorRT pin rest on facts, not guesses.
-#: It is also the release closest to the local server (nvidia-pytriton 0.7.0 ships Triton 2.51 = 24.10).
+#: The Triton release every construct, build and Dockerfile uses unless told otherwise: the newest
+#: release of the table whose ONNX Runtime and TensorRT versions are both confirmed and that is not
+#: newer than the local server's release (LOCAL_SERVER_RELEASE), so that what the example builds for
+#: its target also loads in ``cdk-triton serve``. 25.04 has both confirmed too, but its ONNX Runtime
+#: (1.21: opset 22) is newer than the local server's (1.19: opset 21).
 DEFAULT_TRITON_VERSION = "24.09"
+
+#: The release of the local server (nvidia-pytriton 0.7.0 ships tritonserver 2.51 = 24.10).
+LOCAL_SERVER_RELEASE = "24.10"
 
 #: The last image version published from the legacy (pre-23.07) accounts.
 LEGACY_MAX_VERSION = "23.05"
@@ -34,6 +38,7 @@ def _load(name: str) -> dict[str, Any]:
 
 
 def _version_key(version: str) -> tuple[int, int]:
+    """``'24.09'`` -> ``(24, 9)``, for ordering releases."""
     major, minor = version.split(".")
     return int(major), int(minor)
 
@@ -138,6 +143,36 @@ def is_burstable(name: str) -> bool:
     return name.startswith("ml.t")
 
 
+def cpu_instance_families() -> dict[str, list[str]]:
+    """CPU-only hosting families by architecture: ``x86_64``, ``arm64`` (and ``burstable``)."""
+    raw = _load("instance-types.json")["cpu_instance_families"]
+    return {k: list(v) for k, v in raw.items() if isinstance(v, list)}
+
+
+def excluded_gpu_instance_types() -> dict[str, str]:
+    """GPU hosting types deliberately left out of the table -> why."""
+    raw = _load("instance-types.json")["excluded_gpu_instance_types"]
+    return {k: v for k, v in raw.items() if k != "comment"}
+
+
+def instance_kind(name: str) -> str:
+    """What the table knows of an instance type: ``gpu`` (in the table, facts known), ``cpu``
+    (an x86_64 CPU family), ``arm64`` (a Graviton family: no Triton image runs there),
+    ``accelerator`` (Inferentia/Trainium) or ``unknown`` (neither: possibly a GPU type we lack)."""
+    if name in instance_types():
+        return "gpu"
+    parts = name.split(".")
+    family = parts[1] if len(parts) == 3 else ""
+    families = cpu_instance_families()
+    if family in families.get("x86_64", []):
+        return "cpu"
+    if family in families.get("arm64", []):
+        return "arm64"
+    if family in _load("instance-types.json")["other_accelerator_families"]["families"]:
+        return "accelerator"
+    return "unknown"
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Fact:
     """One fact of the release table, with where it comes from and whether it was confirmed."""
@@ -170,12 +205,34 @@ class TritonRelease:
         limits = self._ort_limits()
         return None if limits is None else int(limits["max_ir_version"])
 
+    @property
+    def onnx_limits_confirmed(self) -> bool:
+        """Whether the opset / IR limits of this release's ONNX Runtime were measured."""
+        limits = self._ort_limits()
+        return bool(limits and limits.get("confirmed"))
+
+    def facts(self) -> dict[str, Fact]:
+        """Every fact by name: triton_server, libtorch, onnxruntime, tensorrt, cuda, python,
+        min_compute_capability (each with its source and whether it is confirmed)."""
+        return {name: getattr(self, name) for name in _FACT_NAMES}
+
     def _ort_limits(self) -> dict[str, Any] | None:
         if not self.onnxruntime.value:
             return None
         minor = ".".join(self.onnxruntime.value.split(".")[:2])
         table = _load("triton-releases.json")["onnxruntime"]
         return table.get(minor)
+
+
+_FACT_NAMES = (
+    "triton_server",
+    "libtorch",
+    "onnxruntime",
+    "tensorrt",
+    "cuda",
+    "python",
+    "min_compute_capability",
+)
 
 
 def releases() -> dict[str, TritonRelease]:
@@ -199,3 +256,107 @@ def release(version: str) -> TritonRelease:
             fix="choose a release from the table, or add its facts to triton-releases.json",
         )
     return table[version]
+
+
+def release_versions() -> list[str]:
+    """The releases of the table, oldest first."""
+    return sorted(releases(), key=_version_key)
+
+
+def minor(version: str | None) -> str | None:
+    """``'2.3.1'`` -> ``'2.3'`` (None stays None)."""
+    return None if not version else ".".join(version.split(".")[:2])
+
+
+def is_newer(a: str, b: str) -> bool:
+    """Whether dotted version ``a`` is newer than ``b`` (numeric parts compared, others ignored)."""
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in v.split("+")[0].split(".") if p.isdigit())
+
+    return key(a) > key(b)
+
+
+# ---------------------------------------------------------------------------- PyTorch parameters
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PyTorchParameter:
+    """A PyTorch backend parameter and the releases that read it (last None = still read)."""
+
+    name: str
+    first_release: str
+    last_release: str | None
+    source: str
+
+    def in_release(self, version: str) -> bool:
+        key = _version_key(version)
+        if key < _version_key(self.first_release):
+            return False
+        return self.last_release is None or key <= _version_key(self.last_release)
+
+
+def pytorch_parameters() -> dict[str, PyTorchParameter]:
+    """Every PyTorch backend parameter any release of the table reads."""
+    raw = _load("triton-releases.json")["pytorch_parameters"]
+    return {name: PyTorchParameter(name=name, **facts) for name, facts in raw.items() if name != "comment"}
+
+
+def pytorch_parameter_error(
+    name: str, version: str, *, path: str | None = None
+) -> TritonValidationError | None:
+    """The error for a PyTorch parameter ``version`` does not read (None when it does, or when the
+    name is unknown: that is the declaration's UnknownPyTorchParameter)."""
+    param = pytorch_parameters().get(name)
+    if param is None or param.in_release(version):
+        return None
+    here = [n for n, p in pytorch_parameters().items() if p.in_release(version)]
+    if param.last_release is not None and _version_key(version) > _version_key(param.last_release):
+        return TritonValidationError(
+            "RemovedPyTorchParameter",
+            prop="pytorch parameter",
+            value=name,
+            problem=f"was removed after Triton {param.last_release} (the last release that had it), "
+            f"and the target is {version}",
+            allowed=", ".join(here),
+            fix=f"remove it, or target triton_version {param.last_release} or older"
+            + (" (use ENABLE_TENSOR_FUSER)" if name == "ENABLE_NVFUSER" else ""),
+            path=path,
+        )
+    return TritonValidationError(
+        "PyTorchParameterTooNew",
+        prop="pytorch parameter",
+        value=name,
+        problem=f"is read from Triton {param.first_release} on, and the target is {version}",
+        allowed=", ".join(here),
+        fix=f"remove it, or target triton_version {param.first_release} or newer",
+        path=path,
+    )
+
+
+# ---------------------------------------------------------------------------- the serve script
+
+
+def serve_script_data(version: str) -> dict[str, Any] | None:
+    """What the SageMaker ``serve`` script of ``version`` does with each variable
+    (``data/sagemaker-serve.json``): the recorded release itself, or a recorded release whose
+    script is byte-identical; None when no record covers ``version``."""
+    if not is_valid_version_string(version):
+        return None
+    data = _load("sagemaker-serve.json")
+    recorded = data["releases"]
+    if version in recorded:
+        return dict(recorded[version])
+    key = _version_key(version)
+    for name, ranges in data["script_variants"].items():
+        if name == "comment":
+            continue
+        spans = [
+            (_version_key(lo), _version_key(hi or lo))
+            for lo, _, hi in (r.replace("r", "").partition(" .. ") for r in ranges)
+        ]
+        if any(lo <= key <= hi for lo, hi in spans):
+            same = [v for v in recorded if any(lo <= _version_key(v) <= hi for lo, hi in spans)]
+            if same:
+                return dict(recorded[same[0]])
+    return None

@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING
 import aws_cdk as cdk
 from constructs import Construct
 
-from cdk_triton.config.manifest import MANIFEST_FILENAME, MULTI_MODEL, SINGLE_MODEL, Manifest, read_manifest
+from cdk_triton.config.manifest import (
+    MANIFEST_FILENAME,
+    MULTI_MODEL,
+    SINGLE_MODEL,
+    Manifest,
+    ModelEntry,
+    read_manifest,
+)
 from cdk_triton.constructs import artifact_checks
 from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
 from cdk_triton.constructs.errors import catalogued, located, validation_error
@@ -44,6 +51,9 @@ class ArtifactsConfig:
         packaged_instance_types: what the build packaged for (empty when unknown).
         uploaded: False when the manifest says the artifacts are not in S3 yet.
         triton_version: the Triton release the build targeted, when known.
+        built_models: the manifest's entries of the models these artifacts hold (empty when unknown):
+            config (instance groups, response cache), TensorRT version, for the synth checks.
+        tool_versions: the tools the build used (``torch``, ``onnx`` ...), when known.
     """
 
     mode: str
@@ -59,6 +69,8 @@ class ArtifactsConfig:
     packaged_instance_types: list[str] = field(default_factory=list)
     uploaded: bool = True
     triton_version: str | None = None
+    built_models: dict[str, ModelEntry] = field(default_factory=dict)
+    tool_versions: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_multi_model(self) -> bool:
@@ -206,6 +218,12 @@ class _ManifestArtifacts(ModelArtifacts):
             packaged_instance_types=list(entry.instance_types),
             uploaded=manifest.uploaded,
             triton_version=manifest.triton_version,
+            built_models={
+                m: manifest.models[m]
+                for m in sorted(set(entry.models).union(*(t.models for t in entry.target_models.values())))
+                if m in manifest.models
+            },
+            tool_versions=dict(manifest.tool_versions),
         )
 
 

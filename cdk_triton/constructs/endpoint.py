@@ -230,6 +230,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             packaged_instance_types=art.packaged_instance_types,
             multi_model=art.is_multi_model,
         )
+        placed, placement_warnings = checks.check_gpu_placement_of_models(instance_type, art.built_models)
+        found += placed
+        warnings += placement_warnings
         for warning_id, message in warnings:
             cdk.Annotations.of(self).add_warning_v2(warning_id, message)
         self._raise(errs + found)

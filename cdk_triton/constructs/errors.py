@@ -56,6 +56,9 @@ ERROR_CODES: dict[str, str] = {
     "UnsupportedManifestVersion": "(config) the manifest's schema_version is not supported",
     "MetricsNeedNewerImage": "Triton metrics publishing with a SageMaker Triton image older than 23.07 (no CloudWatch agent)",
     "MetricsNeedNetwork": "Triton metrics publishing on a network-isolated model (the agent cannot reach CloudWatch)",
+    "TensorRTVersionMismatch": "a TensorRT plan deployed on an image whose TensorRT is another version than the one that built it",
+    "TorchScriptTooNew": "TorchScript saved by a newer torch than the image's (confirmed) libtorch",
+    "ResponseCacheNotConfigured": "a model with response_cache enabled, and no response cache on the server (ServerOptions.response_cache_byte_size)",
     "SecurityGroupsWithoutVpc": "security groups or subnets given without a VPC",
     # instance type
     "InvalidInstanceType": "instance_type is not a SageMaker hosting instance type 'ml.<family>.<size>'",
@@ -63,6 +66,8 @@ ERROR_CODES: dict[str, str] = {
     "GpuArtifactsOnCpuInstance": "the artifacts need a GPU (TensorRT plans) and the instance type has none",
     "GpuArchitectureMismatch": "the TensorRT plans were built for another GPU architecture than the instance's",
     "MmeNeedsSingleGpu": "a GPU multi-model endpoint on an instance type with more than one GPU",
+    "GpuInstanceGroupOnCpuInstance": "a KIND_GPU instance group on an instance type without an NVIDIA GPU",
+    "GpuIndexOutOfRange": "an instance group GPU index beyond the instance type's GPUs",
     "KmsKeyOnLocalStorage": "a volume KMS key on an instance type with local NVMe storage (CreateEndpointConfig fails)",
     "InvalidInstanceCount": "instance_count below 1",
     "InvalidVariantName": "variant_name does not match SageMaker's name pattern",

@@ -139,6 +139,7 @@ class TritonModel(Construct):
             self.metrics_namespace = metrics.namespace or f"Triton/{cdk.Names.unique_id(self)}"
             opts = _with_metrics(opts, metrics, self.metrics_namespace)
         errs += opts.validate()
+        errs += self._check_release_agreement(art, opts)
         if errs:  # the checks' and config-layer errors carry no path: locate them here (a jsii call)
             path = self.node.path
             raise_all([e if e.path else e.at(path) for e in errs])
@@ -160,6 +161,24 @@ class TritonModel(Construct):
             self._flush_acks()
 
     # ------------------------------------------------------------------ steps
+    def _check_release_agreement(
+        self, art: ArtifactsConfig, opts: ServerOptions
+    ) -> list[TritonValidationError]:
+        """The built models against the image's release and the server's response cache; warnings annotated."""
+        errs, warnings = checks.check_release_agreement(
+            self.triton_version,
+            art.built_models,
+            tool_versions=art.tool_versions,
+            built_for=art.triton_version,
+        )
+        cache = opts.response_cache_byte_size is not None or any(
+            a.startswith("--cache-config") for a in opts.additional_args
+        )
+        errs += checks.check_response_cache(art.built_models, cache_configured=cache)
+        for warning_id, message in warnings:
+            cdk.Annotations.of(self).add_warning_v2(warning_id, message)
+        return errs
+
     def _define_environment(
         self, opts: ServerOptions, metrics: TritonMetrics | None, raw_env: dict[str, str]
     ) -> dict[str, str]:

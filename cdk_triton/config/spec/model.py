@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from cdk_triton.config import tables
 from cdk_triton.config.parse import Errors, check_keys, closest, is_mapping, one_of, str_map, typed
 from cdk_triton.config.spec.options import (
     DynamicBatching,
@@ -21,8 +22,6 @@ from cdk_triton.config.spec.tensors import TensorSpec, tensors_from_list
 from cdk_triton.config.spec.vocabulary import (
     FORMATS,
     MODEL_NAME,
-    PYTORCH_PARAMETERS,
-    PYTORCH_REMOVED_PARAMETERS,
     SOURCES_FOR_FORMAT,
     TORCHSCRIPT_MODES,
 )
@@ -303,25 +302,17 @@ def _pytorch_parameters(d: dict[str, Any], fmt: str | None, path: str, errs: Err
 
 
 def _check_pytorch_parameter(k: Any, here: str, errs: Errors) -> None:
-    if k in PYTORCH_REMOVED_PARAMETERS:
-        errs.add(
-            "RemovedPyTorchParameter",
-            here,
-            "pytorch parameter",
-            k,
-            f"was removed after Triton {PYTORCH_REMOVED_PARAMETERS[k]}",
-            ", ".join(PYTORCH_PARAMETERS),
-            "remove it (use ENABLE_TENSOR_FUSER)",
-        )
-    elif k not in PYTORCH_PARAMETERS:
-        close = closest(str(k), PYTORCH_PARAMETERS)
+    """A name some release reads (which releases: ``rules.check_pytorch_parameters_in_release``)."""
+    known = list(tables.pytorch_parameters())
+    if k not in known:
+        close = closest(str(k), known)
         errs.add(
             "UnknownPyTorchParameter",
             here,
             "pytorch parameter",
             k,
             "is not a PyTorch backend parameter",
-            ", ".join(PYTORCH_PARAMETERS),
+            ", ".join(known),
             f"did you mean '{close}'?" if close else "remove it",
         )
 

@@ -12,7 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from cdk_triton.config import tables
 from cdk_triton.config.parse import closest, problem
+from cdk_triton.config.placement import check_gpu_placement
 from cdk_triton.config.spec.endpoint import EndpointSpec
 from cdk_triton.config.spec.model import EnsembleStep, ModelSpec
 from cdk_triton.errors import TritonValidationError
@@ -21,6 +23,8 @@ from cdk_triton.errors import TritonValidationError
 class BuildSpec(Protocol):
     """What the rules read of a ``build.BuildSpec`` (a protocol, so ``build`` may import the rules)."""
 
+    @property
+    def triton_version(self) -> str: ...
     @property
     def models(self) -> tuple[ModelSpec, ...]: ...
     @property
@@ -523,6 +527,33 @@ def check_endpoint_names_unique(spec: BuildSpec) -> Problems:
     ]
 
 
+def check_pytorch_parameters_in_release(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+    """Each PyTorch parameter is read by the target release (tables' ``pytorch_parameters``)."""
+    out: Problems = []
+    for k in m.pytorch_parameters:
+        err = tables.pytorch_parameter_error(
+            k, spec.triton_version, path=f"models[{i}].pytorch_parameters.{k}"
+        )
+        if err is not None:
+            out.append(err)
+    return out
+
+
+def check_gpu_placement_fits(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+    """Each model's instance groups fit each instance type of the endpoint: no KIND_GPU on a CPU
+    type, no GPU index beyond the type's GPUs (``placement.check_gpu_placement``)."""
+    by_name = _by_name(spec)
+    out: Problems = []
+    for name in dict.fromkeys(n for top in e.models for n in spec.closure(top)):
+        m = by_name.get(name)
+        if m is None or not m.instance_groups:
+            continue
+        groups = [(g.kind, g.count, g.gpus) for g in m.instance_groups]
+        for it in e.instance_types:
+            out += check_gpu_placement(it, groups, model=name, path=f"endpoints[{i}].instance_types")
+    return out
+
+
 # ---------------------------------------------------------------------------- the order they run in
 
 #: Run for each model, in this order.
@@ -533,6 +564,7 @@ MODEL_RULES: tuple[ModelRule, ...] = (
     check_tensorrt_plans_exist,
     check_tensorrt_plans_only_for_tensorrt,
     check_ensemble_steps,
+    check_pytorch_parameters_in_release,
 )
 #: Run for each endpoint, in this order.
 ENDPOINT_RULES: tuple[EndpointRule, ...] = (check_endpoint_lists_not_empty,)
@@ -543,6 +575,7 @@ ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
     check_sme_default_model,
     check_instance_types,
     check_sequence_batching_endpoint,
+    check_gpu_placement_fits,
 )
 
 

@@ -39,7 +39,7 @@ ACCELERATOR_PRECISIONS = ("fp32", "fp16")
 WARMUP_DATA = ("zero", "random")
 TORCHSCRIPT_MODES = ("trace", "script")
 ONNX_EXPORTERS = ("dynamo", "torchscript")
-#: PyTorch backend parameters (CONTRACT.md section 5); values are the strings "true"/"false" or counts.
+#: PyTorch backend parameters of the newest releases (CONTRACT.md section 5; DISABLE_CUDNN from 24.06); values are the strings "true"/"false" or counts.
 PYTORCH_PARAMETERS = (
     "DISABLE_OPTIMIZED_EXECUTION",
     "INFERENCE_MODE",
@@ -50,8 +50,10 @@ PYTORCH_PARAMETERS = (
     "ENABLE_TENSOR_FUSER",
     "INTER_OP_THREAD_COUNT",
     "INTRA_OP_THREAD_COUNT",
+    "DISABLE_CUDNN",
 )
-#: Removed after 23.12 (rejected for newer images).
-PYTORCH_REMOVED_PARAMETERS = {"ENABLE_NVFUSER": "23.12"}
+#: Removed parameters -> the last release that read them (tables.pytorch_parameters() has every
+#: parameter's release range; the declaration checks the target release against it).
+PYTORCH_REMOVED_PARAMETERS = {"ENABLE_NVFUSER": "23.11"}
 #: A Triton model directory name.
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")

@@ -132,7 +132,17 @@ DECLARATION_CASES: dict[str, tuple[str, str | None, str]] = {
     "RemovedPyTorchParameter": (
         tiny(format="torchscript") + "    pytorch_parameters: {ENABLE_NVFUSER: 'true'}\n",
         None,
-        "removed after Triton 23.12",
+        "removed after Triton 23.11",
+    ),
+    "GpuInstanceGroupOnCpuInstance": (
+        tiny() + "    instance_groups: [{kind: KIND_GPU}]\n",
+        SME.format(models="tiny").replace("ml.g5.xlarge", "ml.c5.xlarge"),
+        "has no NVIDIA GPU",
+    ),
+    "GpuIndexOutOfRange": (
+        tiny() + "    instance_groups: [{kind: KIND_GPU, gpus: [7]}]\n",
+        SME.format(models="tiny"),
+        "GPU indexes 0..0",
     ),
 }
 
@@ -167,6 +177,18 @@ def test_fails_unknown_triton_release(tmp_path: Path) -> None:
     decl = write_decl(tmp_path, tiny())
     decl.write_text(decl.read_text().replace("'24.09'", "'19.01'"))
     with pytest.raises(TritonValidationError, match=r"UnknownTritonRelease"):
+        run_build(decl, out_dir=tmp_path / "out", progress=False)
+    _nothing_written(tmp_path / "out")
+
+
+def test_fails_pytorch_parameter_newer_than_release(tmp_path: Path) -> None:
+    decl = write_decl(
+        tmp_path, tiny(format="torchscript") + "    pytorch_parameters: {DISABLE_CUDNN: 'true'}\n"
+    )
+    decl.write_text(decl.read_text().replace("'24.09'", "'24.05'"))
+    with pytest.raises(
+        TritonValidationError, match=r"is read from Triton 24.06 on.*\[PyTorchParameterTooNew\]"
+    ):
         run_build(decl, out_dir=tmp_path / "out", progress=False)
     _nothing_written(tmp_path / "out")
 
@@ -312,7 +334,11 @@ def test_every_code_raised_is_in_the_catalogue() -> None:
     """A static scan: no code in cdk_triton/builder or the declaration parser escapes the catalogue."""
     root = Path(__file__).resolve().parents[3] / "cdk_triton"
     raised: set[str] = set()
-    files = [*(root / "builder").rglob("*.py"), *(root / "config" / "spec").rglob("*.py"), root / "config" / "parse.py"]
+    files = [
+        *(root / "builder").rglob("*.py"),
+        *(root / "config" / "spec").rglob("*.py"),
+        root / "config" / "parse.py",
+    ]
     assert len([f for f in files if "builder" in f.parts]) > 10, "the scan must see the build stage's modules"
     for f in files:
         text = f.read_text()
@@ -326,7 +352,14 @@ def test_catalogue_is_complete() -> None:
     tested = (
         set(DECLARATION_CASES)
         | set(RUNTIME_CASES)
-        | {"UnknownTritonRelease", "InvalidS3Uri", "InvalidYaml", "DeclarationNotFound", "UnknownOnlyModel"}
+        | {
+            "UnknownTritonRelease",
+            "PyTorchParameterTooNew",
+            "InvalidS3Uri",
+            "InvalidYaml",
+            "DeclarationNotFound",
+            "UnknownOnlyModel",
+        }
         | {"BuildLocked"}
     )
     # tested in test_steps.py (StateDictMismatch, OnnxIrVersionTooNew, Plan*, TensorRTBuildFailed for an

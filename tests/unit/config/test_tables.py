@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,12 +50,43 @@ def test_fails_for_unknown_version(version: str) -> None:
     assert repr(version) in str(exc.value)
 
 
-def test_vendored_data_equals_shared_data() -> None:
+def _leaves(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _leaves(v, f"{path}/{k}")
+    else:
+        yield path, value
+
+
+def _at(data: Any, path: str) -> Any:
+    for part in path.strip("/").split("/"):
+        if not isinstance(data, dict) or part not in data:
+            return KeyError
+        data = data[part]
+    return data
+
+
+def test_every_shared_fact_is_ours_or_a_documented_correction() -> None:
+    """shared/data is read-only and the primary sources win: a shared fact we differ from is listed,
+    with its source, in the ``corrections`` section of our file."""
     if not SHARED.is_dir():
         pytest.skip("shared/ not beside the checkout")
     for name in ("sagemaker-tritonserver.json", "sagemaker-tritonserver-legacy.json", "instance-types.json"):
-        vendored = json.loads((Path(tables.__file__).parent / "data" / name).read_text())
-        assert vendored == json.loads((SHARED / name).read_text()), name
+        ours = json.loads((Path(tables.__file__).parent / "data" / name).read_text())
+        corrections = ours.get("corrections", {}).get("entries", {})
+        for path, value in _leaves(json.loads((SHARED / name).read_text())):
+            if _at(ours, path) == value:
+                continue
+            assert path in corrections, f"{name}{path}: shared {value!r}, ours {_at(ours, path)!r}"
+            assert corrections[path]["shared"] == value and corrections[path]["source"], path
+
+
+def test_corrections_sections_are_documented() -> None:
+    data = json.loads((Path(tables.__file__).parent / "data" / "instance-types.json").read_text())
+    assert data["corrections"]["comment"]
+    for path, entry in data["corrections"]["entries"].items():
+        assert set(entry) == {"shared", "ours", "source"}, path
+        assert _at(data, path) == entry["ours"], path
 
 
 def test_instance_type_facts() -> None:
@@ -77,16 +110,88 @@ def test_every_image_version_has_release_facts_with_sources() -> None:
 
 
 def test_default_release_has_confirmed_onnxruntime_and_tensorrt() -> None:
+    """The default is the newest release with ORT and TensorRT confirmed that the local server
+    (LOCAL_SERVER_RELEASE) can stand in for: not newer than the local server's release."""
+    key = tables._version_key
     rel = tables.release(tables.DEFAULT_TRITON_VERSION)
     assert rel.onnxruntime.confirmed and rel.tensorrt.confirmed
     assert rel.onnx_max_opset == 21 and rel.onnx_max_ir_version == 10
-    # no newer release has both confirmed: the default is the newest one that does
+    assert key(tables.DEFAULT_TRITON_VERSION) <= key(tables.LOCAL_SERVER_RELEASE)
     newer = [
         r
         for v, r in tables.releases().items()
-        if tables._version_key(v) > tables._version_key(tables.DEFAULT_TRITON_VERSION)
+        if key(tables.DEFAULT_TRITON_VERSION) < key(v) <= key(tables.LOCAL_SERVER_RELEASE)
     ]
     assert all(not (r.onnxruntime.confirmed and r.tensorrt.confirmed) for r in newer)
+
+
+@pytest.mark.parametrize("version", ["23.02", "23.03", "23.04", "23.05", "23.12", "24.09", "25.04", "26.05"])
+def test_seed_releases_have_every_fact_with_source(version: str) -> None:
+    rel = tables.release(version)
+    facts = rel.facts()
+    assert list(facts) == [
+        "triton_server",
+        "libtorch",
+        "onnxruntime",
+        "tensorrt",
+        "cuda",
+        "python",
+        "min_compute_capability",
+    ]
+    assert all(f.source and isinstance(f.confirmed, bool) for f in facts.values())
+    assert rel.triton_server.confirmed and rel.onnxruntime.confirmed
+    assert rel.onnx_max_opset is not None and rel.onnx_max_ir_version is not None
+
+
+def test_release_table_facts_from_primary_sources() -> None:
+    assert tables.release("23.02").triton_server.value == "2.31.0"
+    assert tables.release("25.04").cuda.value == "12.9.0"
+    assert tables.release("26.05").onnx_max_opset == 25 and tables.release("26.05").onnx_max_ir_version == 13
+    assert tables.release_versions()[0] == "23.02" and tables.release_versions()[-1] == "26.05"
+
+
+@pytest.mark.parametrize("version", ["23.02", "23.03", "23.04", "23.05"])
+def test_legacy_seed_releases_resolve_an_image(version: str) -> None:
+    assert tables.image_uri(version, "us-west-2").startswith("301217895009.dkr.ecr.us-west-2.amazonaws.com/")
+    assert tables.image_uri(version, "cn-north-1").endswith(
+        f".amazonaws.com.cn/sagemaker-tritonserver:{version}-py3"
+    )
+
+
+def test_pytorch_parameters_by_release() -> None:
+    params = tables.pytorch_parameters()
+    assert params["ENABLE_NVFUSER"].last_release == "23.11"
+    assert params["INFERENCE_MODE"].in_release("23.02") and params["INFERENCE_MODE"].in_release("26.05")
+    assert not params["DISABLE_CUDNN"].in_release("24.05") and params["DISABLE_CUDNN"].in_release("24.06")
+    err = tables.pytorch_parameter_error("ENABLE_NVFUSER", "24.09")
+    assert err is not None and err.code == "RemovedPyTorchParameter" and "23.11" in str(err)
+    assert tables.pytorch_parameter_error("INFERENCE_MODE", "24.09") is None
+
+
+def test_instance_kinds() -> None:
+    assert tables.instance_kind("ml.g5.xlarge") == "gpu"
+    assert tables.instance_kind("ml.c5.xlarge") == "cpu"
+    assert tables.instance_kind("ml.m7g.large") == "arm64"
+    assert tables.instance_kind("ml.inf2.xlarge") == "accelerator"
+    assert tables.instance_kind("ml.g7.2xlarge") == "unknown"  # excluded: GPU facts unknown
+
+
+def test_every_cfn_lint_gpu_hosting_type_is_in_table_or_excluded() -> None:
+    """cfn-lint's SageMaker hosting instance types (union over regions): every GPU type (not a CPU
+    or Inferentia/Trainium family) is in our table or in the documented exclusions."""
+    cfnlint = pytest.importorskip("cfnlint")
+    enum_path = (
+        Path(cfnlint.__file__).parent / "data/schemas/extensions/aws_sagemaker_hosting/instancetype_enum.json"
+    )
+    if not enum_path.is_file():
+        pytest.skip("this cfn-lint has no hosting instance type enum")
+    data = json.loads(enum_path.read_text())
+    hosting = {t for v in data.values() if isinstance(v, dict) for t in v.get("enum", [])}
+    assert len(hosting) > 50
+    gpu = {t for t in hosting if tables.instance_kind(t) in ("gpu", "unknown")}
+    missing = gpu - set(tables.instance_types()) - set(tables.excluded_gpu_instance_types())
+    assert not missing, sorted(missing)
+    assert set(tables.excluded_gpu_instance_types()) <= hosting
 
 
 def test_fails_for_release_not_in_table() -> None:

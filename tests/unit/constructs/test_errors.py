@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import aws_cdk as cdk
 import pytest
@@ -16,6 +18,7 @@ from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 
+from cdk_triton.config import tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (
     ERROR_CODES,
@@ -32,7 +35,7 @@ from cdk_triton.constructs import (
 )
 from cdk_triton.constructs import endpoint as endpoint_module
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
-from tests.unit.constructs.support import EXAMPLE, TENSORRT, new_stack
+from tests.unit.constructs.support import EXAMPLE, TENSORRT, manifest_with, new_stack
 
 
 def sme(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
@@ -51,6 +54,19 @@ def mme(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
 
 def trt(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
     return sme(stack, artifacts=ModelArtifacts.from_manifest(TENSORRT, "trt"), **kw)
+
+
+def _grouped(stack: cdk.Stack, group: dict[str, Any], **kw: Any) -> TritonEndpoint:
+    m = manifest_with(lambda d: d["models"]["resnet"]["config"].update(instance_group=[group]))
+    return sme(stack, artifacts=ModelArtifacts.from_manifest(m, "classifier"), **kw)
+
+
+def _with_libtorch(stack: cdk.Stack) -> TritonEndpoint:
+    """A confirmed libtorch older than the torch that saved the example's TorchScript."""
+    real = tables.release("24.09")
+    fake = dataclasses.replace(real, libtorch=tables.Fact(value="2.5.0", source="test", confirmed=True))
+    with mock.patch.object(tables, "release", lambda v: fake if v == "24.09" else real):
+        return mme(stack)
 
 
 def _bucket(stack: cdk.Stack) -> s3.IBucket:
@@ -164,6 +180,19 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "GpuArtifactsOnCpuInstance": lambda s: trt(s, instance_type="ml.c6i.xlarge"),
     "GpuArchitectureMismatch": lambda s: trt(s, instance_type="ml.g4dn.xlarge"),
     "MmeNeedsSingleGpu": lambda s: mme(s, instance_type="ml.g5.12xlarge"),
+    "GpuIndexOutOfRange": lambda s: _grouped(s, {"kind": "KIND_GPU", "count": 1, "gpus": [7]}),
+    "GpuInstanceGroupOnCpuInstance": lambda s: _grouped(
+        s, {"kind": "KIND_GPU", "count": 1}, instance_type="ml.c6i.xlarge"
+    ),
+    "TensorRTVersionMismatch": lambda s: trt(s, image=TritonImage.for_version("25.04")),
+    "TorchScriptTooNew": lambda s: _with_libtorch(s),
+    "ResponseCacheNotConfigured": lambda s: sme(
+        s,
+        artifacts=ModelArtifacts.from_manifest(
+            manifest_with(lambda d: d["models"]["resnet"]["config"].update(response_cache={"enable": True})),
+            "classifier",
+        ),
+    ),
     "KmsKeyOnLocalStorage": lambda s: sme(s, volume_encryption_key=kms.Key(s, "K", enable_key_rotation=True)),
     "InvalidInstanceCount": lambda s: sme(s, instance_count=0),
     "InvalidVariantName": lambda s: sme(s, variant_name="all_traffic"),
@@ -288,6 +317,11 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "MissingEndpointAttribute": ("variant_name", None),
     "MetricsNeedNewerImage": ("metrics", "sagemaker-tritonserver:23.02-py3"),
     "MetricsPublishingNeedsMetrics": ("allow_metrics", False),
+    "GpuIndexOutOfRange": ("instance_groups", "model 'resnet' instance_groups[0]: gpus [7]"),
+    "GpuInstanceGroupOnCpuInstance": ("instance_groups", "model 'resnet' instance_groups[0]: KIND_GPU"),
+    "TensorRTVersionMismatch": ("image", "sagemaker-tritonserver:25.04-py3"),
+    "TorchScriptTooNew": ("image", "sagemaker-tritonserver:24.09-py3"),
+    "ResponseCacheNotConfigured": ("server_options.response_cache_byte_size", None),
     "MmeNeedsSingleGpu": ("instance_type", "ml.g5.12xlarge"),
     "PortConflict": ("ports", (8080, 8080)),
     "ReservedEnvironmentVariable": ("environment", "SAGEMAKER_TRITON_THREAD_COUNT"),

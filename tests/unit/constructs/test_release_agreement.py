@@ -1,0 +1,99 @@
+"""GPU placement and release agreement at synth (the built models against the instance and the image)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import assertions
+
+from cdk_triton.config.server_options import ServerOptions
+from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonImage, checks
+from cdk_triton.errors import TritonValidationErrors
+from tests.unit.constructs.support import TENSORRT, manifest_with, new_stack
+
+
+def _model(data: dict[str, Any], name: str, **config: Any) -> None:
+    data["models"][name]["config"].update(config)
+
+
+def _codes(**kw: Any) -> list[str]:
+    stack = new_stack()
+    kw.setdefault("instance_type", "ml.g5.xlarge")
+    try:
+        TritonEndpoint(stack, "Ep", **kw)
+    except TritonValidationErrors as exc:
+        return sorted(exc.codes)
+    except Exception as exc:  # one error
+        return [getattr(exc, "code", type(exc).__name__)]
+    return []
+
+
+def test_gpu_index_beyond_the_instance_is_an_error() -> None:
+    m = manifest_with(
+        lambda d: _model(d, "resnet", instance_group=[{"kind": "KIND_GPU", "count": 1, "gpus": [7]}])
+    )
+    art = ModelArtifacts.from_manifest(m, "classifier")
+    assert _codes(artifacts=art, instance_type="ml.g5.xlarge") == ["GpuIndexOutOfRange"]
+    assert _codes(artifacts=art, instance_type="ml.g5.48xlarge") == []
+
+
+def test_kind_gpu_on_a_cpu_instance_is_an_error() -> None:
+    m = manifest_with(lambda d: _model(d, "resnet", instance_group=[{"kind": "KIND_GPU", "count": 1}]))
+    assert _codes(artifacts=ModelArtifacts.from_manifest(m, "classifier"), instance_type="ml.c6i.xlarge") == [
+        "GpuInstanceGroupOnCpuInstance"
+    ]
+
+
+def test_instances_over_gpu_memory_warn() -> None:
+    entry = manifest_with(
+        lambda d: _model(d, "resnet", instance_group=[{"kind": "KIND_GPU", "count": 4}])
+    ).models
+    errs, warnings = checks.check_gpu_placement_of_models(
+        "ml.g5.xlarge", {"resnet": entry["resnet"]}, sizes={"resnet": 8 * 1024**3}
+    )
+    assert errs == [] and [w[0] for w in warnings] == ["cdk-triton:GpuMemoryOversubscribed"]
+    assert "24 GiB" in warnings[0][1]
+
+
+def test_response_cache_without_server_cache_is_an_error() -> None:
+    m = manifest_with(lambda d: _model(d, "resnet", response_cache={"enable": True}))
+    art = ModelArtifacts.from_manifest(m, "classifier")
+    assert _codes(artifacts=art) == ["ResponseCacheNotConfigured"]
+    assert _codes(artifacts=art, server_options=ServerOptions(response_cache_byte_size=1 << 20)) == []
+
+
+def test_tensorrt_plan_on_another_tensorrt_is_an_error() -> None:
+    art = ModelArtifacts.from_manifest(TENSORRT, "trt")
+    assert _codes(artifacts=art, image=TritonImage.for_version("25.04")) == ["TensorRTVersionMismatch"]
+    assert _codes(artifacts=art, image=TritonImage.for_version("24.09")) == []
+
+
+def test_portable_onnx_on_an_older_release_warns_only() -> None:
+    stack = new_stack()
+    ep = TritonEndpoint(
+        stack,
+        "Ep",
+        instance_type="ml.g5.xlarge",
+        artifacts=ModelArtifacts.from_manifest(manifest_with(), "classifier"),
+        image=TritonImage.for_version("23.02"),
+    )
+    assert ep.model.triton_version == "23.02"
+    found = assertions.Annotations.from_stack(stack).find_warning(
+        "*", assertions.Match.string_like_regexp("OnnxMayNotLoad")
+    )
+    assert found
+
+
+@pytest.mark.parametrize("version", ["23.02", "23.05"])
+def test_legacy_image_resolves(version: str) -> None:
+    stack = new_stack(env=cdk.Environment(account="111111111111", region="cn-north-1"))
+    ep = TritonEndpoint(
+        stack,
+        "Ep",
+        instance_type="ml.g5.xlarge",
+        artifacts=ModelArtifacts.from_manifest(manifest_with(), "classifier"),
+        image=TritonImage.for_version(version),
+    )
+    assert ep.model.triton_version == version
