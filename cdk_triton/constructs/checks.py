@@ -765,3 +765,30 @@ def check_response_cache(
             fix="pass server_options=ServerOptions(response_cache_byte_size=...) or drop response_cache",
         )
     ]
+
+
+def check_sequence_batching_instances(
+    built_models: dict[str, ModelEntry], count: int, *, prop: str
+) -> list[TritonValidationError]:
+    """A stateful model needs every request of a sequence on one instance: at most one behind the endpoint.
+
+    SageMaker routes each request to any instance; its stateful sessions need session ids that the
+    container creates, and Triton's SageMaker server creates none. Several Triton model instances
+    inside the one server are fine (the sequence batcher routes within it).
+    """
+    stateful = sorted(n for n, e in built_models.items() if e.sequence_batching)
+    if not stateful or is_token(count) or count <= 1:
+        return []
+    return [
+        catalogued(
+            "SequenceBatchingInstances",
+            prop=prop,
+            value=count,
+            problem=f"lets SageMaker spread the requests of a sequence of {', '.join(stateful)} (sequence "
+            "batching: state per correlation id) over several instances, and each instance keeps its own "
+            "state; SageMaker's stateful sessions would need session ids, which Triton's SageMaker server "
+            "does not create",
+            allowed="1 (several Triton model instances inside the one server are fine)",
+            fix=f"use {prop}=1 and scale the model with instance_groups count, or serve stateless models only",
+        )
+    ]

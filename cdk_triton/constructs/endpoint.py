@@ -232,6 +232,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         )
         placed, placement_warnings = checks.check_gpu_placement_of_models(instance_type, art.built_models)
         found += placed
+        found += checks.check_sequence_batching_instances(
+            art.built_models, instance_count, prop="instance_count"
+        )
         warnings += placement_warnings
         for warning_id, message in warnings:
             cdk.Annotations.of(self).add_warning_v2(warning_id, message)
@@ -504,6 +507,15 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             warm_up=warm_up,
             log_encryption_key=log_encryption_key,
         )
+
+    def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
+        """Define the scalable target of the variant (a stateful model allows no maximum above 1)."""
+        self._raise(
+            checks.check_sequence_batching_instances(
+                self.model.artifacts.built_models, max_capacity, prop="max_capacity"
+            )
+        )
+        return super().auto_scale(min_capacity=min_capacity, max_capacity=max_capacity)
 
     def _scaling_endpoint_name(self) -> str:
         return self.attr_endpoint_name

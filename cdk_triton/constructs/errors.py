@@ -68,6 +68,8 @@ ERROR_CODES: dict[str, str] = {
     "MmeNeedsSingleGpu": "a GPU multi-model endpoint on an instance type with more than one GPU",
     "GpuInstanceGroupOnCpuInstance": "a KIND_GPU instance group on an instance type without an NVIDIA GPU",
     "GpuIndexOutOfRange": "an instance group GPU index beyond the instance type's GPUs",
+    "SequenceBatchingInstances": "a sequence-batched (stateful) model on an endpoint that can run more than one "
+    "instance (instance_count or the autoscaling maximum above 1)",
     "KmsKeyOnLocalStorage": "a volume KMS key on an instance type with local NVMe storage (CreateEndpointConfig fails)",
     "InvalidInstanceCount": "instance_count below 1",
     "InvalidVariantName": "variant_name does not match SageMaker's name pattern",

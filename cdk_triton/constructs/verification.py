@@ -291,7 +291,9 @@ class TritonVerification(Construct):
         if log_encryption_key is None:
             for pack in LOG_KEY_PACKS:
                 cdk.Validations.of(self.log_group).acknowledge(
-                    cdk.Acknowledgment(id=f"{pack}::{pack}-CloudWatchLogGroupEncrypted", reason=LOG_KEY_REASON)
+                    cdk.Acknowledgment(
+                        id=f"{pack}::{pack}-CloudWatchLogGroupEncrypted", reason=LOG_KEY_REASON
+                    )
                 )
         self._define_role(
             endpoint_arn=endpoint_arn,

@@ -122,7 +122,15 @@ def _target(data: dict[str, Any], **changes: Any) -> None:
 
 
 #: code -> what triggers it (the construct path must start with the stack's).
+def _stateful(data: dict[str, Any]) -> None:
+    """The classifier recorded as sequence-batched (a stateful model)."""
+    data["models"]["classifier"]["config"]["sequence_batching"] = {"direct": {}}
+
+
 CASES: dict[str, Callable[[cdk.Stack], Any]] = {
+    "SequenceBatchingInstances": lambda s: sme(
+        s, artifacts=_edited(_stateful, "classifier"), instance_count=2
+    ),
     "UnknownTritonVersion": lambda s: sme(s, image=TritonImage.for_version("99.01")),
     "ImageNotInRegion": lambda s: sme(s),  # stack in eu-south-2 (see STACK_ENV)
     "UnknownManifestEndpoint": lambda s: sme(s, artifacts=ModelArtifacts.from_manifest(EXAMPLE, "nope")),
@@ -273,6 +281,7 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
 
 #: code -> (prop, value) the error must name for the case above: the prop the user set, the value received.
 EXPECTED: dict[str, tuple[str, Any]] = {
+    "SequenceBatchingInstances": ("instance_count", 2),
     "BurstableNotScalable": ("instance_type", "ml.t2.medium"),
     "CanaryTooLarge": ("deployment.step", "60 %"),
     "CloudWatchSettingsWithoutPublishing": ("cloudwatch_metric_namespace", "Team/Triton"),
@@ -437,3 +446,14 @@ def test_errors_are_raised_before_the_endpoint_resources_exist() -> None:
 
 def test_headroom_limit_is_the_cloudformation_limit() -> None:
     assert endpoint_module.CFN_RESOURCE_LIMIT == 500
+
+
+def test_a_stateful_model_allows_no_autoscaling_above_one_instance() -> None:
+    stack = cdk.Stack(cdk.App(), "Stateful")
+    ep = sme(stack, artifacts=_edited(_stateful, "classifier"))  # one instance: fine
+    ep.auto_scale(min_capacity=1, max_capacity=1)
+    other = sme(stack, cid="Other", artifacts=_edited(_stateful, "classifier"))
+    with pytest.raises(TritonValidationError) as err:
+        other.auto_scale(max_capacity=4)
+    assert err.value.code == "SequenceBatchingInstances" and err.value.prop == "max_capacity"
+    assert "classifier" in str(err.value) and err.value.path == "Stateful/Other"
