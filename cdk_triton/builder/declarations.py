@@ -33,14 +33,19 @@ def load_spec(config_path: str | os.PathLike[str], *, artifact_location: str | N
     try:
         data = yaml.safe_load(path.read_text("utf-8"))
     except yaml.YAMLError as exc:
-        raise TritonValidationError(
-            "InvalidYaml",
-            prop="config",
-            value=str(path),
-            problem=f"is not valid YAML ({exc})".replace("\n", " "),
-            allowed="YAML",
-            fix="fix the syntax at the position shown",
-            path=str(path),
-        ) from None
+        raise invalid_yaml(path, exc) from None
     override = artifact_location or os.environ.get(ARTIFACT_LOCATION_ENV) or None
     return BuildSpec.from_dict(data, base_dir=path.parent, source=str(path), artifact_location=override)
+
+
+def invalid_yaml(path: Path, exc: Exception) -> TritonValidationError:
+    """The InvalidYaml error of a declaration file a YAML parser refused (PyYAML or ruamel.yaml)."""
+    return TritonValidationError(
+        "InvalidYaml",
+        prop="config",
+        value=str(path),
+        problem=f"is not valid YAML ({exc})".replace("\n", " "),
+        allowed="YAML",
+        fix="fix the syntax at the position shown",
+        path=str(path),
+    )

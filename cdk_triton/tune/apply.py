@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.errors import TritonValidationError
+from cdk_triton.builder.declarations import invalid_yaml
 from cdk_triton.tune.variants import TUNED_FIELDS, Variant
 
 
@@ -34,15 +34,7 @@ def load_document(path: Path) -> Any:
     try:
         return _yaml().load(path.read_text("utf-8"))
     except Exception as exc:  # ruamel raises several parser error types
-        raise TritonValidationError(
-            "InvalidYaml",
-            prop="config",
-            value=str(path),
-            problem=f"is not valid YAML ({exc})".replace("\n", " "),
-            allowed="YAML",
-            fix="fix the syntax at the position shown",
-            path=str(path),
-        ) from None
+        raise invalid_yaml(path, exc) from None
 
 
 def dump_document(doc: Any) -> str:

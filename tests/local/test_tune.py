@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,18 +17,14 @@ from cdk_triton.tune.objective import rank
 from cdk_triton.tune.run import Options, measure
 from cdk_triton.tune.sources import EndpointSource, tuning_declaration
 from cdk_triton.tune.variants import TUNED_FIELDS, Axes, generate
+from tests.unit.tune.support import example_copy
 
 pytestmark = [pytest.mark.triton, pytest.mark.slow]
-
-BUILD = Path(__file__).resolve().parents[2] / "build"
 
 
 @pytest.fixture()
 def decl(tmp_path: Path) -> Path:
-    for name in ("models.yaml", "example_models.py"):
-        shutil.copy(BUILD / name, tmp_path / name)
-    shutil.copytree(BUILD / "preprocess", tmp_path / "preprocess")
-    return tmp_path / "models.yaml"
+    return example_copy(tmp_path)
 
 
 def test_tune_measures_locally_and_applies_only_the_tuned_fields(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,16 +18,12 @@ from cdk_triton.tune.apply import render_change
 from cdk_triton.tune.run import Options, tune
 from cdk_triton.tune.sources import Target
 from cdk_triton.tune.variants import Axes, Variant, generate
-
-BUILD = Path(__file__).resolve().parents[3] / "build"
+from tests.unit.tune.support import example_copy
 
 
 @pytest.fixture()
 def decl(tmp_path: Path) -> Path:
-    for name in ("models.yaml", "example_models.py"):
-        shutil.copy(BUILD / name, tmp_path / name)
-    shutil.copytree(BUILD / "preprocess", tmp_path / "preprocess")
-    return tmp_path / "models.yaml"
+    return example_copy(tmp_path)
 
 
 def changed_lines(diff: str) -> list[str]:
