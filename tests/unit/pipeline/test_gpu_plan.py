@@ -24,7 +24,12 @@ EXPECTED = {
     "NVIDIA A100": ("training", None),
     "NVIDIA H100": ("training", None),
     "NVIDIA H200": ("training", None),
+    "NVIDIA B200": ("training", None),
+    "NVIDIA B300": ("training", None),
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": ("processing", None),
 }
+#: the one type whose GPU's other types lack Processing: a Processing job on ml.p5.4xlarge itself
+EXPECTED_BY_TYPE = {"ml.p5.4xlarge": ("processing", None)}
 
 
 @pytest.mark.parametrize("instance_type", sorted(tables.instance_types()))
@@ -32,7 +37,7 @@ def test_job_kind_runs_on_the_endpoints_gpu_model(instance_type: str) -> None:
     info = tables.instance_type_info(instance_type)
     assert info is not None
     job = job_kind(instance_type)
-    assert (job.kind, job.codebuild_compute_type) == EXPECTED[info.gpu]
+    assert (job.kind, job.codebuild_compute_type) == EXPECTED_BY_TYPE.get(instance_type, EXPECTED[info.gpu])
     assert job.gpu == info.gpu
     assert job.instance_type == instance_type
     if job.kind == "codebuild":
