@@ -26,12 +26,19 @@ from cdk_triton.config.server_options.checks import (
     check_ports_distinct,
 )
 from cdk_triton.config.server_options.options import _KNOWN_FIELDS, ServerOptions
+from cdk_triton.config.server_options.release import (
+    NoEffect,
+    effective_environment,
+    first_release_reading,
+    known_variables,
+)
 from cdk_triton.config.server_options.settings import (
     _BOOL_FIELDS,
     _ENV_ALLOWED,
     _FALSE,
     _INT_FIELDS,
     _TRUE,
+    CONTAINER_ONLY_VARIABLES,
     DEFAULT_GRPC_PORT,
     DEFAULT_METRICS_PORT,
     DEFAULT_PORT,
@@ -49,6 +56,11 @@ from cdk_triton.config.server_options.settings import (
 
 __all__ = [
     "CHECKS",
+    "CONTAINER_ONLY_VARIABLES",
+    "NoEffect",
+    "effective_environment",
+    "first_release_reading",
+    "known_variables",
     "DEFAULT_GRPC_PORT",
     "DEFAULT_METRICS_PORT",
     "DEFAULT_PORT",

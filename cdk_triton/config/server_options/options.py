@@ -13,6 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
 from cdk_triton.config.server_options.checks import CHECKS
+from cdk_triton.config.server_options.release import (
+    OVERRIDE_PING_MODE,
+    PING_MODE,
+    NoEffect,
+    effective_environment,
+)
 from cdk_triton.config.server_options.settings import (
     _ENV_ALLOWED,
     DEFAULT_GRPC_PORT,
@@ -167,13 +173,25 @@ class ServerOptions:
         return extra
 
     @classmethod
-    def from_environment(cls, env: Mapping[str, str], *, path: str | None = None) -> ServerOptions:
+    def from_environment(
+        cls, env: Mapping[str, str], *, path: str | None = None, triton_version: str | None = None
+    ) -> ServerOptions:
         """Parse a container environment back into options.
 
         Variables that are not SageMaker Triton settings are ignored; an unknown
         ``SAGEMAKER_TRITON_*`` name is an error naming the closest valid one.
+
+        Args:
+            env: the container environment.
+            path: the construct path or file the errors name. Default: none.
+            triton_version: read ``env`` as the ``serve`` script of this release does
+                (``effective_environment``): a variable that release does not pass on to
+                ``tritonserver`` leaves its field at the container's default. Default: every
+                variable is read (the newest script).
         """
         raise_all(check_raw_environment(env, path=path))
+        if triton_version is not None:
+            env = effective_environment(env, triton_version)[0]
         kwargs: dict[str, object] = {}
         errs: list[TritonValidationError] = []
         for name, value in env.items():
@@ -295,6 +313,25 @@ class ServerOptions:
         if self.inference_type is not None:
             env["SAGEMAKER_TRITON_INFERENCE_TYPE"] = InferenceType(self.inference_type).value
         return env
+
+    def for_release(
+        self, triton_version: str | None, *, ping_mode_inherited: bool = False
+    ) -> tuple[ServerOptions, list[NoEffect]]:
+        """These options as the ``serve`` script of ``triton_version`` passes them on, and the settings
+        that have no effect there (each a ``NoEffect`` naming the variable and why).
+
+        Args:
+            triton_version: the image's release. None (a custom image): unchanged, no notes.
+            ping_mode_inherited: SAGEMAKER_TRITON_PING_MODE is also in the container environment
+                (the only way ``ping_mode`` reaches ``tritonserver`` from 23.07). Default: False.
+        """
+        env = self.to_environment()
+        if ping_mode_inherited:
+            env[PING_MODE] = env.get(OVERRIDE_PING_MODE, "")
+        effective, notes = effective_environment(env, triton_version)
+        if not notes and effective == env:
+            return self, []
+        return ServerOptions.from_environment(effective), notes
 
     def with_defaults_for(self, *, multi_model: bool) -> ServerOptions:
         return replace(self, multi_model=multi_model)

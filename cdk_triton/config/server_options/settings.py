@@ -130,12 +130,17 @@ def _parse_env_value(field: str, value: str) -> object:
     return value
 
 
+#: Variables the container reads that no ServerOptions field renders: ``tritonserver`` reads
+#: SAGEMAKER_TRITON_PING_MODE itself, and only an inherited one lets the ping-mode override through.
+CONTAINER_ONLY_VARIABLES = frozenset({"SAGEMAKER_TRITON_PING_MODE"})
+
+
 def check_raw_environment(env: Mapping[str, str], *, path: str | None = None) -> list[TritonValidationError]:
     """Unknown ``SAGEMAKER_TRITON_*`` (and misspelt ``SAGEMAKER_*``) names, each with the closest valid name."""
     errs: list[TritonValidationError] = []
     known = list(ENV_FIELDS)
     for name in env:
-        if name in ENV_FIELDS or not name.startswith("SAGEMAKER_"):
+        if name in ENV_FIELDS or name in CONTAINER_ONLY_VARIABLES or not name.startswith("SAGEMAKER_"):
             continue
         if not name.startswith("SAGEMAKER_TRITON_") and not difflib.get_close_matches(
             name, known, n=1, cutoff=0.85
