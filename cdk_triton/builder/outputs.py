@@ -136,6 +136,7 @@ def upload_artifacts(ctx: BuildContext) -> StepOutput:
 def model_entry(record: ModelRecord, sample: Sample | None) -> ModelEntry:
     """The manifest entry of a built model."""
     plans = record.exported.plans or []
+    onnx = record.exported.onnx or {}
     return ModelEntry(
         name=record.name,
         format=record.format,
@@ -147,6 +148,8 @@ def model_entry(record: ModelRecord, sample: Sample | None) -> ModelEntry:
         steps=record.exported.steps or [],
         gpu_architectures=sorted(p["gpu_architecture"] for p in plans),
         tensorrt_version=plans[0]["tensorrt_version"] if plans else None,
+        onnx_opset=onnx.get("opset") if record.format == "onnx" else None,
+        onnx_ir_version=onnx.get("ir_version") if record.format == "onnx" else None,
         source_sha256=record.source_sha256,
         sample=sample,
     )

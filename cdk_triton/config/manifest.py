@@ -85,6 +85,8 @@ class ModelEntry:
     steps: list[str] = field(default_factory=list)  # ensemble step models
     gpu_architectures: list[str] = field(default_factory=list)  # TensorRT plans: e.g. ["sm86"]
     tensorrt_version: str | None = None
+    onnx_opset: int | None = None  # ONNX models: the opset the model imports (None: not recorded)
+    onnx_ir_version: int | None = None  # ONNX models: the model's IR version (None: not recorded)
     source_sha256: str | None = None  # the cache key the build used
     sample: Sample | None = None
 
@@ -306,6 +308,8 @@ def _model_entry(name: str, m: Any, fail: Fail) -> ModelEntry:
         steps=list(optional(m, "steps", list, w, fail) or []),
         gpu_architectures=list(optional(m, "gpu_architectures", list, w, fail) or []),
         tensorrt_version=optional(m, "tensorrt_version", str, w, fail),
+        onnx_opset=optional(m, "onnx_opset", int, w, fail),
+        onnx_ir_version=optional(m, "onnx_ir_version", int, w, fail),
         source_sha256=optional(m, "source_sha256", str, w, fail),
         sample=_sample(optional(m, "sample", dict, w, fail), f"{w}.sample", fail),
     )

@@ -585,9 +585,10 @@ def check_release_agreement(
     built_for: str | None,
 ) -> tuple[list[TritonValidationError], list[Warning]]:
     """Artifacts against the image's release: a TensorRT plan from another TensorRT, TorchScript saved
-    by a newer torch than the release's libtorch (when confirmed) are errors; ONNX models built for a
-    release whose ONNX Runtime reads more than the image's is a warning (the manifest does not record
-    each model's opset). Portable artifacts built for the same or an older release pass."""
+    by a newer torch than the release's libtorch (when confirmed), an ONNX model whose recorded opset or
+    IR version is above the image's ONNX Runtime limits are errors; an ONNX model of a manifest without
+    that record, built for a release whose ONNX Runtime reads more than the image's, is a warning.
+    Portable artifacts (within the image's limits, or built for the same or an older release) pass."""
     if triton_version is None:
         return [], []
     try:
@@ -629,9 +630,40 @@ def check_release_agreement(
                         fix="export with the torch of the target release, or deploy a newer image",
                     )
                 )
-        if entry.format == "onnx" and built_for and built_for != triton_version:
-            warnings += _onnx_warning(name, rel, built_for, image)
+        if entry.format == "onnx" and (entry.onnx_opset is not None or entry.onnx_ir_version is not None):
+            errs += _onnx_too_new(name, entry, rel, image)
+        elif entry.format == "onnx" and built_for and built_for != triton_version:
+            warnings += _onnx_warning(name, rel, built_for, image)  # a manifest without the record
     return errs, warnings
+
+
+def _onnx_too_new(
+    name: str, entry: ModelEntry, rel: tables.TritonRelease, image: str
+) -> list[TritonValidationError]:
+    """An ONNX model whose recorded opset or IR version is above what the image's ONNX Runtime reads."""
+    over = [
+        f"{what} {have} > {limit}"
+        for what, have, limit in (
+            ("opset", entry.onnx_opset, rel.onnx_max_opset),
+            ("IR", entry.onnx_ir_version, rel.onnx_max_ir_version),
+        )
+        if have is not None and limit is not None and have > limit
+    ]
+    if not over:
+        return []
+    return [
+        catalogued(
+            "OnnxTooNewForImage",
+            prop="image",
+            value=image,
+            problem=f"ships ONNX Runtime {rel.onnxruntime.value} (opset <= {rel.onnx_max_opset}, IR <= "
+            f"{rel.onnx_max_ir_version}), and model '{name}' is ONNX opset {entry.onnx_opset}, IR "
+            f"{entry.onnx_ir_version} ({', '.join(over)}): it would fail to load",
+            allowed=f"ONNX models within opset {rel.onnx_max_opset} and IR {rel.onnx_max_ir_version}",
+            fix=f"rebuild with triton_version {rel.version} (the build exports an opset that release reads), "
+            "or deploy the image the build targeted",
+        )
+    ]
 
 
 def _onnx_warning(name: str, rel: tables.TritonRelease, built_for: str, image: str) -> list[Warning]:

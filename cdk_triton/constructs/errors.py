@@ -58,6 +58,7 @@ ERROR_CODES: dict[str, str] = {
     "MetricsNeedNetwork": "Triton metrics publishing on a network-isolated model (the agent cannot reach CloudWatch)",
     "TensorRTVersionMismatch": "a TensorRT plan deployed on an image whose TensorRT is another version than the one that built it",
     "TorchScriptTooNew": "TorchScript saved by a newer torch than the image's (confirmed) libtorch",
+    "OnnxTooNewForImage": "an ONNX model whose recorded opset or IR version is above what the image's ONNX Runtime reads",
     "ResponseCacheNotConfigured": "a model with response_cache enabled, and no response cache on the server (ServerOptions.response_cache_byte_size)",
     "SecurityGroupsWithoutVpc": "security groups or subnets given without a VPC",
     # instance type

@@ -16,6 +16,7 @@ from constructs import Construct
 
 from cdk_triton.config import tables
 from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
+from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs import _nag, checks
 from cdk_triton.constructs._tokens import pseudo, remember_stack_info
@@ -139,7 +140,7 @@ class TritonModel(Construct):
             self.metrics_namespace = metrics.namespace or f"Triton/{cdk.Names.unique_id(self)}"
             opts = _with_metrics(opts, metrics, self.metrics_namespace)
         errs += opts.validate()
-        errs += self._check_release_agreement(art, opts)
+        errs += self._check_release_agreement(art, opts, raw_env)
         if errs:  # the checks' and config-layer errors carry no path: locate them here (a jsii call)
             path = self.node.path
             raise_all([e if e.path else e.at(path) for e in errs])
@@ -162,17 +163,20 @@ class TritonModel(Construct):
 
     # ------------------------------------------------------------------ steps
     def _check_release_agreement(
-        self, art: ArtifactsConfig, opts: ServerOptions
+        self, art: ArtifactsConfig, opts: ServerOptions, raw_env: dict[str, str]
     ) -> list[TritonValidationError]:
-        """The built models against the image's release and the server's response cache; warnings annotated."""
+        """The built models against the image's release and the server's response cache as that
+        release's serve script passes it on; warnings (also each setting without effect there) annotated."""
         errs, warnings = checks.check_release_agreement(
             self.triton_version,
             art.built_models,
             tool_versions=art.tool_versions,
             built_for=art.triton_version,
         )
-        cache = opts.response_cache_byte_size is not None or any(
-            a.startswith("--cache-config") for a in opts.additional_args
+        effective, notes = opts.for_release(self.triton_version, ping_mode_inherited=PING_MODE in raw_env)
+        warnings += [("cdk-triton:SettingHasNoEffect", note.message) for note in notes]
+        cache = effective.response_cache_byte_size is not None or any(
+            a.startswith("--cache-config") for a in effective.additional_args
         )
         errs += checks.check_response_cache(art.built_models, cache_configured=cache)
         for warning_id, message in warnings:

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.config.manifest import read_manifest
+from cdk_triton.config.server_options import ServerOptions
+from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.client import (
     FrontClient,
@@ -72,6 +74,14 @@ def register(subparsers: Any) -> None:
         "--instance-count", type=int, default=None, help="CPU instances per model (default: cores)"
     )
     p.add_argument("--start-timeout", type=float, default=120.0, help="seconds (default: 120)")
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a SAGEMAKER_* container variable, read as the manifest's Triton release reads it; repeat "
+        "for several (default: the container's defaults)",
+    )
     p.add_argument("--state-dir", default=DEFAULT_STATE_DIR, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_serve)
 
@@ -148,11 +158,31 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _container_environment(pairs: list[str]) -> dict[str, str]:
+    """``--env NAME=VALUE`` items as a container environment."""
+    env: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise TritonValidationError(
+                "InvalidEnvironmentValue",
+                prop="--env",
+                value=pair,
+                problem="is not NAME=VALUE",
+                allowed="NAME=VALUE, e.g. SAGEMAKER_TRITON_LOG_VERBOSE=0",
+                fix="write the variable as NAME=VALUE",
+            )
+        env[name] = value
+    return env
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     manifest = read_manifest(args.manifest)
     names = args.endpoints or sorted(manifest.endpoints)
     for name in names:
         manifest.endpoint(name)  # validate every name before starting anything
+    env = _container_environment(args.env)
+    options = ServerOptions.from_environment(env, path="--env")
     if args.detach:
         return _serve_detached(args, names)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -170,8 +200,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 overlay=CpuOverlay(instance_count=args.instance_count),
                 memory_budget_bytes=args.memory_budget_mb * 2**20 if args.memory_budget_mb else None,
                 start_timeout=args.start_timeout,
+                server_options=options,
+                ping_mode_inherited=PING_MODE in env,
             )
             endpoints.append(ep)
+            for note in ep.settings_without_effect:
+                print(f"warning: endpoint {name}: {note.message} [SettingHasNoEffect]", flush=True)
             ep.start()
             info = ep.describe()
             print(f"endpoint {name} ({info['mode']}): {front.url}/endpoints/{name}/invocations", flush=True)
@@ -260,6 +294,8 @@ def _serve_detached(args: argparse.Namespace, names: list[str]) -> int:
         argv += ["--memory-budget-mb", str(args.memory_budget_mb)]
     if args.instance_count:
         argv += ["--instance-count", str(args.instance_count)]
+    for pair in args.env:
+        argv += ["--env", pair]
     env = dict(os.environ, CDK_TRITON_SERVE_STATE="1", PYTHONDONTWRITEBYTECODE="1")
     with os.fdopen(private_file(log_path), "ab") as log:
         proc = subprocess.Popen(

@@ -61,7 +61,10 @@ class LocalEndpoint:
         port: port of the 127.0.0.1 SageMaker Runtime front. Default: a free port.
         server_options: the same ServerOptions the constructs render to the container environment.
             Default: ``ServerOptions()`` (the container's defaults). ``multi_model`` and, for SME,
-            ``default_model_name`` (from the manifest) are filled in.
+            ``default_model_name`` (from the manifest) are filled in. They are read as the ``serve``
+            script of the manifest's ``triton_version`` passes them on: a setting without effect on
+            that release is logged and dropped (:attr:`settings_without_effect`). A model with
+            ``response_cache`` and no cache on the server raises ResponseCacheNotConfigured.
         overlay: the CPU overlay. Default: ``CpuOverlay()`` (one instance per core, one thread each).
         memory_budget_bytes: MME only: resident memory above which idle models are unloaded. Default: none.
         workdir: where the served copy, the backends and the server log go. Default: a temporary
@@ -73,6 +76,8 @@ class LocalEndpoint:
         max_restarts: restarts of a crashed server allowed within ``restart_window`` seconds; one more
             crash stops the endpoint (:attr:`failed`). Default: 3 within 60 s.
         restart_backoff: seconds before the 1st, 2nd, 3rd... restart of a window. Default: 1, 2, 4.
+        ping_mode_inherited: SAGEMAKER_TRITON_PING_MODE is in the container environment too, so
+            ``ping_mode`` reaches tritonserver (23.07+). Default: False.
     """
 
     def __init__(
@@ -92,6 +97,7 @@ class LocalEndpoint:
         max_restarts: int = 3,
         restart_window: float = 60.0,
         restart_backoff: tuple[float, ...] = (1.0, 2.0, 4.0),
+        ping_mode_inherited: bool = False,
     ) -> None:
         self.manifest = manifest
         self.entry = manifest.endpoint(endpoint)
@@ -106,7 +112,13 @@ class LocalEndpoint:
         options = replace(options, multi_model=self.entry.is_multi_model)
         if not self.entry.is_multi_model and options.default_model_name is None:
             options = replace(options, default_model_name=self.entry.default_model)
+        options, self.settings_without_effect = options.validated().for_release(
+            manifest.triton_version, ping_mode_inherited=ping_mode_inherited
+        )
+        for note in self.settings_without_effect:
+            log.warning("endpoint %s: %s", endpoint, note.message)
         self.server_options = options.validated()
+        self._check_response_cache()
         self._workdir_arg = Path(workdir) if workdir is not None else None
         self.workdir: Path | None = None
         self._front_arg = front
@@ -124,6 +136,34 @@ class LocalEndpoint:
         self._restarting = False
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
+
+    def _check_response_cache(self) -> None:
+        """Models that enable response_cache need a cache on the server, as at synth (ResponseCacheNotConfigured)."""
+        names = set(self.entry.models)
+        for target in self.entry.target_models.values():
+            names.update(target.models)
+        cached = sorted(
+            n
+            for n in names
+            if n in self.manifest.models
+            and (self.manifest.models[n].config.get("response_cache") or {}).get("enable")
+        )
+        opts = self.server_options
+        if not cached or opts.response_cache_byte_size is not None:
+            return
+        if any(a.startswith("--cache-config") for a in opts.additional_args):
+            return
+        raise TritonValidationError(
+            "ResponseCacheNotConfigured",
+            prop="server_options.response_cache_byte_size",
+            value=None,
+            problem=f"gives the Triton {self.manifest.triton_version} server no response cache (unset, or "
+            f"a setting that release does not read), and {', '.join(cached)} enable response_cache: "
+            "every request would run uncached",
+            allowed="a cache size in bytes when a model sets response_cache: true",
+            fix="pass server_options=ServerOptions(response_cache_byte_size=...) (cdk-triton serve: "
+            "--env SAGEMAKER_TRITON_ADDITIONAL_ARGS=--cache-config=local,size=N) or drop response_cache",
+        )
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> LocalEndpoint:

@@ -24,6 +24,9 @@ VALIDATION_ERRORS: dict[str, str] = {
     "ArtifactHashMismatch": "a built artifact's sha256 differs from the manifest's (it changed after the build)",
     "UnsafeArchiveMember": "an archive member that is not a file, directory or link inside the archive root",
     "InvalidModelConfig": "a config.pbtxt that does not parse as a Triton ModelConfig",
+    "ResponseCacheNotConfigured": "a served model enables response_cache and the server has no response cache "
+    "(as the manifest's release reads the settings)",
+    "InvalidEnvironmentValue": "a `serve --env` item that is not NAME=VALUE",
 }
 
 #: Server errors (LocalServerError): code -> what it means.

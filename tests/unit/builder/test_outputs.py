@@ -23,3 +23,27 @@ def test_merge_keeps_other_entries_and_prune_drops_strays(tmp_path: Path) -> Non
     prune_outputs(out, manifest)
     assert not (out / "samples" / "gone.request.json").exists() and not (out / "sme" / "gone").exists()
     assert (out / "samples" / "pre.request.json").is_file()
+
+
+def test_an_onnx_entry_records_the_opset_and_ir_version_the_export_read() -> None:
+    from cdk_triton.builder.context import Exported, ModelRecord, SampleRecord
+    from cdk_triton.builder.outputs import model_entry
+
+    made = Exported(
+        config={},
+        config_sha256="0" * 64,
+        io_names={"inputs": {}, "outputs": {}},
+        sample=SampleRecord(request={}, response={}, atol=0.0, rtol=0.0),
+        onnx={"opset": 17, "ir_version": 8},
+    )
+
+    def record(fmt: str) -> ModelRecord:
+        return ModelRecord(
+            name="m", format=fmt, source_sha256="k", tool_versions={}, platform=None, backend=None,
+            files={}, exported=made,
+        )  # fmt: skip
+
+    entry = model_entry(record("onnx"), None)
+    assert (entry.onnx_opset, entry.onnx_ir_version) == (17, 8)
+    trt = model_entry(record("tensorrt"), None)  # the ONNX feeding a plan is not what Triton loads
+    assert (trt.onnx_opset, trt.onnx_ir_version) == (None, None)

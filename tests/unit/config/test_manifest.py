@@ -121,3 +121,29 @@ def test_sample_s3_uris_recorded_win_else_derived_from_the_files(tmp_path: Path)
     recorded = dataclasses.replace(sample, request_s3_uri="s3://x/a.json", response_s3_uri="s3://x/b.json")
     assert sample_s3_uris(manifest, recorded) == ("s3://x/a.json", "s3://x/b.json")
     assert sample_s3_uris(manifest, dataclasses.replace(sample, request="samples/gone.json")) is None
+
+
+def test_onnx_opset_and_ir_version_are_read_and_old_manifests_still_read(example_manifest_path: Path) -> None:
+    data = _raw(example_manifest_path)
+    old = manifest_from_dict(data).models["resnet"]
+    assert (old.onnx_opset, old.onnx_ir_version) == (None, None)  # written before the record
+    data["models"]["resnet"].update(onnx_opset=17, onnx_ir_version=8)
+    entry = manifest_from_dict(data).models["resnet"]
+    assert (entry.onnx_opset, entry.onnx_ir_version) == (17, 8)
+    assert manifest_from_dict(data).to_dict()["models"]["resnet"]["onnx_opset"] == 17
+    data["models"]["resnet"]["onnx_opset"] = "17"
+    with pytest.raises(ManifestError, match="models.resnet.onnx_opset"):
+        manifest_from_dict(data)
+
+
+def test_schema_describes_the_onnx_record() -> None:
+    schema = json.loads(
+        (Path(__file__).resolve().parents[3] / "cdk_triton/config/data/manifest.schema.json").read_text()
+    )
+    model = next(d for d in schema["$defs"].values() if "tensorrt_version" in d.get("properties", {}))
+    assert (
+        model["properties"]["onnx_opset"]["type"]
+        == model["properties"]["onnx_ir_version"]["type"]
+        == "integer"
+    )
+    assert "onnx_opset" not in model.get("required", [])

@@ -194,6 +194,13 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     ),
     "TensorRTVersionMismatch": lambda s: trt(s, image=TritonImage.for_version("25.04")),
     "TorchScriptTooNew": lambda s: _with_libtorch(s),
+    "OnnxTooNewForImage": lambda s: sme(
+        s,
+        artifacts=ModelArtifacts.from_manifest(
+            manifest_with(lambda d: d["models"]["resnet"].update(onnx_opset=99, onnx_ir_version=7)),
+            "classifier",
+        ),
+    ),
     "ResponseCacheNotConfigured": lambda s: sme(
         s,
         artifacts=ModelArtifacts.from_manifest(
@@ -330,6 +337,7 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "GpuInstanceGroupOnCpuInstance": ("instance_groups", "model 'resnet' instance_groups[0]: KIND_GPU"),
     "TensorRTVersionMismatch": ("image", "sagemaker-tritonserver:25.04-py3"),
     "TorchScriptTooNew": ("image", "sagemaker-tritonserver:24.09-py3"),
+    "OnnxTooNewForImage": ("image", "sagemaker-tritonserver:24.09-py3"),
     "ResponseCacheNotConfigured": ("server_options.response_cache_byte_size", None),
     "MmeNeedsSingleGpu": ("instance_type", "ml.g5.12xlarge"),
     "PortConflict": ("ports", (8080, 8080)),

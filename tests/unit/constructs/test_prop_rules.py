@@ -195,6 +195,7 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("TritonEndpoint", "(instance_groups of the built models)", "GPU indexes below the instance type's GPU count", "GpuIndexOutOfRange", None, None),
     ("TritonModel", "(TensorRT plans of the manifest)", "built by the image's TensorRT version", "TensorRTVersionMismatch", None, None),
     ("TritonModel", "(TorchScript of the manifest)", "saved by a torch no newer than the image's confirmed libtorch", "TorchScriptTooNew", None, None),
+    ("TritonModel", "(ONNX models of the manifest)", "recorded opset and IR version within the image's ONNX Runtime", "OnnxTooNewForImage", None, None),
     ("TritonModel", "server_options.response_cache_byte_size", "set when a model enables response_cache", "ResponseCacheNotConfigured", None, None),
     ("TritonEndpoint", "instance_count", "1 when a built model is sequence-batched", "SequenceBatchingInstances", None, None),
 ]  # fmt: skip

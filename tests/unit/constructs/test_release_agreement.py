@@ -8,6 +8,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import assertions
 
+from cdk_triton.config import tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonImage, checks
 from cdk_triton.errors import TritonValidationErrors
@@ -97,3 +98,48 @@ def test_legacy_image_resolves(version: str) -> None:
         image=TritonImage.for_version(version),
     )
     assert ep.model.triton_version == version
+
+
+def _onnx_on(version: str, **record: Any) -> tuple[list[str], list[str]]:
+    """Codes and OnnxMayNotLoad warnings of the example (built for 24.09) with resnet's ONNX record."""
+    stack = new_stack()
+    m = manifest_with(lambda d: d["models"]["resnet"].update(record))
+    try:
+        TritonEndpoint(
+            stack,
+            "Ep",
+            instance_type="ml.g5.xlarge",
+            artifacts=ModelArtifacts.from_manifest(m, "classifier"),
+            image=TritonImage.for_version(version),
+        )
+    except TritonValidationErrors as exc:
+        return sorted(exc.codes), []
+    except Exception as exc:  # one error
+        return [getattr(exc, "code", type(exc).__name__)], []
+    found = assertions.Annotations.from_stack(stack).find_warning(
+        "*", assertions.Match.string_like_regexp("OnnxMayNotLoad")
+    )
+    return [], [str(w.entry.data) for w in found]
+
+
+def test_recorded_onnx_opset_above_the_image_is_an_error() -> None:
+    rel = tables.release("23.02")
+    assert rel.onnx_max_opset is not None and rel.onnx_max_ir_version is not None
+    codes, _ = _onnx_on("23.02", onnx_opset=rel.onnx_max_opset + 1, onnx_ir_version=rel.onnx_max_ir_version)
+    assert codes == ["OnnxTooNewForImage"]
+    codes, _ = _onnx_on("23.02", onnx_opset=rel.onnx_max_opset, onnx_ir_version=rel.onnx_max_ir_version + 1)
+    assert codes == ["OnnxTooNewForImage"]
+
+
+def test_recorded_portable_onnx_on_an_older_release_passes_without_warning() -> None:
+    rel = tables.release("23.02")
+    assert _onnx_on("23.02", onnx_opset=rel.onnx_max_opset, onnx_ir_version=rel.onnx_max_ir_version) == (
+        [],
+        [],
+    )
+    assert _onnx_on("23.02", onnx_opset=13) == ([], [])  # IR not recorded: only the opset is judged
+
+
+def test_onnx_without_the_record_keeps_the_warning() -> None:
+    codes, warnings = _onnx_on("23.02")
+    assert codes == [] and len(warnings) == 1 and "OnnxMayNotLoad" in warnings[0]

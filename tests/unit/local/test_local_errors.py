@@ -160,7 +160,23 @@ VALIDATION_CASES: dict[str, tuple[Case, str, Any]] = {
     "ArtifactHashMismatch": (lambda t, m: _mismatch(t), "archive", "A"),
     "UnsafeArchiveMember": (_unsafe_archive, "archive member", "EVIL"),
     "InvalidModelConfig": (lambda t, m: _bad_config(t), "config.pbtxt of model 'm'", "CONFIG"),
+    "ResponseCacheNotConfigured": (
+        lambda t, m: LocalEndpoint(_with_response_cache(), "classifier"),
+        "server_options.response_cache_byte_size",
+        None,
+    ),
+    "InvalidEnvironmentValue": (
+        lambda t, m: commands._container_environment(["NOVALUE"]),
+        "--env",
+        "NOVALUE",
+    ),
 }
+
+
+def _with_response_cache() -> Any:
+    doc = json.loads(EXAMPLE.read_text())
+    doc["models"]["resnet"]["config"]["response_cache"] = {"enable": True}
+    return manifest_from_dict(doc, source=str(EXAMPLE))
 
 
 def _value(expected: Any, tmp: Path) -> Any:
