@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import http.client
 import logging
@@ -11,6 +12,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,12 +25,24 @@ from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.front import Reply, RuntimeFront, aws_error, invoke_front
 from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, _error_text
 from cdk_triton.local.overlay import CpuOverlay, OverlayChange
-from cdk_triton.local.repository import prepare_sme_repository
+from cdk_triton.local.repository import prepare_sme_repository, uses_auto_complete
 from cdk_triton.local.server import TritonServer
+from cdk_triton.local.upstream import UpstreamPool
 
 log = logging.getLogger("cdk_triton.local")
 
 TARGET_MODEL_HEADER = "x-amzn-sagemaker-target-model"
+#: Seconds a forwarded invocation may take (the synchronous path's server.request default).
+UPSTREAM_TIMEOUT_S = 400.0
+
+
+def _forward_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """The request headers the container sees: Content-Type (default JSON) and Accept."""
+    fwd = {"Content-Type": headers.get("content-type", "application/json")}
+    accept = headers.get("accept")
+    if accept is not None:
+        fwd["Accept"] = accept
+    return fwd
 
 
 def target_release_environment(triton_version: str) -> dict[str, str]:
@@ -136,6 +150,7 @@ class LocalEndpoint:
         self._restarting = False
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
+        self._upstream: UpstreamPool | None = None  # the front's kept-alive connections (SME fast path)
 
     def _check_response_cache(self) -> None:
         """Models that enable response_cache need a cache on the server, as at synth (ResponseCacheNotConfigured)."""
@@ -185,6 +200,7 @@ class LocalEndpoint:
                     extra_env=env,
                     start_timeout=self.start_timeout,
                     namespace=self.namespace,
+                    auto_complete_config=uses_auto_complete(archives=self._archives()),
                 )
                 self.server.start()
                 self.models = ModelManager(
@@ -208,6 +224,7 @@ class LocalEndpoint:
                     extra_env=env,
                     start_timeout=self.start_timeout,
                     namespace=self.namespace,
+                    auto_complete_config=uses_auto_complete(repo),
                 )
                 self.server.start()
             self.front = self._front_arg or RuntimeFront(port=self.port).start()
@@ -222,6 +239,11 @@ class LocalEndpoint:
             raise
         log.info("local endpoint %s ready at %s/endpoints/%s/invocations", self.name, self.url, self.name)
         return self
+
+    def _archives(self) -> tuple[Path, ...]:
+        """The MME archives that exist (a missing one fails at its load, as before)."""
+        paths = (self.manifest.resolve(t.local_path) for t in self.entry.target_models.values())
+        return tuple(p for p in paths if p.is_file())
 
     def stop(self) -> None:
         """Stop the front (if owned) and the server's whole process group; remove the temporary workdir."""
@@ -341,10 +363,30 @@ class LocalEndpoint:
             log.debug("endpoint %s: %s", self.name, exc)
             return aws_error(503, "ServiceUnavailable", f"endpoint {self.name} is not running")
 
+    async def handle_invocation_async(self, body: bytes, headers: Mapping[str, str]) -> Reply | None:
+        """The single-model path on the front's event loop (no thread hop); None: use handle_invocation.
+
+        ``headers`` is looked up in lower case (the front passes aiohttp's case-insensitive headers).
+        Multi-model requests (loads may block) and every error path go to :meth:`handle_invocation`.
+        """
+        server = self.server
+        if self.entry.is_multi_model or server is None or not self.healthy:
+            return None
+        if headers.get(TARGET_MODEL_HEADER) is not None:
+            return None
+        pool = self._upstream
+        if pool is None or pool.path != server.socket_path:
+            pool = self._upstream = UpstreamPool(server.socket_path)
+        try:
+            async with asyncio.timeout(UPSTREAM_TIMEOUT_S):
+                reply = await pool.request("POST", "/invocations", body, _forward_headers(headers))
+        except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
+            log.debug("endpoint %s: %s", self.name, exc)  # the server died under this request
+            return aws_error(503, "ServiceUnavailable", f"endpoint {self.name} is not running")
+        return self._model_reply(*reply)
+
     def _forward(self, server: TritonServer, body: bytes, headers: dict[str, str]) -> Reply:
-        fwd = {"Content-Type": headers.get("content-type", "application/json")}
-        if "accept" in headers:
-            fwd["Accept"] = headers["accept"]
+        fwd = _forward_headers(headers)
         target = headers.get(TARGET_MODEL_HEADER)
         if not self.entry.is_multi_model:
             if target is not None:

@@ -20,8 +20,10 @@ Content-Length, a bad chunk) are answered 400 by the parser before any handler r
   ``Sec-Fetch-Site`` must not be ``cross-site`` or ``same-site`` (a web page's cross-origin POST):
   403 AccessDeniedException otherwise.
 
-Bodies are passed through untouched to the endpoint's handler, which runs in a thread pool (its
-connections to the server are kept alive per thread). :func:`invoke_front` is the HTTP client
+Bodies are passed through untouched. A target's ``handle_invocation_async`` (a single-model
+LocalEndpoint: kept-alive asyncio connections to the server) runs on the front's event loop, with no
+thread hop; otherwise, or when it returns None (MME loads may block), ``handle_invocation`` runs in
+a thread pool (its connections to the server are kept alive per thread). :func:`invoke_front` is the HTTP client
 (``LocalEndpoint.invoke`` and ``FrontClient.invoke`` call it).
 """
 
@@ -65,6 +67,9 @@ class InvocationTarget(Protocol):
     name: str
 
     def handle_invocation(self, body: bytes, headers: dict[str, str]) -> Reply: ...
+
+    # Optional: ``async def handle_invocation_async(body, headers) -> Reply | None`` runs on the
+    # front's event loop first (headers: case-insensitive); None falls back to handle_invocation.
 
 
 def aws_error(status: int, code: str, message: str, **members: object) -> Reply:
@@ -321,11 +326,15 @@ class RuntimeFront:
                 ),
                 close=True,
             )
-        headers = {k.lower(): v for k, v in request.headers.items()}
         try:
-            reply = await asyncio.get_running_loop().run_in_executor(
-                self._pool, target.handle_invocation, body, headers
-            )
+            fast = getattr(target, "handle_invocation_async", None)
+            answer: Reply | None = await fast(body, request.headers) if fast is not None else None
+            if answer is None:  # no fast path for this request: the handler in the thread pool
+                headers = {k.lower(): v for k, v in request.headers.items()}
+                answer = await asyncio.get_running_loop().run_in_executor(
+                    self._pool, target.handle_invocation, body, headers
+                )
+            reply = answer
         except Exception as exc:  # never let a handler failure go unanswered
             log.exception("local endpoint %s failed", name)
             reply = aws_error(500, "InternalFailure", f"{type(exc).__name__}: {exc}")

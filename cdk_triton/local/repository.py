@@ -180,3 +180,26 @@ def prepare_target_model(
     extract_archive(source, dest)
     parse_configs(dest)
     return apply_overlay(dest, overlay, record=dest.parent / "overlay.json")
+
+
+AUTO_COMPLETE_HOOK = b"auto_complete_config"
+
+
+def uses_auto_complete(repository: Path | None = None, archives: tuple[Path, ...] = ()) -> bool:
+    """Whether a python model of a served repository or MME archive defines ``auto_complete_config``.
+
+    Only such a model needs the server's config auto-complete: for every other python-based model it
+    costs a throw-away stub process per load and the python backend's 1 s ``sleep`` before ending it.
+    """
+    if repository is not None:
+        for path in Path(repository).rglob("*.py"):
+            if AUTO_COMPLETE_HOOK in path.read_bytes():
+                return True
+    for archive in archives:
+        with tarfile.open(archive, "r:*") as tar:
+            for member in tar:
+                if member.isfile() and member.name.endswith(".py"):
+                    handle = tar.extractfile(member)
+                    if handle is not None and AUTO_COMPLETE_HOOK in handle.read():
+                        return True
+    return False

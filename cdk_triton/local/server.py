@@ -126,6 +126,8 @@ class TritonServer:
         start_timeout: seconds before a start that is not ready is killed. Default: 120.
         namespace: True requires a private namespace, False forbids it, None uses one where possible
             (``CDK_TRITON_REQUIRE_NAMESPACE=1`` in the environment turns None into True).
+        auto_complete_config: False passes ``--disable-auto-complete-config`` (no python model served
+            defines ``auto_complete_config``: each load then skips a throw-away stub and a 1 s sleep).
     """
 
     def __init__(
@@ -139,8 +141,10 @@ class TritonServer:
         extra_env: dict[str, str] | None = None,
         start_timeout: float = 120.0,
         namespace: bool | None = None,
+        auto_complete_config: bool = True,
     ) -> None:
         self.options = options
+        self.auto_complete_config = auto_complete_config
         self.model_repository = Path(model_repository)
         self.workdir = Path(workdir)
         self.model_dirs = model_dirs
@@ -192,6 +196,8 @@ class TritonServer:
             "--exit-timeout-secs=2",
             f"--backend-config=python,shm-region-prefix-name={self.shm_prefix}",
         ]
+        if not self.auto_complete_config:
+            argv.append("--disable-auto-complete-config")
         return argv
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:

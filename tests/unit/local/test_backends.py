@@ -112,3 +112,35 @@ def test_tensorrt_backend_refuses_with_a_gpu_message(pb_utils) -> None:
     trt = _load(BACKENDS_DIR / "tensorrt" / "model.py", "trt_under_test")
     with pytest.raises(RuntimeError, match="need an NVIDIA GPU"):
         trt.TritonPythonModel().initialize({"model_config": json.dumps(_config())})
+
+
+def test_onnxruntime_sessions_do_not_spin_their_thread_pools(
+    tmp_path: Path, pb_utils, common, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["b", 3])],
+    )
+    (tmp_path / "1").mkdir()
+    onnx.save(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8),
+        tmp_path / "1" / "model.onnx",
+    )
+    config = {**_config(), "parameters": {"intra_op_thread_count": {"string_value": "2"}}}
+    monkeypatch.setitem(sys.modules, "cpu_backend", common)  # copied beside model.py when served
+    module = _load(BACKENDS_DIR / "onnxruntime" / "model.py", "ort_backend_under_test")
+    model = module.TritonPythonModel()
+    model.initialize(
+        {"model_config": json.dumps(config), "model_repository": str(tmp_path), "model_version": "1"}
+    )
+    options = model.session.get_session_options()
+    assert options.intra_op_num_threads == 2
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert options.get_session_config_entry("session.inter_op.allow_spinning") == "0"
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert np.array_equal(model.run({"x": x})["y"], x)

@@ -94,6 +94,10 @@ class TritonPythonModel(BatchingModel):
         inter = thread_parameter(self.config, "inter_op_thread_count")
         options.intra_op_num_threads = intra if intra is not None else 0
         options.inter_op_num_threads = inter if inter is not None else 0
+        # no spin-waiting thread pools: the instance shares the cores with tritonserver, the front and
+        # the client (spinning 2 intra-op threads cost 0.36-0.44 ms of stub CPU per image, 0.24-0.29 not)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
         self.session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
         self._validate()
         self.output_names = [name for name, _ in self.outputs]
