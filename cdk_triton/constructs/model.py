@@ -18,7 +18,7 @@ from cdk_triton.config import tables
 from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs import _nag, checks
-from cdk_triton.constructs._tokens import pseudo, remember_stack_info
+from cdk_triton.constructs._tokens import props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.image import ImageConfig, TritonImage
@@ -208,7 +208,7 @@ class TritonModel(Construct):
         vpc: ec2.IVpc | None,
         vpc_subnets: ec2.SubnetSelection | None,
         security_groups: Sequence[ec2.ISecurityGroup] | None,
-    ) -> sagemaker.CfnModel.VpcConfigProperty | None:
+    ) -> dict[str, Any] | None:
         """The model's VPC config, a security group unless supplied, and the network-interface grant."""
         vpc_config = None
         self.security_groups: list[ec2.ISecurityGroup] = []
@@ -228,9 +228,7 @@ class TritonModel(Construct):
                 ]
             self.security_groups = groups
             subnets = vpc.select_subnets(**_subnet_kwargs(vpc_subnets)).subnet_ids
-            vpc_config = sagemaker.CfnModel.VpcConfigProperty(
-                security_group_ids=[g.security_group_id for g in groups], subnets=subnets
-            )
+            vpc_config = props(security_group_ids=[g.security_group_id for g in groups], subnets=subnets)
             self._add(
                 "VpcNetworkInterfaces",
                 [
@@ -288,7 +286,7 @@ class TritonModel(Construct):
     def _define_model(
         self,
         art: ArtifactsConfig,
-        vpc_config: sagemaker.CfnModel.VpcConfigProperty | None,
+        vpc_config: dict[str, Any] | None,
         *,
         network_isolation: bool,
         model_name: str | None,
@@ -301,16 +299,14 @@ class TritonModel(Construct):
         if art.is_multi_model or art.compression == "Gzip":
             container["model_data_url"] = art.s3_url
         else:
-            container["model_data_source"] = sagemaker.CfnModel.ModelDataSourceProperty(
-                s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
-                    s3_uri=art.s3_url, s3_data_type="S3Prefix", compression_type="None"
-                )
+            container["model_data_source"] = props(
+                s3_data_source=props(s3_uri=art.s3_url, s3_data_type="S3Prefix", compression_type="None")
             )
         self.resource = sagemaker.CfnModel(
             self,
             "Resource",
             execution_role_arn=self.role_arn,
-            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(**container),
+            primary_container=props(**container),
             enable_network_isolation=True if network_isolation else None,
             vpc_config=vpc_config,
             model_name=model_name,
