@@ -462,7 +462,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             if resources > CFN_RESOURCE_LIMIT
             else 0
         )
-        errs, warn = checks.check_headroom(resources, endpoint_resources=mine, endpoint_id=self.node.id)
+        # the id only appears in the over-the-limit error: no jsii read below the limit
+        endpoint_id = self.node.id if resources > CFN_RESOURCE_LIMIT else ""
+        errs, warn = checks.check_headroom(resources, endpoint_resources=mine, endpoint_id=endpoint_id)
         self._raise(errs)
         if warn:
             cdk.Annotations.of(stack).add_warning_v2(

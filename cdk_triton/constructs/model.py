@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -227,7 +228,7 @@ class TritonModel(Construct):
                     )
                 ]
             self.security_groups = groups
-            subnets = vpc.select_subnets(**_subnet_kwargs(vpc_subnets)).subnet_ids
+            subnets = _subnet_ids(vpc, vpc_subnets)
             vpc_config = props(security_group_ids=[g.security_group_id for g in groups], subnets=subnets)
             self._add(
                 "VpcNetworkInterfaces",
@@ -629,6 +630,27 @@ def _publishes_metrics(version: str | None) -> bool:
         return True
     major, minor = (int(part) for part in version.split("."))
     return (major, minor) >= (23, 7)
+
+
+#: Where the default selection's subnet ids are cached on a VPC object.
+_DEFAULT_SUBNETS = "_cdk_triton_default_subnet_ids"
+
+
+def _subnet_ids(vpc: ec2.IVpc, selection: ec2.SubnetSelection | None) -> list[str]:
+    """``vpc.select_subnets(...).subnet_ids``; the default selection once per VPC object.
+
+    The selection result comes back from jsii as a struct read one property at a time (seven round
+    trips); a VPC's subnets are fixed when it is defined, so its default selection is read once.
+    """
+    if selection is None:
+        cached: list[str] | None = getattr(vpc, _DEFAULT_SUBNETS, None)
+        if cached is not None:
+            return list(cached)
+    ids = list(vpc.select_subnets(**_subnet_kwargs(selection)).subnet_ids)
+    if selection is None:
+        with contextlib.suppress(AttributeError):  # a proxy that refuses attributes: no cache
+            setattr(vpc, _DEFAULT_SUBNETS, ids)
+    return list(ids)
 
 
 def _subnet_kwargs(selection: ec2.SubnetSelection | None) -> dict[str, Any]:
