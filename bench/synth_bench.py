@@ -24,13 +24,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 import aws_cdk as cdk  # noqa: E402
 from aws_cdk import aws_applicationautoscaling as appscaling  # noqa: E402
 from aws_cdk import aws_cloudwatch as cloudwatch  # noqa: E402
+from aws_cdk import aws_ec2 as ec2  # noqa: E402
 from aws_cdk import aws_iam as iam  # noqa: E402
 from aws_cdk import aws_kms as kms  # noqa: E402
 from aws_cdk import aws_logs as logs  # noqa: E402
@@ -38,7 +39,7 @@ from aws_cdk import aws_sagemaker as sagemaker  # noqa: E402
 from aws_cdk import aws_sns as sns  # noqa: E402
 from aws_cdk import aws_ssm as ssm  # noqa: E402
 
-from cdk_triton.config.manifest import read_manifest  # noqa: E402
+from cdk_triton.config.manifest import Manifest, read_manifest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MANIFEST = ROOT / "tests" / "fixtures" / "manifests" / "example.json"
@@ -112,6 +113,336 @@ def _alarm(stack: cdk.Stack, cid: str, topic: str, **props: Any) -> None:
     )
 
 
+class L1Network(NamedTuple):
+    """Where the hand-written models run: the subnets (refs) and the VPC (ref) a security group per model joins."""
+
+    vpc_id: str
+    subnet_ids: list[str]
+
+
+def define_l1(
+    stack: cdk.Stack, manifest: Manifest, *, prefix: str = "", network: L1Network | None = None
+) -> None:
+    """The example's resources written with L1 constructs and raw dictionaries into ``stack``.
+
+    ``prefix`` prefixes the endpoint names; ``network`` puts each model in the VPC (a security group
+    allowing all outbound and the network-interface grant), as ``TritonEndpoint(vpc=...)`` does.
+    """
+    part = cdk.Aws.PARTITION
+    dims = []
+    for name, entry in manifest.endpoints.items():
+        mme = entry.is_multi_model
+        uri = entry.s3_prefix if mme else entry.s3_uri
+        assert uri is not None
+        bucket, _, key = uri[5:].partition("/")
+        statements: list[dict[str, Any]] = [
+            {
+                "Sid": "Read",
+                "Effect": "Allow",
+                "Action": "s3:GetObject",
+                "Resource": f"arn:aws:s3:::{bucket}/{key}*",
+            },
+            {
+                "Sid": "List",
+                "Effect": "Allow",
+                "Action": "s3:ListBucket",
+                "Resource": f"arn:aws:s3:::{bucket}",
+                "Condition": {"StringLike": {"s3:prefix": [f"{key}*"]}},
+            },
+            {
+                "Sid": "Pull",
+                "Effect": "Allow",
+                "Action": [
+                    "ecr:BatchCheckLayerAvailability",
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                ],
+                "Resource": "arn:aws:ecr:us-east-1:763104351884:repository/sagemaker-tritonserver",
+            },
+            {"Sid": "Auth", "Effect": "Allow", "Action": "ecr:GetAuthorizationToken", "Resource": "*"},
+            {
+                "Sid": "Logs",
+                "Effect": "Allow",
+                "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                "Resource": f"arn:aws:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/{prefix}{name}:*",
+            },
+        ]
+        env: dict[str, Any] = (
+            {"SAGEMAKER_MULTI_MODEL": "true"}
+            if mme
+            else {"SAGEMAKER_TRITON_DEFAULT_MODEL_NAME": entry.default_model or name}
+        )
+        if not mme:
+            group = logs.CfnLogGroup(stack, f"{name}Metrics", retention_in_days=30)
+            group.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
+            env.update(
+                {
+                    "SAGEMAKER_TRITON_ALLOW_METRICS": "true",
+                    "SAGEMAKER_TRITON_METRICS_PORT": "8002",
+                    "SAGEMAKER_TRITON_PUBLISH_METRICS_TO_CLOUDWATCH": "true",
+                    "SAGEMAKER_TRITON_CLOUDWATCH_METRIC_NAMESPACE": f"Triton/{name}",
+                    "SAGEMAKER_TRITON_CLOUDWATCH_LOG_GROUP": group.ref,
+                }
+            )
+            statements += [
+                {
+                    "Sid": "MetricsLogs",
+                    "Effect": "Allow",
+                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                    "Resource": group.attr_arn,
+                },
+                {
+                    "Sid": "PutMetrics",
+                    "Effect": "Allow",
+                    "Action": "cloudwatch:PutMetricData",
+                    "Resource": "*",
+                    "Condition": {"StringEquals": {"cloudwatch:namespace": f"Triton/{name}"}},
+                },
+            ]
+        vpc_config: dict[str, Any] | None = None
+        if network is not None:
+            group = ec2.CfnSecurityGroup(
+                stack,
+                f"{name}SecurityGroup",
+                group_description="cdk-triton model: outbound to S3, ECR and CloudWatch",
+                vpc_id=network.vpc_id,
+                security_group_egress=[{"cidrIp": "0.0.0.0/0", "ipProtocol": "-1"}],
+            )
+            vpc_config = {"securityGroupIds": [group.attr_group_id], "subnets": network.subnet_ids}
+            statements.append(
+                {
+                    "Sid": "VpcNetworkInterfaces",
+                    "Effect": "Allow",
+                    "Action": [
+                        "ec2:CreateNetworkInterface",
+                        "ec2:CreateNetworkInterfacePermission",
+                        "ec2:DeleteNetworkInterface",
+                        "ec2:DeleteNetworkInterfacePermission",
+                        "ec2:DescribeDhcpOptions",
+                        "ec2:DescribeNetworkInterfaces",
+                        "ec2:DescribeSecurityGroups",
+                        "ec2:DescribeSubnets",
+                        "ec2:DescribeVpcs",
+                    ],
+                    "Resource": "*",
+                }
+            )
+        role, policy = _role(stack, name, statements)
+        container: dict[str, Any] = {
+            "image": IMAGE,
+            "environment": env,
+            "mode": "MultiModel" if mme else "SingleModel",
+        }
+        if mme or entry.packaging == "tar.gz":
+            container["model_data_url"] = uri
+        else:
+            container["model_data_source"] = {
+                "s3DataSource": {"s3Uri": uri, "s3DataType": "S3Prefix", "compressionType": "None"}
+            }
+        model = sagemaker.CfnModel(
+            stack,
+            f"{name}Model",
+            execution_role_arn=role.attr_arn,
+            primary_container=container,
+            vpc_config=vpc_config,
+        )
+        model.add_resource_dependency(policy)
+        config = sagemaker.CfnEndpointConfig(
+            stack,
+            f"{name}Config",
+            production_variants=[
+                {
+                    "variantName": "AllTraffic",
+                    "modelName": model.attr_model_name,
+                    "initialInstanceCount": 1,
+                    "initialVariantWeight": 1,
+                    "instanceType": entry.instance_types[0],
+                }
+            ],
+        )
+        endpoint = sagemaker.CfnEndpoint(
+            stack,
+            f"{name}Endpoint",
+            endpoint_name=f"{prefix}{name}",
+            endpoint_config_name=config.attr_endpoint_config_name,
+        )
+        cdk.CfnOutput(stack, f"{name}EndpointName", value=endpoint.attr_endpoint_name)
+        target = appscaling.CfnScalableTarget(
+            stack,
+            f"{name}Target",
+            service_namespace="sagemaker",
+            min_capacity=1,
+            max_capacity=4,
+            scalable_dimension="sagemaker:variant:DesiredInstanceCount",
+            resource_id=cdk.Fn.join("", ["endpoint/", endpoint.attr_endpoint_name, "/variant/AllTraffic"]),
+        )
+        tracking: dict[str, Any] = {"targetValue": 60, "scaleInCooldown": 600, "scaleOutCooldown": 200}
+        if mme:
+            tracking["targetValue"] = 1000
+            tracking["predefinedMetricSpecification"] = {
+                "predefinedMetricType": "SageMakerVariantInvocationsPerInstance"
+            }
+            target_models = json.dumps(entry.target_model_map(), separators=(",", ":"))
+            ssm.CfnParameter(
+                stack,
+                f"{name}Map",
+                type="String",
+                name=f"/cdk-triton/{name}/target-models/000",
+                value=target_models,
+            )
+            cdk.CfnOutput(stack, f"{name}MapPath", value=f"/cdk-triton/{name}/target-models")
+            cdk.CfnOutput(stack, f"{name}MapOutput", value=target_models)
+        else:
+            tracking["customizedMetricSpecification"] = {
+                "namespace": "/aws/sagemaker/Endpoints",
+                "metricName": "GPUUtilization",
+                "statistic": "Average",
+                "dimensions": [
+                    {"name": "EndpointName", "value": endpoint.attr_endpoint_name},
+                    {"name": "VariantName", "value": "AllTraffic"},
+                ],
+            }
+        appscaling.CfnScalingPolicy(
+            stack,
+            f"{name}Scaling",
+            policy_name=f"{name}-scaling",
+            policy_type="TargetTrackingScaling",
+            scaling_target_id=target.ref,
+            target_tracking_scaling_policy_configuration=tracking,
+        )
+        dims.append(f"{prefix}{name}")
+    topic_key = kms.CfnKey(
+        stack,
+        "TopicKey",
+        enable_key_rotation=True,
+        key_policy={
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"AWS": f"arn:{part}:iam::123456789012:root"},
+                    "Action": "kms:*",
+                    "Resource": "*",
+                },
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": "cloudwatch.amazonaws.com"},
+                    "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
+                    "Resource": "*",
+                },
+            ],
+        },
+    )
+    topic_key.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
+    topic = sns.CfnTopic(stack, "Topic", kms_master_key_id=topic_key.attr_arn)
+    sns.CfnTopicPolicy(
+        stack,
+        "TopicPolicy",
+        topics=[topic.ref],
+        policy_document={
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": "sns:Publish",
+                    "Resource": topic.ref,
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                }
+            ],
+        },
+    )
+    widgets = []
+    for name in dims:
+        d = ["EndpointName", name, "VariantName", "AllTraffic"]
+        for metric in (
+            "Invocations",
+            "ModelLatency",
+            "OverheadLatency",
+            "CPUUtilization",
+            "GPUUtilization",
+            "GPUMemoryUtilization",
+            "InvocationsPerInstance",
+        ):
+            widgets.append(
+                {
+                    "type": "metric",
+                    "width": 8,
+                    "height": 6,
+                    "properties": {
+                        "view": "timeSeries",
+                        "region": "us-east-1",
+                        "title": metric,
+                        "metrics": [
+                            ["AWS/SageMaker", metric, *d, {"stat": s}] for s in ("p50", "p90", "p99")
+                        ],
+                    },
+                }
+            )
+        dim_list = [
+            {"name": "EndpointName", "value": name},
+            {"name": "VariantName", "value": "AllTraffic"},
+        ]
+        _alarm(
+            stack,
+            f"{name}P99",
+            topic.ref,
+            namespace="AWS/SageMaker",
+            metric_name="ModelLatency",
+            extended_statistic="p99",
+            period=60,
+            threshold=1_000_000,
+            dimensions=dim_list,
+        )
+        _alarm(
+            stack,
+            f"{name}Gpu",
+            topic.ref,
+            namespace="/aws/sagemaker/Endpoints",
+            metric_name="GPUMemoryUtilization",
+            statistic="Average",
+            period=60,
+            threshold=90,
+            dimensions=dim_list,
+        )
+        _alarm(
+            stack,
+            f"{name}Errors",
+            topic.ref,
+            threshold=5,
+            metrics=[
+                {"id": "expr_1", "expression": "IF(inv > 0, 100 * err / inv, 0)", "label": "5XX rate"},
+                {
+                    "id": "err",
+                    "returnData": False,
+                    "metricStat": {
+                        "metric": {
+                            "namespace": "AWS/SageMaker",
+                            "metricName": "Invocation5XXErrors",
+                            "dimensions": dim_list,
+                        },
+                        "period": 60,
+                        "stat": "Sum",
+                    },
+                },
+                {
+                    "id": "inv",
+                    "returnData": False,
+                    "metricStat": {
+                        "metric": {
+                            "namespace": "AWS/SageMaker",
+                            "metricName": "Invocations",
+                            "dimensions": dim_list,
+                        },
+                        "period": 60,
+                        "stat": "Sum",
+                    },
+                },
+            ],
+        )
+    cloudwatch.CfnDashboard(stack, "Dashboard", dashboard_body=json.dumps({"widgets": widgets}))
+
+
 def synth_l1(manifest_path: Path) -> dict[str, Any]:
     """The same resources written with L1 constructs and raw dictionaries."""
     manifest = read_manifest(manifest_path)
@@ -120,289 +451,7 @@ def synth_l1(manifest_path: Path) -> dict[str, Any]:
         stack = cdk.Stack(
             app, "HandWritten", env=ENV, description="hand-written L1 equivalent of the cdk-triton example"
         )
-        part = cdk.Aws.PARTITION
-        dims = []
-        for name, entry in manifest.endpoints.items():
-            mme = entry.is_multi_model
-            uri = entry.s3_prefix if mme else entry.s3_uri
-            assert uri is not None
-            bucket, _, key = uri[5:].partition("/")
-            statements: list[dict[str, Any]] = [
-                {
-                    "Sid": "Read",
-                    "Effect": "Allow",
-                    "Action": "s3:GetObject",
-                    "Resource": f"arn:aws:s3:::{bucket}/{key}*",
-                },
-                {
-                    "Sid": "List",
-                    "Effect": "Allow",
-                    "Action": "s3:ListBucket",
-                    "Resource": f"arn:aws:s3:::{bucket}",
-                    "Condition": {"StringLike": {"s3:prefix": [f"{key}*"]}},
-                },
-                {
-                    "Sid": "Pull",
-                    "Effect": "Allow",
-                    "Action": [
-                        "ecr:BatchCheckLayerAvailability",
-                        "ecr:BatchGetImage",
-                        "ecr:GetDownloadUrlForLayer",
-                    ],
-                    "Resource": "arn:aws:ecr:us-east-1:763104351884:repository/sagemaker-tritonserver",
-                },
-                {"Sid": "Auth", "Effect": "Allow", "Action": "ecr:GetAuthorizationToken", "Resource": "*"},
-                {
-                    "Sid": "Logs",
-                    "Effect": "Allow",
-                    "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-                    "Resource": f"arn:aws:logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/{name}:*",
-                },
-            ]
-            env: dict[str, Any] = (
-                {"SAGEMAKER_MULTI_MODEL": "true"}
-                if mme
-                else {"SAGEMAKER_TRITON_DEFAULT_MODEL_NAME": entry.default_model or name}
-            )
-            if not mme:
-                group = logs.CfnLogGroup(stack, f"{name}Metrics", retention_in_days=30)
-                group.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
-                env.update(
-                    {
-                        "SAGEMAKER_TRITON_ALLOW_METRICS": "true",
-                        "SAGEMAKER_TRITON_METRICS_PORT": "8002",
-                        "SAGEMAKER_TRITON_PUBLISH_METRICS_TO_CLOUDWATCH": "true",
-                        "SAGEMAKER_TRITON_CLOUDWATCH_METRIC_NAMESPACE": f"Triton/{name}",
-                        "SAGEMAKER_TRITON_CLOUDWATCH_LOG_GROUP": group.ref,
-                    }
-                )
-                statements += [
-                    {
-                        "Sid": "MetricsLogs",
-                        "Effect": "Allow",
-                        "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-                        "Resource": group.attr_arn,
-                    },
-                    {
-                        "Sid": "PutMetrics",
-                        "Effect": "Allow",
-                        "Action": "cloudwatch:PutMetricData",
-                        "Resource": "*",
-                        "Condition": {"StringEquals": {"cloudwatch:namespace": f"Triton/{name}"}},
-                    },
-                ]
-            role, policy = _role(stack, name, statements)
-            container: dict[str, Any] = {
-                "image": IMAGE,
-                "environment": env,
-                "mode": "MultiModel" if mme else "SingleModel",
-            }
-            if mme or entry.packaging == "tar.gz":
-                container["model_data_url"] = uri
-            else:
-                container["model_data_source"] = {
-                    "s3DataSource": {"s3Uri": uri, "s3DataType": "S3Prefix", "compressionType": "None"}
-                }
-            model = sagemaker.CfnModel(
-                stack, f"{name}Model", execution_role_arn=role.attr_arn, primary_container=container
-            )
-            model.add_resource_dependency(policy)
-            config = sagemaker.CfnEndpointConfig(
-                stack,
-                f"{name}Config",
-                production_variants=[
-                    {
-                        "variantName": "AllTraffic",
-                        "modelName": model.attr_model_name,
-                        "initialInstanceCount": 1,
-                        "initialVariantWeight": 1,
-                        "instanceType": entry.instance_types[0],
-                    }
-                ],
-            )
-            endpoint = sagemaker.CfnEndpoint(
-                stack,
-                f"{name}Endpoint",
-                endpoint_name=name,
-                endpoint_config_name=config.attr_endpoint_config_name,
-            )
-            cdk.CfnOutput(stack, f"{name}EndpointName", value=endpoint.attr_endpoint_name)
-            target = appscaling.CfnScalableTarget(
-                stack,
-                f"{name}Target",
-                service_namespace="sagemaker",
-                min_capacity=1,
-                max_capacity=4,
-                scalable_dimension="sagemaker:variant:DesiredInstanceCount",
-                resource_id=cdk.Fn.join(
-                    "", ["endpoint/", endpoint.attr_endpoint_name, "/variant/AllTraffic"]
-                ),
-            )
-            tracking: dict[str, Any] = {"targetValue": 60, "scaleInCooldown": 600, "scaleOutCooldown": 200}
-            if mme:
-                tracking["targetValue"] = 1000
-                tracking["predefinedMetricSpecification"] = {
-                    "predefinedMetricType": "SageMakerVariantInvocationsPerInstance"
-                }
-                target_models = json.dumps(entry.target_model_map(), separators=(",", ":"))
-                ssm.CfnParameter(
-                    stack,
-                    f"{name}Map",
-                    type="String",
-                    name=f"/cdk-triton/{name}/target-models/000",
-                    value=target_models,
-                )
-                cdk.CfnOutput(stack, f"{name}MapPath", value=f"/cdk-triton/{name}/target-models")
-                cdk.CfnOutput(stack, f"{name}MapOutput", value=target_models)
-            else:
-                tracking["customizedMetricSpecification"] = {
-                    "namespace": "/aws/sagemaker/Endpoints",
-                    "metricName": "GPUUtilization",
-                    "statistic": "Average",
-                    "dimensions": [
-                        {"name": "EndpointName", "value": endpoint.attr_endpoint_name},
-                        {"name": "VariantName", "value": "AllTraffic"},
-                    ],
-                }
-            appscaling.CfnScalingPolicy(
-                stack,
-                f"{name}Scaling",
-                policy_name=f"{name}-scaling",
-                policy_type="TargetTrackingScaling",
-                scaling_target_id=target.ref,
-                target_tracking_scaling_policy_configuration=tracking,
-            )
-            dims.append(name)
-        topic_key = kms.CfnKey(
-            stack,
-            "TopicKey",
-            enable_key_rotation=True,
-            key_policy={
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"AWS": f"arn:{part}:iam::123456789012:root"},
-                        "Action": "kms:*",
-                        "Resource": "*",
-                    },
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "cloudwatch.amazonaws.com"},
-                        "Action": ["kms:Decrypt", "kms:GenerateDataKey*"],
-                        "Resource": "*",
-                    },
-                ],
-            },
-        )
-        topic_key.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
-        topic = sns.CfnTopic(stack, "Topic", kms_master_key_id=topic_key.attr_arn)
-        sns.CfnTopicPolicy(
-            stack,
-            "TopicPolicy",
-            topics=[topic.ref],
-            policy_document={
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Deny",
-                        "Principal": "*",
-                        "Action": "sns:Publish",
-                        "Resource": topic.ref,
-                        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                    }
-                ],
-            },
-        )
-        widgets = []
-        for name in dims:
-            d = ["EndpointName", name, "VariantName", "AllTraffic"]
-            for metric in (
-                "Invocations",
-                "ModelLatency",
-                "OverheadLatency",
-                "CPUUtilization",
-                "GPUUtilization",
-                "GPUMemoryUtilization",
-                "InvocationsPerInstance",
-            ):
-                widgets.append(
-                    {
-                        "type": "metric",
-                        "width": 8,
-                        "height": 6,
-                        "properties": {
-                            "view": "timeSeries",
-                            "region": "us-east-1",
-                            "title": metric,
-                            "metrics": [
-                                ["AWS/SageMaker", metric, *d, {"stat": s}] for s in ("p50", "p90", "p99")
-                            ],
-                        },
-                    }
-                )
-            dim_list = [
-                {"name": "EndpointName", "value": name},
-                {"name": "VariantName", "value": "AllTraffic"},
-            ]
-            _alarm(
-                stack,
-                f"{name}P99",
-                topic.ref,
-                namespace="AWS/SageMaker",
-                metric_name="ModelLatency",
-                extended_statistic="p99",
-                period=60,
-                threshold=1_000_000,
-                dimensions=dim_list,
-            )
-            _alarm(
-                stack,
-                f"{name}Gpu",
-                topic.ref,
-                namespace="/aws/sagemaker/Endpoints",
-                metric_name="GPUMemoryUtilization",
-                statistic="Average",
-                period=60,
-                threshold=90,
-                dimensions=dim_list,
-            )
-            _alarm(
-                stack,
-                f"{name}Errors",
-                topic.ref,
-                threshold=5,
-                metrics=[
-                    {"id": "expr_1", "expression": "IF(inv > 0, 100 * err / inv, 0)", "label": "5XX rate"},
-                    {
-                        "id": "err",
-                        "returnData": False,
-                        "metricStat": {
-                            "metric": {
-                                "namespace": "AWS/SageMaker",
-                                "metricName": "Invocation5XXErrors",
-                                "dimensions": dim_list,
-                            },
-                            "period": 60,
-                            "stat": "Sum",
-                        },
-                    },
-                    {
-                        "id": "inv",
-                        "returnData": False,
-                        "metricStat": {
-                            "metric": {
-                                "namespace": "AWS/SageMaker",
-                                "metricName": "Invocations",
-                                "dimensions": dim_list,
-                            },
-                            "period": 60,
-                            "stat": "Sum",
-                        },
-                    },
-                ],
-            )
-        cloudwatch.CfnDashboard(stack, "Dashboard", dashboard_body=json.dumps({"widgets": widgets}))
+        define_l1(stack, manifest)
         assembly = app.synth()
         tpl: dict[str, Any] = assembly.get_stack_by_name("HandWritten").template
         return tpl

@@ -125,14 +125,20 @@ class InstanceTypeInfo:
         return self.name.split(".")[1]
 
 
-def instance_types() -> dict[str, InstanceTypeInfo]:
+@cache
+def _instance_type_table() -> dict[str, InstanceTypeInfo]:
+    """Built once per process (the facts are frozen); callers get copies or single entries."""
     raw = _load("instance-types.json")["instance_types"]
     return {name: InstanceTypeInfo(name=name, **facts) for name, facts in raw.items()}
 
 
+def instance_types() -> dict[str, InstanceTypeInfo]:
+    return dict(_instance_type_table())
+
+
 def instance_type_info(name: str) -> InstanceTypeInfo | None:
     """Facts for a GPU instance type, or None for a type not in the table (CPU types among them)."""
-    return instance_types().get(name)
+    return _instance_type_table().get(name)
 
 
 def confirmed_mme_gpu_types() -> list[str]:
@@ -159,7 +165,7 @@ def instance_kind(name: str) -> str:
     """What the table knows of an instance type: ``gpu`` (in the table, facts known), ``cpu``
     (an x86_64 CPU family), ``arm64`` (a Graviton family: no Triton image runs there),
     ``accelerator`` (Inferentia/Trainium) or ``unknown`` (neither: possibly a GPU type we lack)."""
-    if name in instance_types():
+    if name in _instance_type_table():
         return "gpu"
     parts = name.split(".")
     family = parts[1] if len(parts) == 3 else ""
@@ -235,7 +241,9 @@ _FACT_NAMES = (
 )
 
 
-def releases() -> dict[str, TritonRelease]:
+@cache
+def _release_table() -> dict[str, TritonRelease]:
+    """Built once per process (the facts are frozen); callers get copies or single entries."""
     raw = _load("triton-releases.json")["releases"]
     out: dict[str, TritonRelease] = {}
     for version, facts in raw.items():
@@ -243,9 +251,13 @@ def releases() -> dict[str, TritonRelease]:
     return out
 
 
+def releases() -> dict[str, TritonRelease]:
+    return dict(_release_table())
+
+
 def release(version: str) -> TritonRelease:
     """The release facts for ``version``; TritonValidationError(UnknownTritonRelease) if absent."""
-    table = releases()
+    table = _release_table()
     if version not in table:
         raise TritonValidationError(
             "UnknownTritonRelease",
@@ -260,7 +272,7 @@ def release(version: str) -> TritonRelease:
 
 def release_versions() -> list[str]:
     """The releases of the table, oldest first."""
-    return sorted(releases(), key=_version_key)
+    return sorted(_release_table(), key=_version_key)
 
 
 def minor(version: str | None) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import aws_cdk as cdk
@@ -56,6 +57,12 @@ def acknowledge(scope: IConstruct, rule_id: str, reason: str) -> None:
     cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=rule_id, reason=reason))
 
 
+@cache
+def _acknowledged_rules_key() -> str:
+    """``Validations.ACKNOWLEDGED_RULES_METADATA_KEY``, read through jsii once per process."""
+    return str(cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+
+
 def acknowledge_all(scope: IConstruct, acks: Sequence[cdk.Acknowledgment]) -> None:
     """Acknowledge exact findings on ``scope`` (and its children) in one metadata entry.
 
@@ -69,9 +76,7 @@ def acknowledge_all(scope: IConstruct, acks: Sequence[cdk.Acknowledgment]) -> No
     for ack in acks:
         if "::" not in ack.id or " " in ack.id:  # pragma: no cover - guards the id format
             raise ValueError(f"acknowledgment id {ack.id!r} must be '<pack>::<rule>' without spaces")
-    scope.node.add_metadata(
-        cdk.Validations.ACKNOWLEDGED_RULES_METADATA_KEY, {ack.id: ack.reason for ack in acks}
-    )
+    scope.node.add_metadata(_acknowledged_rules_key(), {ack.id: ack.reason for ack in acks})
 
 
 def flatten(value: Any) -> str:

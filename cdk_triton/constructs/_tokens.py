@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Any
 
 import aws_cdk as cdk
 from constructs import IConstruct, Node
@@ -27,6 +28,21 @@ def pseudo() -> Pseudo:
         account=cdk.Aws.ACCOUNT_ID,
         url_suffix=cdk.Aws.URL_SUFFIX,
     )
+
+
+@cache
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def props(**fields: Any) -> dict[str, Any]:
+    """An L1 property struct as the plain mapping jsii passes (camelCase keys, ``None`` left out).
+
+    The same template as ``CfnX.YProperty(**fields)``, without building the struct class in Python
+    (its runtime type checks cost more than the call it feeds: about 0.1 ms per struct).
+    """
+    return {_camel(k): v for k, v in fields.items() if v is not None}
 
 
 def is_token(value: object) -> bool:

@@ -25,7 +25,7 @@ from cdk_triton.config import tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag, checks
-from cdk_triton.constructs._tokens import is_token, pseudo, remember_stack_info
+from cdk_triton.constructs._tokens import is_token, props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.checks import CFN_RESOURCE_LIMIT
 from cdk_triton.constructs.deployment import (
@@ -331,7 +331,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",
-            production_variants=[sagemaker.CfnEndpointConfig.ProductionVariantProperty(**variant)],
+            production_variants=[props(**variant)],
             kms_key_id=volume_key_arn,
             data_capture_config=self._data_capture(data_capture) if data_capture is not None else None,
         )
@@ -462,7 +462,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             if resources > CFN_RESOURCE_LIMIT
             else 0
         )
-        errs, warn = checks.check_headroom(resources, endpoint_resources=mine, endpoint_id=self.node.id)
+        # the id only appears in the over-the-limit error: no jsii read below the limit
+        endpoint_id = self.node.id if resources > CFN_RESOURCE_LIMIT else ""
+        errs, warn = checks.check_headroom(resources, endpoint_resources=mine, endpoint_id=endpoint_id)
         self._raise(errs)
         if warn:
             cdk.Annotations.of(stack).add_warning_v2(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_ra
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs import _nag, checks
-from cdk_triton.constructs._tokens import pseudo, remember_stack_info
+from cdk_triton.constructs._tokens import props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.image import ImageConfig, TritonImage
@@ -212,7 +213,7 @@ class TritonModel(Construct):
         vpc: ec2.IVpc | None,
         vpc_subnets: ec2.SubnetSelection | None,
         security_groups: Sequence[ec2.ISecurityGroup] | None,
-    ) -> sagemaker.CfnModel.VpcConfigProperty | None:
+    ) -> dict[str, Any] | None:
         """The model's VPC config, a security group unless supplied, and the network-interface grant."""
         vpc_config = None
         self.security_groups: list[ec2.ISecurityGroup] = []
@@ -231,10 +232,8 @@ class TritonModel(Construct):
                     )
                 ]
             self.security_groups = groups
-            subnets = vpc.select_subnets(**_subnet_kwargs(vpc_subnets)).subnet_ids
-            vpc_config = sagemaker.CfnModel.VpcConfigProperty(
-                security_group_ids=[g.security_group_id for g in groups], subnets=subnets
-            )
+            subnets = _subnet_ids(vpc, vpc_subnets)
+            vpc_config = props(security_group_ids=[g.security_group_id for g in groups], subnets=subnets)
             self._add(
                 "VpcNetworkInterfaces",
                 [
@@ -292,7 +291,7 @@ class TritonModel(Construct):
     def _define_model(
         self,
         art: ArtifactsConfig,
-        vpc_config: sagemaker.CfnModel.VpcConfigProperty | None,
+        vpc_config: dict[str, Any] | None,
         *,
         network_isolation: bool,
         model_name: str | None,
@@ -305,16 +304,14 @@ class TritonModel(Construct):
         if art.is_multi_model or art.compression == "Gzip":
             container["model_data_url"] = art.s3_url
         else:
-            container["model_data_source"] = sagemaker.CfnModel.ModelDataSourceProperty(
-                s3_data_source=sagemaker.CfnModel.S3DataSourceProperty(
-                    s3_uri=art.s3_url, s3_data_type="S3Prefix", compression_type="None"
-                )
+            container["model_data_source"] = props(
+                s3_data_source=props(s3_uri=art.s3_url, s3_data_type="S3Prefix", compression_type="None")
             )
         self.resource = sagemaker.CfnModel(
             self,
             "Resource",
             execution_role_arn=self.role_arn,
-            primary_container=sagemaker.CfnModel.ContainerDefinitionProperty(**container),
+            primary_container=props(**container),
             enable_network_isolation=True if network_isolation else None,
             vpc_config=vpc_config,
             model_name=model_name,
@@ -637,6 +634,27 @@ def _publishes_metrics(version: str | None) -> bool:
         return True
     major, minor = (int(part) for part in version.split("."))
     return (major, minor) >= (23, 7)
+
+
+#: Where the default selection's subnet ids are cached on a VPC object.
+_DEFAULT_SUBNETS = "_cdk_triton_default_subnet_ids"
+
+
+def _subnet_ids(vpc: ec2.IVpc, selection: ec2.SubnetSelection | None) -> list[str]:
+    """``vpc.select_subnets(...).subnet_ids``; the default selection once per VPC object.
+
+    The selection result comes back from jsii as a struct read one property at a time (seven round
+    trips); a VPC's subnets are fixed when it is defined, so its default selection is read once.
+    """
+    if selection is None:
+        cached: list[str] | None = getattr(vpc, _DEFAULT_SUBNETS, None)
+        if cached is not None:
+            return list(cached)
+    ids = list(vpc.select_subnets(**_subnet_kwargs(selection)).subnet_ids)
+    if selection is None:
+        with contextlib.suppress(AttributeError):  # a proxy that refuses attributes: no cache
+            setattr(vpc, _DEFAULT_SUBNETS, ids)
+    return list(ids)
 
 
 def _subnet_kwargs(selection: ec2.SubnetSelection | None) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from constructs import Construct
 
 from cdk_triton.constructs import checks
 from cdk_triton.constructs import metrics as m
-from cdk_triton.constructs._tokens import is_token, pseudo, seconds, stack_info
+from cdk_triton.constructs._tokens import StackInfo, is_token, pseudo, seconds, stack_info
 from cdk_triton.constructs.endpoint_base import ITritonEndpoint, require
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -337,7 +337,7 @@ class TritonAlarms(Construct):
             self.topic_resource, self.topic_arn = self._create_topic()
         self._actions = [self.topic_arn] if self.topic_arn is not None else None
         if self._actions is not None:
-            _notify_rollback(endpoint, self._actions, stack_path=info.node.path)
+            _notify_rollback(endpoint, self._actions, stack=info)
         # CloudFormation property shapes as plain dicts (camelCase, as jsii expects): the alarms are
         # internal, and jsii serializes a dict in one piece instead of one typed struct per level.
         self._dims: list[dict[str, str]] = m.dimension_list(
@@ -504,7 +504,7 @@ class TritonAlarms(Construct):
         return alarm
 
 
-def _notify_rollback(endpoint: ITritonEndpoint, actions: list[str], *, stack_path: str) -> None:
+def _notify_rollback(endpoint: ITritonEndpoint, actions: list[str], *, stack: StackInfo) -> None:
     """The endpoint's default deployment-rollback alarm notifies the alarm topic too.
 
     Only an alarm without actions, and only in the alarms' own stack (a topic of another stack would
@@ -513,5 +513,5 @@ def _notify_rollback(endpoint: ITritonEndpoint, actions: list[str], *, stack_pat
     alarm = getattr(endpoint, "rollback_alarm", None)
     if not isinstance(alarm, cloudwatch.CfnAlarm) or alarm.alarm_actions:
         return
-    if stack_info(alarm).node.path == stack_path:
+    if stack_info(alarm).node.path == stack.node.path:  # read only when there is such an alarm
         alarm.alarm_actions = list(actions)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import aws_cdk as cdk
 from aws_cdk import aws_applicationautoscaling as appscaling
 from constructs import Construct
 
 from cdk_triton.config import tables
-from cdk_triton.constructs._tokens import is_token, known_duration, seconds
+from cdk_triton.constructs._tokens import is_token, known_duration, props, seconds
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.constructs.metrics import GPU_UTILIZATION, dimension_list
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -165,14 +167,14 @@ class TritonScaling(Construct):
         raise_all(errs)
         return self._policy(
             "GpuUtilization",
-            appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty(
+            props(
                 target_value=float(target_percent) * max(gpus or 0, 1),
-                customized_metric_specification=appscaling.CfnScalingPolicy.CustomizedMetricSpecificationProperty(
+                customized_metric_specification=props(
                     namespace=GPU_UTILIZATION.namespace,
                     metric_name=GPU_UTILIZATION.name,
                     statistic=GPU_UTILIZATION.statistic,
                     dimensions=[
-                        appscaling.CfnScalingPolicy.MetricDimensionProperty(name=d["name"], value=d["value"])
+                        props(name=d["name"], value=d["value"])
                         for d in dimension_list(self.endpoint_name, self.variant_name)
                     ],
                 ),
@@ -210,9 +212,9 @@ class TritonScaling(Construct):
             )
         return self._policy(
             "InvocationsPerInstance",
-            appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty(
+            props(
                 target_value=float(invocations_per_minute),
-                predefined_metric_specification=appscaling.CfnScalingPolicy.PredefinedMetricSpecificationProperty(
+                predefined_metric_specification=props(
                     predefined_metric_type="SageMakerVariantInvocationsPerInstance",
                 ),
                 scale_in_cooldown=seconds(scale_in_cooldown),
@@ -224,7 +226,7 @@ class TritonScaling(Construct):
     def _policy(
         self,
         name: str,
-        config: appscaling.CfnScalingPolicy.TargetTrackingScalingPolicyConfigurationProperty,
+        config: dict[str, Any],
     ) -> appscaling.CfnScalingPolicy:
         policy = appscaling.CfnScalingPolicy(
             self,

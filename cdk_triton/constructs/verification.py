@@ -27,7 +27,6 @@ from typing import Any
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
@@ -300,6 +299,8 @@ class TritonVerification(Construct):
             target_model_parameter_path=target_model_parameter_path if mode == MULTI_MODEL else None,
             artifacts_key_arn=artifacts_key_arn,
         )
+        from aws_cdk import aws_lambda as lambda_  # ~0.1 s to import (with s3, ec2...): only when used
+
         self.function = lambda_.Function(
             self,
             "Handler",

@@ -1,0 +1,18 @@
+"""The three-stack synth benchmark app: both versions define the same resources (no timing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench import synth_multi
+
+
+def test_constructs_and_hand_written_l1_define_the_same_resource_types(tmp_path: Path) -> None:
+    constructs = synth_multi.synth("constructs", synth_multi.DEFAULT_MANIFEST, outdir=str(tmp_path / "c"))
+    l1 = synth_multi.synth("l1", synth_multi.DEFAULT_MANIFEST, outdir=str(tmp_path / "l1"))
+    counts = synth_multi.type_counts(constructs)
+    assert counts == synth_multi.type_counts(l1)
+    assert sum(c["AWS::SageMaker::Endpoint"] for c in counts.values()) == 4
+    assert counts["Network"]["AWS::EC2::VPC"] == 1
+    assert all(counts[s]["AWS::CloudWatch::Dashboard"] == 1 for s in ("ServingA", "ServingB"))
+    assert all(counts[s]["AWS::CloudWatch::Alarm"] == 6 for s in ("ServingA", "ServingB"))
