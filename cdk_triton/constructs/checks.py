@@ -9,11 +9,8 @@ should not fail synth come back as ``(warning id, message)`` pairs for ``Annotat
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from cdk_triton.config import tables
-from cdk_triton.config.manifest import ModelEntry
-from cdk_triton.config.placement import Group, check_gpu_placement, gpu_memory_warning
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs._tokens import is_token, seconds
 from cdk_triton.constructs.deployment import DataCapture, DeploymentGuardrails, TrafficStep
@@ -543,148 +540,6 @@ def check_sagemaker_model_name(model_name: str | None) -> list[TritonValidationE
     ]
 
 
-# ---------------------------------------------------------------------------- placement and release
-
-
-def _groups(entry: ModelEntry) -> list[Group]:
-    return [
-        (str(g.get("kind", "KIND_GPU")), int(g.get("count", 1)), [int(x) for x in g.get("gpus", [])])
-        for g in entry.config.get("instance_group", []) or []
-    ]
-
-
-def check_gpu_placement_of_models(
-    instance_type: str, built_models: dict[str, ModelEntry], *, sizes: dict[str, int] | None = None
-) -> tuple[list[TritonValidationError], list[Warning]]:
-    """Each built model's instance groups on ``instance_type``: KIND_GPU on a CPU type and GPU indexes
-    beyond its GPUs are errors; instances x model size over one GPU's memory (size known) a warning."""
-    if is_token(instance_type):
-        return [], []
-    errs: list[TritonValidationError] = []
-    warnings: list[Warning] = []
-    for name, entry in built_models.items():
-        groups = _groups(entry)
-        errs += [
-            catalogued(e.code, **_fields(e)) for e in check_gpu_placement(instance_type, groups, model=name)
-        ]
-        msg = gpu_memory_warning(instance_type, groups, model=name, size_bytes=(sizes or {}).get(name))
-        if msg:
-            warnings.append(("cdk-triton:GpuMemoryOversubscribed", msg))
-    return errs, warnings
-
-
-def _fields(e: TritonValidationError) -> dict[str, Any]:
-    return {"prop": e.prop, "value": e.value, "problem": e.problem, "allowed": e.allowed, "fix": e.fix}
-
-
-def check_release_agreement(
-    triton_version: str | None,
-    built_models: dict[str, ModelEntry],
-    *,
-    tool_versions: dict[str, str],
-    built_for: str | None,
-) -> tuple[list[TritonValidationError], list[Warning]]:
-    """Artifacts against the image's release: a TensorRT plan from another TensorRT, TorchScript saved
-    by a newer torch than the release's libtorch (when confirmed), an ONNX model whose recorded opset or
-    IR version is above the image's ONNX Runtime limits are errors; an ONNX model of a manifest without
-    that record, built for a release whose ONNX Runtime reads more than the image's, is a warning.
-    Portable artifacts (within the image's limits, or built for the same or an older release) pass."""
-    if triton_version is None:
-        return [], []
-    try:
-        rel = tables.release(triton_version)
-    except TritonValidationError:
-        return [], []
-    errs: list[TritonValidationError] = []
-    warnings: list[Warning] = []
-    image = f"sagemaker-tritonserver:{triton_version}-py3"
-    for name, entry in built_models.items():
-        trt = rel.tensorrt.value
-        if entry.format == "tensorrt" and entry.tensorrt_version and trt:  # noqa: SIM102
-            if entry.tensorrt_version.split(".")[:3] != trt.split(".")[:3]:
-                errs.append(
-                    catalogued(
-                        "TensorRTVersionMismatch",
-                        prop="image",
-                        value=image,
-                        problem=f"ships TensorRT {rel.tensorrt.value}, and model '{name}' is a TensorRT "
-                        f"plan built with TensorRT {entry.tensorrt_version} (plans load only in the "
-                        "TensorRT that built them)",
-                        allowed=f"an image whose TensorRT is {entry.tensorrt_version}",
-                        fix=f"rebuild the plan for triton_version {triton_version}, or deploy the image "
-                        "the build targeted",
-                    )
-                )
-        torch = tool_versions.get("torch")
-        libtorch = rel.libtorch
-        if entry.format == "torchscript" and torch and libtorch.value and libtorch.confirmed:  # noqa: SIM102
-            if tables.is_newer(tables.minor(torch) or "", tables.minor(libtorch.value) or ""):
-                errs.append(
-                    catalogued(
-                        "TorchScriptTooNew",
-                        prop="image",
-                        value=image,
-                        problem=f"ships libtorch {libtorch.value}, and model '{name}' was saved by torch "
-                        f"{torch}",
-                        allowed=f"TorchScript saved by torch {tables.minor(libtorch.value)} or older",
-                        fix="export with the torch of the target release, or deploy a newer image",
-                    )
-                )
-        if entry.format == "onnx" and (entry.onnx_opset is not None or entry.onnx_ir_version is not None):
-            errs += _onnx_too_new(name, entry, rel, image)
-        elif entry.format == "onnx" and built_for and built_for != triton_version:
-            warnings += _onnx_warning(name, rel, built_for, image)  # a manifest without the record
-    return errs, warnings
-
-
-def _onnx_too_new(
-    name: str, entry: ModelEntry, rel: tables.TritonRelease, image: str
-) -> list[TritonValidationError]:
-    """An ONNX model whose recorded opset or IR version is above what the image's ONNX Runtime reads."""
-    over = [
-        f"{what} {have} > {limit}"
-        for what, have, limit in (
-            ("opset", entry.onnx_opset, rel.onnx_max_opset),
-            ("IR", entry.onnx_ir_version, rel.onnx_max_ir_version),
-        )
-        if have is not None and limit is not None and have > limit
-    ]
-    if not over:
-        return []
-    return [
-        catalogued(
-            "OnnxTooNewForImage",
-            prop="image",
-            value=image,
-            problem=f"ships ONNX Runtime {rel.onnxruntime.value} (opset <= {rel.onnx_max_opset}, IR <= "
-            f"{rel.onnx_max_ir_version}), and model '{name}' is ONNX opset {entry.onnx_opset}, IR "
-            f"{entry.onnx_ir_version} ({', '.join(over)}): it would fail to load",
-            allowed=f"ONNX models within opset {rel.onnx_max_opset} and IR {rel.onnx_max_ir_version}",
-            fix=f"rebuild with triton_version {rel.version} (the build exports an opset that release reads), "
-            "or deploy the image the build targeted",
-        )
-    ]
-
-
-def _onnx_warning(name: str, rel: tables.TritonRelease, built_for: str, image: str) -> list[Warning]:
-    try:
-        target = tables.release(built_for)
-    except TritonValidationError:
-        return []
-    limits = (rel.onnx_max_opset or 0, rel.onnx_max_ir_version or 0)
-    if limits >= (target.onnx_max_opset or 0, target.onnx_max_ir_version or 0):
-        return []
-    return [
-        (
-            "cdk-triton:OnnxMayNotLoad",
-            f"model '{name}' was built for Triton {built_for} (ONNX opset <= {target.onnx_max_opset}, IR <= "
-            f"{target.onnx_max_ir_version}); {image} ships ONNX Runtime {rel.onnxruntime.value} (opset <= "
-            f"{rel.onnx_max_opset}, IR <= {rel.onnx_max_ir_version}): rebuild with triton_version "
-            f"{rel.version} unless the model's opset is within that",
-        )
-    ]
-
-
 def check_imported(
     instance_type: str | None, gpu_count: int | None, instance_count: int | None
 ) -> list[TritonValidationError]:
@@ -773,54 +628,5 @@ def check_dashboard_name(name: str | None) -> list[TritonValidationError]:
             problem="is not a CloudWatch dashboard name",
             allowed="1-255 letters, digits, '-' and '_'",
             fix="drop the other characters, or leave dashboard_name unset",
-        )
-    ]
-
-
-def check_response_cache(
-    built_models: dict[str, ModelEntry], *, cache_configured: bool
-) -> list[TritonValidationError]:
-    """Models with ``response_cache`` enabled need a cache on the server (ServerOptions)."""
-    cached = sorted(
-        n for n, e in built_models.items() if (e.config.get("response_cache") or {}).get("enable")
-    )
-    if not cached or cache_configured:
-        return []
-    return [
-        catalogued(
-            "ResponseCacheNotConfigured",
-            prop="server_options.response_cache_byte_size",
-            value=None,
-            problem=f"is unset, and {', '.join(cached)} enable response_cache: the server has no cache, "
-            "so every request would run uncached",
-            allowed="a cache size in bytes when a model sets response_cache: true",
-            fix="pass server_options=ServerOptions(response_cache_byte_size=...) or drop response_cache",
-        )
-    ]
-
-
-def check_sequence_batching_instances(
-    built_models: dict[str, ModelEntry], count: int, *, prop: str
-) -> list[TritonValidationError]:
-    """A stateful model needs every request of a sequence on one instance: at most one behind the endpoint.
-
-    SageMaker routes each request to any instance; its stateful sessions need session ids that the
-    container creates, and Triton's SageMaker server creates none. Several Triton model instances
-    inside the one server are fine (the sequence batcher routes within it).
-    """
-    stateful = sorted(n for n, e in built_models.items() if e.sequence_batching)
-    if not stateful or is_token(count) or count <= 1:
-        return []
-    return [
-        catalogued(
-            "SequenceBatchingInstances",
-            prop=prop,
-            value=count,
-            problem=f"lets SageMaker spread the requests of a sequence of {', '.join(stateful)} (sequence "
-            "batching: state per correlation id) over several instances, and each instance keeps its own "
-            "state; SageMaker's stateful sessions would need session ids, which Triton's SageMaker server "
-            "does not create",
-            allowed="1 (several Triton model instances inside the one server are fine)",
-            fix=f"use {prop}=1 and scale the model with instance_groups count, or serve stateless models only",
         )
     ]

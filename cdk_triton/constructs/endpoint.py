@@ -24,7 +24,7 @@ from constructs import Construct, Node
 from cdk_triton.config import tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import InstanceTypeInfo
-from cdk_triton.constructs import _nag, checks
+from cdk_triton.constructs import _nag, checks, model_checks
 from cdk_triton.constructs._tokens import is_token, props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.checks import CFN_RESOURCE_LIMIT
@@ -230,9 +230,11 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             packaged_instance_types=art.packaged_instance_types,
             multi_model=art.is_multi_model,
         )
-        placed, placement_warnings = checks.check_gpu_placement_of_models(instance_type, art.built_models)
+        placed, placement_warnings = model_checks.check_gpu_placement_of_models(
+            instance_type, art.built_models
+        )
         found += placed
-        found += checks.check_sequence_batching_instances(
+        found += model_checks.check_sequence_batching_instances(
             art.built_models, instance_count, prop="instance_count"
         )
         warnings += placement_warnings
@@ -513,7 +515,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
         """Define the scalable target of the variant (a stateful model allows no maximum above 1)."""
         self._raise(
-            checks.check_sequence_batching_instances(
+            model_checks.check_sequence_batching_instances(
                 self.model.artifacts.built_models, max_capacity, prop="max_capacity"
             )
         )

@@ -19,7 +19,7 @@ from cdk_triton.config import tables
 from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
-from cdk_triton.constructs import _nag, checks
+from cdk_triton.constructs import _nag, checks, model_checks
 from cdk_triton.constructs._tokens import props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.errors import catalogued
@@ -168,7 +168,7 @@ class TritonModel(Construct):
     ) -> list[TritonValidationError]:
         """The built models against the image's release and the server's response cache as that
         release's serve script passes it on; warnings (also each setting without effect there) annotated."""
-        errs, warnings = checks.check_release_agreement(
+        errs, warnings = model_checks.check_release_agreement(
             self.triton_version,
             art.built_models,
             tool_versions=art.tool_versions,
@@ -179,7 +179,7 @@ class TritonModel(Construct):
         cache = effective.response_cache_byte_size is not None or any(
             a.startswith("--cache-config") for a in effective.additional_args
         )
-        errs += checks.check_response_cache(art.built_models, cache_configured=cache)
+        errs += model_checks.check_response_cache(art.built_models, cache_configured=cache)
         for warning_id, message in warnings:
             cdk.Annotations.of(self).add_warning_v2(warning_id, message)
         return errs

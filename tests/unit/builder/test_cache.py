@@ -7,11 +7,11 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
-from tests.unit.builder.helpers import tiny, write_decl
 
 from cdk_triton.builder import run_build
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.reference import factory_sources
+from tests.unit.builder.helpers import tiny, write_decl
 
 FACTORY = """
 import torch

@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
 
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.config.manifest import MULTI_MODEL, SINGLE_MODEL
 from cdk_triton.config.spec import BuildSpec, ModelSpec
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
+from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
 
 
 def test_example_declaration_loads() -> None:

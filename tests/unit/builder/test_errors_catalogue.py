@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.builder.helpers import tiny, write_decl
 
 from cdk_triton.builder import run_build
 from cdk_triton.builder.errors import ALL_CODES, BUILD_ERRORS, DECLARATION_ERRORS
 from cdk_triton.errors import BuildError, TritonValidationError
+from tests.unit.builder.helpers import tiny, write_decl
 
 SME = """
   - name: ep

@@ -12,11 +12,11 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
-from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
 
 from cdk_triton.builder import run_build
 from cdk_triton.builder.pbtxt import parse_pbtxt
 from cdk_triton.config.manifest import read_manifest
+from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "manifests"
 

@@ -12,9 +12,8 @@ import textwrap
 import time
 from pathlib import Path
 
-from tests.unit.builder.helpers import write_decl
-
 from cdk_triton.builder import run_build
+from tests.unit.builder.helpers import write_decl
 
 BIG = """
   - name: big

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.builder.helpers import python_model, write_decl
 
 from cdk_triton.builder import run_build
 from cdk_triton.builder.package import tree_digest
 from cdk_triton.cli import main
 from cdk_triton.config.manifest import Manifest
 from cdk_triton.errors import BuildError
+from tests.unit.builder.helpers import python_model, write_decl
 
 ENDPOINTS = """
   - name: s

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.builder.helpers import python_model, tiny, write_decl
 
 from cdk_triton.builder import run_build
 from cdk_triton.cli import main
 from cdk_triton.config.manifest import manifest_from_dict, read_manifest
 from cdk_triton.errors import BuildError, TritonValidationError
+from tests.unit.builder.helpers import python_model, tiny, write_decl
 
 ENDPOINTS = """
   - name: m

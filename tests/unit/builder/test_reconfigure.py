@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.builder.helpers import tiny, write_decl
 
 from cdk_triton.builder import run_build
 from cdk_triton.builder.export import onnx as onnx_export
 from cdk_triton.builder.export import torchscript as ts_export
+from tests.unit.builder.helpers import tiny, write_decl
 
 ENDPOINTS = """
   - name: m

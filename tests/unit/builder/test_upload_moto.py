@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.unit.builder.helpers import tiny, write_decl
 
 from cdk_triton.builder import run_build
+from tests.unit.builder.helpers import tiny, write_decl
 
 ENDPOINTS = """
   - name: sme

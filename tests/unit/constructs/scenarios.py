@@ -168,7 +168,9 @@ def hardened_example(stack: cdk.Stack) -> None:
     TritonDashboard(stack, "Dashboard", endpoints=[classifier, multi])
     alarms = TritonAlarms(stack, "ClassifierAlarms", endpoint=classifier, create_topic=True)
     TritonAlarms(stack, "MultiAlarms", endpoint=multi, topic=alarms.topic)
-    classifier.add_verification(log_encryption_key=logs_key)  # deploy verification, its log under the customer key
+    classifier.add_verification(
+        log_encryption_key=logs_key
+    )  # deploy verification, its log under the customer key
 
 
 SCENARIOS: dict[str, tuple[Callable[[cdk.Stack], None], cdk.Environment | None]] = {

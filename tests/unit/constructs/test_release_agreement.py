@@ -10,7 +10,7 @@ from aws_cdk import assertions
 
 from cdk_triton.config import tables
 from cdk_triton.config.server_options import ServerOptions
-from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonImage, checks
+from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonImage, model_checks
 from cdk_triton.errors import TritonValidationErrors
 from tests.unit.constructs.support import TENSORRT, manifest_with, new_stack
 
@@ -51,7 +51,7 @@ def test_instances_over_gpu_memory_warn() -> None:
     entry = manifest_with(
         lambda d: _model(d, "resnet", instance_group=[{"kind": "KIND_GPU", "count": 4}])
     ).models
-    errs, warnings = checks.check_gpu_placement_of_models(
+    errs, warnings = model_checks.check_gpu_placement_of_models(
         "ml.g5.xlarge", {"resnet": entry["resnet"]}, sizes={"resnet": 8 * 1024**3}
     )
     assert errs == [] and [w[0] for w in warnings] == ["cdk-triton:GpuMemoryOversubscribed"]

@@ -322,6 +322,6 @@ def test_the_handler_asset_is_lambda_verify_and_ships_with_the_package() -> None
     from cdk_triton.constructs.verification import HANDLER_DIR
 
     root = Path(__file__).resolve().parents[3]
-    assert HANDLER_DIR == (root / "lambda" / "verify").resolve() and (HANDLER_DIR / "index.py").is_file()
+    assert (root / "lambda" / "verify").resolve() == HANDLER_DIR and (HANDLER_DIR / "index.py").is_file()
     data = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert "handlers/verify/index.py" in data["cdk_triton.constructs"]
