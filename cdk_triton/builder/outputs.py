@@ -133,8 +133,8 @@ def upload_artifacts(ctx: BuildContext) -> StepOutput:
     )
 
 
-def model_entry(record: ModelRecord, sample: Sample | None) -> ModelEntry:
-    """The manifest entry of a built model."""
+def model_entry(record: ModelRecord, sample: Sample | None, model_dir: Path | None = None) -> ModelEntry:
+    """The manifest entry of a built model (``model_dir``: its cache directory, for ``size_bytes``)."""
     plans = record.exported.plans or []
     onnx = record.exported.onnx or {}
     return ModelEntry(
@@ -150,9 +150,18 @@ def model_entry(record: ModelRecord, sample: Sample | None) -> ModelEntry:
         tensorrt_version=plans[0]["tensorrt_version"] if plans else None,
         onnx_opset=onnx.get("opset") if record.format == "onnx" else None,
         onnx_ir_version=onnx.get("ir_version") if record.format == "onnx" else None,
+        size_bytes=_files_size(model_dir, record.files) if model_dir is not None else None,
         source_sha256=record.source_sha256,
         sample=sample,
     )
+
+
+def _files_size(model_dir: Path, files: dict[str, str]) -> int | None:
+    """The bytes of the model's recorded files (its weights and code), None when one is missing."""
+    try:
+        return sum((model_dir / rel).stat().st_size for rel in files)
+    except OSError:
+        return None
 
 
 def write_build_manifest(ctx: BuildContext) -> StepOutput:
@@ -163,7 +172,10 @@ def write_build_manifest(ctx: BuildContext) -> StepOutput:
         triton_version=ctx.spec.triton_version,
         artifact_location=ctx.spec.artifact_location,
         uploaded=ctx.uploaded,
-        models={n: model_entry(ctx.record(n), ctx.samples.get(n)) for n in ctx.built},
+        models={
+            n: model_entry(ctx.record(n), ctx.samples.get(n), d)
+            for n, d in ctx.model_dirs(list(ctx.built)).items()
+        },
         endpoints=ctx.endpoint_entries,
         tool_versions=ctx.tools,
     )

@@ -87,6 +87,7 @@ class ModelEntry:
     tensorrt_version: str | None = None
     onnx_opset: int | None = None  # ONNX models: the opset the model imports (None: not recorded)
     onnx_ir_version: int | None = None  # ONNX models: the model's IR version (None: not recorded)
+    size_bytes: int | None = None  # the model directory's files (weights), for the GPU-memory warning
     source_sha256: str | None = None  # the cache key the build used
     sample: Sample | None = None
 
@@ -310,6 +311,7 @@ def _model_entry(name: str, m: Any, fail: Fail) -> ModelEntry:
         tensorrt_version=optional(m, "tensorrt_version", str, w, fail),
         onnx_opset=optional(m, "onnx_opset", int, w, fail),
         onnx_ir_version=optional(m, "onnx_ir_version", int, w, fail),
+        size_bytes=optional(m, "size_bytes", int, w, fail),
         source_sha256=optional(m, "source_sha256", str, w, fail),
         sample=_sample(optional(m, "sample", dict, w, fail), f"{w}.sample", fail),
     )

@@ -230,8 +230,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             packaged_instance_types=art.packaged_instance_types,
             multi_model=art.is_multi_model,
         )
+        sizes = {n: e.size_bytes for n, e in art.built_models.items() if e.size_bytes}
         placed, placement_warnings = model_checks.check_gpu_placement_of_models(
-            instance_type, art.built_models
+            instance_type, art.built_models, sizes=sizes
         )
         found += placed
         found += model_checks.check_sequence_batching_instances(

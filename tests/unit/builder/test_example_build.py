@@ -204,3 +204,16 @@ def test_cli_builds_are_byte_identical(tmp_path: Path) -> None:
     assert sum(str(f).endswith(".tar.gz") for f in files) == 4
     for f in files:
         assert (outs[0] / f).read_bytes() == (outs[1] / f).read_bytes(), f
+
+
+def test_every_model_entry_records_the_size_of_its_files(example_build) -> None:  # type: ignore[no-untyped-def]
+    """size_bytes: the model directory's files, what the GPU-memory warning at synth multiplies by instances."""
+    m = example_build.manifest
+    repo = m.resolve(m.endpoint("classifier").local_path)
+    for name in ("resnet", "preprocess"):
+        on_disk = sum(
+            p.stat().st_size for p in (repo / name).rglob("*") if p.is_file() and p.name != "config.pbtxt"
+        )
+        with_config = sum(p.stat().st_size for p in (repo / name).rglob("*") if p.is_file())
+        assert m.models[name].size_bytes in (on_disk, with_config), name
+    assert m.models["resnet"].size_bytes > 100_000  # the ONNX weights

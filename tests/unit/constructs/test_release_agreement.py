@@ -143,3 +143,39 @@ def test_recorded_portable_onnx_on_an_older_release_passes_without_warning() -> 
 def test_onnx_without_the_record_keeps_the_warning() -> None:
     codes, warnings = _onnx_on("23.02")
     assert codes == [] and len(warnings) == 1 and "OnnxMayNotLoad" in warnings[0]
+
+
+def test_instances_that_outgrow_the_gpu_memory_warn_at_synth() -> None:
+    """resnet recorded at 14 GiB, two instances per GPU on ml.g5.xlarge (24 GiB A10G): a warning."""
+
+    def big(data: dict[str, Any]) -> None:
+        data["models"]["resnet"]["size_bytes"] = 14 * 1024**3
+        data["models"]["resnet"]["config"]["instance_group"] = [{"kind": "KIND_GPU", "count": 2}]
+
+    stack = new_stack()
+    TritonEndpoint(
+        stack,
+        "Ep",
+        artifacts=ModelArtifacts.from_manifest(manifest_with(big), "classifier"),
+        instance_type="ml.g5.xlarge",
+    )
+    warnings = assertions.Annotations.from_stack(stack).find_warning(
+        "*", assertions.Match.string_like_regexp("GpuMemoryOversubscribed")
+    )
+    assert len(warnings) == 1
+    text = str(warnings[0].entry.data)
+    assert (
+        "model 'resnet' (14.0 GiB) x 2 instances per GPU needs about 28.0 GiB" in text
+        and "ml.g5.xlarge" in text
+    )
+
+    quiet = new_stack()
+    TritonEndpoint(
+        quiet,
+        "Ep",
+        artifacts=ModelArtifacts.from_manifest(manifest_with(), "classifier"),
+        instance_type="ml.g5.xlarge",
+    )
+    assert not assertions.Annotations.from_stack(quiet).find_warning(
+        "*", assertions.Match.string_like_regexp("GpuMemoryOversubscribed")
+    )
