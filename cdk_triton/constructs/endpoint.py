@@ -222,26 +222,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             endpoint_name=endpoint_name,
         )
         art = self.model.artifacts
-        found, warnings = checks.check_instance(
-            instance_type,
-            self.instance_info,
-            triton_version=self.model.triton_version,
-            gpu_architectures=art.gpu_architectures,
-            packaged_instance_types=art.packaged_instance_types,
-            multi_model=art.is_multi_model,
-        )
-        sizes = {n: e.size_bytes for n, e in art.built_models.items() if e.size_bytes}
-        placed, placement_warnings = model_checks.check_gpu_placement_of_models(
-            instance_type, art.built_models, sizes=sizes
-        )
-        found += placed
-        found += model_checks.check_sequence_batching_instances(
-            art.built_models, instance_count, prop="instance_count"
-        )
-        warnings += placement_warnings
-        for warning_id, message in warnings:
-            cdk.Annotations.of(self).add_warning_v2(warning_id, message)
-        self._raise(errs + found)
+        self._raise(errs + self._check_against_models(instance_type, instance_count))
 
         self._define_endpoint_config(
             volume_encryption_key=volume_encryption_key,
@@ -262,6 +243,32 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         self._check_headroom()
 
     # ------------------------------------------------------------------ steps
+    def _check_against_models(self, instance_type: str, instance_count: int) -> list[TritonValidationError]:
+        """The instance type and count against the built models: architecture, placement, memory, state.
+
+        Warnings go to Annotations at once; the errors are returned for the endpoint to raise.
+        """
+        art = self.model.artifacts
+        found, warnings = checks.check_instance(
+            instance_type,
+            self.instance_info,
+            triton_version=self.model.triton_version,
+            gpu_architectures=art.gpu_architectures,
+            packaged_instance_types=art.packaged_instance_types,
+            multi_model=art.is_multi_model,
+        )
+        sizes = {n: e.size_bytes for n, e in art.built_models.items() if e.size_bytes}
+        placed, placement_warnings = model_checks.check_gpu_placement_of_models(
+            instance_type, art.built_models, sizes=sizes
+        )
+        found += placed
+        found += model_checks.check_sequence_batching_instances(
+            art.built_models, instance_count, prop="instance_count"
+        )
+        for warning_id, message in warnings + placement_warnings:
+            cdk.Annotations.of(self).add_warning_v2(warning_id, message)
+        return found
+
     def _raise(self, errs: list[TritonValidationError]) -> None:
         """Locate the pure checks' errors at this construct and raise them all (nothing when none)."""
         if errs:
