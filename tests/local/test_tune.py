@@ -71,6 +71,13 @@ def test_tune_measures_locally_and_applies_only_the_tuned_fields(
         }
     assert before["endpoints"] == after["endpoints"]
     assert not list(decl.parent.glob(".models.tune-*.yaml")), "the variant declaration was left behind"
+    # the written declaration builds (the model and the endpoints holding it), from the tune's cache
+    result = run_build(
+        decl, out_dir=decl.parent / "out" / "tune" / "build", only="classifier_onnx", progress=False
+    )
+    entry = read_manifest(result.manifest_path).models["classifier_onnx"]
+    winner = next(m for m in after["models"] if m["name"] == "classifier_onnx")
+    assert ("dynamic_batching" in entry.config) == ("dynamic_batching" in winner)
 
 
 def test_tuning_endpoint_variants_are_target_models_driven_through_boto3(decl: Path, tmp_path: Path) -> None:
