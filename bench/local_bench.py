@@ -29,7 +29,6 @@ import os
 import platform
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -38,7 +37,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from cdk_triton.local.load import LoadResult, run_load  # noqa: E402
+from bench.local_common import cpu_by_role, load_job, threaded_floor, write_onnx_endpoints  # noqa: E402
+from cdk_triton.local.load import LoadResult  # noqa: E402
 
 IN, HIDDEN, OUT, ROWS = 256, 2048, 16, 32
 C1_REQUESTS, C16_REQUESTS, WARMUP, ROUNDS = 100, 500, 30, 2
@@ -47,10 +47,6 @@ C1_REQUESTS, C16_REQUESTS, WARMUP, ROUNDS = 100, 500, 30, 2
 def _write_model(root: Path) -> tuple[Path, np.ndarray]:
     """Two SME endpoints (dynamic batching off / on) serving the same ONNX MLP; returns (manifest, input)."""
     import torch
-    from google.protobuf import json_format, text_format
-    from tritonclient.grpc import model_config_pb2 as mc
-
-    from cdk_triton.local.repository import tree_sha256
 
     torch.manual_seed(0)
     net = torch.nn.Sequential(
@@ -72,99 +68,35 @@ def _write_model(root: Path) -> tuple[Path, np.ndarray]:
         dynamo=False,
         external_data=False,
     )
-    endpoints, models = {}, {}
-    for key, batching in (("nodb", False), ("db", True)):
-        cfg = mc.ModelConfig()
-        json_format.ParseDict(
-            {
-                "name": "mlp",
-                "platform": "onnxruntime_onnx",
-                "max_batch_size": 64,
-                "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [IN]}],
-                "output": [{"name": "y", "data_type": "TYPE_FP32", "dims": [OUT]}],
-                **({"dynamic_batching": {"max_queue_delay_microseconds": 500}} if batching else {}),
-            },
-            cfg,
-        )
-        repo = root / key / "repository"
-        (repo / "mlp" / "1").mkdir(parents=True)
-        (repo / "mlp" / "config.pbtxt").write_text(text_format.MessageToString(cfg))
-        (repo / "mlp" / "1" / "model.onnx").write_bytes(onnx_path.read_bytes())
-        endpoints[key] = {
-            "name": key,
-            "mode": "SingleModel",
-            "instance_types": ["ml.g5.xlarge"],
-            "default_model": "mlp",
-            "models": ["mlp"],
-            "packaging": "directory",
-            "local_path": f"{key}/repository",
-            "s3_uri": f"s3://b/{key}/",
-            "sha256": tree_sha256(repo),
-        }
-    manifest = {
-        "schema_version": 1,
-        "triton_version": "24.09",
-        "uploaded": False,
-        "artifact_location": {"bucket": "b"},
-        "models": models,
-        "endpoints": endpoints,
+    config = {
+        "name": "mlp",
+        "platform": "onnxruntime_onnx",
+        "max_batch_size": 64,
+        "input": [{"name": "x", "data_type": "TYPE_FP32", "dims": [IN]}],
+        "output": [{"name": "y", "data_type": "TYPE_FP32", "dims": [OUT]}],
     }
-    (root / "manifest.json").write_text(json.dumps(manifest))
+    manifest = write_onnx_endpoints(root, onnx_path, config, {"max_queue_delay_microseconds": 500})
     x = np.random.default_rng(0).standard_normal((ROWS, IN)).astype(np.float32)
-    return root / "manifest.json", x
-
-
-def _load_job(args: tuple) -> LoadResult:
-    sock, body, ctype, concurrency, requests, url, endpoint = args
-    if url:
-        return run_load(url, endpoint, body, ctype, concurrency=concurrency, requests=requests)
-    return run_load(
-        "http://localhost:0",
-        "",
-        body,
-        ctype,
-        concurrency=concurrency,
-        requests=requests,
-        unix_socket=sock,
-        path="/invocations",
-    )
-
-
-def _cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _role(pid: int, launcher: int) -> str:
-    if pid == launcher:
-        return "socket_bridge"
-    cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0]
-    return "backend_stubs" if cmd.endswith(b"_stub") else "tritonserver"
+    return manifest, x
 
 
 def _measure(
     pool, sock: str, body: bytes, ctype: str, url: str | None = None, endpoint: str = "", server=None
 ) -> dict:
     """c1 and c16 results; with ``server``, the CPU milliseconds per c16 request of each process."""
-    pool.apply(_load_job, ((sock, body, ctype, 4, WARMUP, url, endpoint),))
-    c1 = pool.apply(_load_job, ((sock, body, ctype, 1, C1_REQUESTS, url, endpoint),))
-    pids = server.process_ids() if server is not None else []
-    before = {p: _cpu_s(p) for p in pids}
-    me0 = time.process_time()  # through the front: the front runs in this process
-    c16 = pool.apply(_load_job, ((sock, body, ctype, 16, C16_REQUESTS, url, endpoint),))
-    me = time.process_time() - me0
+    job = (sock, url or "", endpoint, body, ctype)
+    pool.apply(load_job, (job + (4, WARMUP),))
+    c1 = pool.apply(load_job, (job + (1, C1_REQUESTS),))
+    c16, cpu = cpu_by_role(server, lambda: pool.apply(load_job, (job + (16, C16_REQUESTS),)))
     assert c1.errors == 0 and c16.errors == 0, (c1.first_error, c16.first_error)
     out = {"c1": c1.summary(), "c16": c16.summary()}
+    front = cpu.pop("this_process")  # through the front: the front runs in this process
     if url:
         out["c16"]["cpu_ms_per_request"] = {
             "client": round(c16.client_cpu_s / C16_REQUESTS * 1e3, 3),
-            "front": round(me / C16_REQUESTS * 1e3, 3),
+            "front": round(front / C16_REQUESTS * 1e3, 3),
         }
-    if pids:
-        cpu: dict[str, float] = {"client": c16.client_cpu_s}
-        for p in pids:
-            role = _role(p, server.proc.pid)
-            cpu[role] = cpu.get(role, 0.0) + _cpu_s(p) - before[p]
+    if server is not None:
         out["c16"]["cpu_ms_per_request"] = {k: round(v / C16_REQUESTS * 1e3, 3) for k, v in cpu.items()}
     return out
 
@@ -202,32 +134,7 @@ def _floor(path: Path, x: np.ndarray) -> dict:
     c1 = LoadResult(latencies=lat, wall_s=sum(lat))
     workers = os.cpu_count() or 1
     sessions = [session() for _ in range(workers)]
-    out = LoadResult()
-    lock = threading.Lock()
-    cpu: list[float] = []
-
-    def work(sess, n):
-        mine = []
-        t_cpu = time.thread_time()
-        for _ in range(n):
-            t0 = time.perf_counter()
-            sess.run(["y"], {"x": x})
-            mine.append(time.perf_counter() - t0)
-        with lock:
-            out.latencies.extend(mine)
-            cpu.append(time.thread_time() - t_cpu)
-
-    threads = [
-        threading.Thread(target=work, args=(sessions[i], C16_REQUESTS // workers)) for i in range(workers)
-    ]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    out.wall_s = time.perf_counter() - t0
-    c16 = out.summary()
-    c16["cpu_ms_per_request"] = {"onnxruntime": round(sum(cpu) / len(out.latencies) * 1e3, 3)}
+    c16 = threaded_floor(sessions, lambda sess: sess.run(["y"], {"x": x}), C16_REQUESTS)
     return {"c1": c1.summary(), "c16": c16, "workers": workers}
 
 

@@ -32,7 +32,6 @@ import os
 import platform
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -41,8 +40,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.local_bench import _cpu_s, _role  # noqa: E402
-from cdk_triton.local.load import LoadResult, run_load  # noqa: E402
+from bench.local_common import cpu_by_role, load_job, threaded_floor, write_onnx_endpoints  # noqa: E402
 
 REQUESTS, WARMUP = 3000, 200
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -74,85 +72,26 @@ def _export(root: Path) -> Path:
 
 def _write_manifest(root: Path, onnx_path: Path) -> Path:
     """Two SME endpoints (``nodb`` / ``db``) serving classifier_onnx as built (batching off / on)."""
-    from google.protobuf import json_format, text_format
-    from tritonclient.grpc import model_config_pb2 as mc
-
-    from cdk_triton.local.repository import tree_sha256
-
-    endpoints = {}
-    for key, batching in (("nodb", False), ("db", True)):
-        cfg = mc.ModelConfig()
-        json_format.ParseDict(
-            {
-                "name": "classifier_onnx",
-                "platform": "onnxruntime_onnx",
-                "max_batch_size": 8,
-                "input": [{"name": "PIXELS", "data_type": "TYPE_FP32", "dims": [3, 32, 32]}],
-                "output": [{"name": "LOGITS", "data_type": "TYPE_FP32", "dims": [10]}],
-                **({"dynamic_batching": BATCHING} if batching else {}),
-            },
-            cfg,
-        )
-        repo = root / key / "repository"
-        (repo / "classifier_onnx" / "1").mkdir(parents=True)
-        (repo / "classifier_onnx" / "config.pbtxt").write_text(text_format.MessageToString(cfg))
-        (repo / "classifier_onnx" / "1" / "model.onnx").write_bytes(onnx_path.read_bytes())
-        endpoints[key] = {
-            "name": key,
-            "mode": "SingleModel",
-            "instance_types": ["ml.g5.xlarge"],
-            "default_model": "classifier_onnx",
-            "models": ["classifier_onnx"],
-            "packaging": "directory",
-            "local_path": f"{key}/repository",
-            "s3_uri": f"s3://b/{key}/",
-            "sha256": tree_sha256(repo),
-        }
-    manifest = {
-        "schema_version": 1,
-        "triton_version": "24.09",
-        "uploaded": False,
-        "artifact_location": {"bucket": "b"},
-        "models": {},
-        "endpoints": endpoints,
+    config = {
+        "name": "classifier_onnx",
+        "platform": "onnxruntime_onnx",
+        "max_batch_size": 8,
+        "input": [{"name": "PIXELS", "data_type": "TYPE_FP32", "dims": [3, 32, 32]}],
+        "output": [{"name": "LOGITS", "data_type": "TYPE_FP32", "dims": [10]}],
     }
-    (root / "manifest.json").write_text(json.dumps(manifest))
-    return root / "manifest.json"
-
-
-def _load(args: tuple) -> LoadResult:
-    sock, url, endpoint, body, ctype, concurrency, requests = args
-    if url:
-        return run_load(url, endpoint, body, ctype, concurrency=concurrency, requests=requests)
-    return run_load(
-        "http://localhost:0",
-        "",
-        body,
-        ctype,
-        concurrency=concurrency,
-        requests=requests,
-        unix_socket=sock,
-        path="/invocations",
-    )
+    return write_onnx_endpoints(root, onnx_path, config, BATCHING)
 
 
 def _measure(pool, ep, body: bytes, ctype: str, *, front: bool) -> dict:
     """c16 throughput and the CPU ms per request of every process (the front: this process)."""
     server = ep.server
     job = (server.socket_path, ep.url if front else "", ep.name, body, ctype, 16)
-    pool.apply(_load, (job + (WARMUP,),))
-    pids = server.process_ids()
-    before = {p: _cpu_s(p) for p in pids}
-    me0 = time.process_time()
-    result = pool.apply(_load, (job + (REQUESTS,),))
-    me = time.process_time() - me0
+    pool.apply(load_job, (job + (WARMUP,),))
+    result, cpu = cpu_by_role(server, lambda: pool.apply(load_job, (job + (REQUESTS,),)))
     assert result.errors == 0, result.first_error
-    cpu: dict[str, float] = {"client": result.client_cpu_s}
+    me = cpu.pop("this_process")
     if front:
         cpu["front"] = me
-    for p in pids:
-        role = _role(p, server.proc.pid)
-        cpu[role] = cpu.get(role, 0.0) + _cpu_s(p) - before[p]
     out = result.summary()
     out["cpu_ms_per_request"] = {k: round(v / REQUESTS * 1e3, 3) for k, v in cpu.items()}
     out["cpu_ms_per_request"]["total"] = round(sum(cpu.values()) / REQUESTS * 1e3, 3)
@@ -172,28 +111,7 @@ def _floor(path: Path, x: np.ndarray) -> dict:
     for s in sessions:
         for _ in range(WARMUP):
             s.run(["LOGITS"], {"PIXELS": x})
-    out, cpu, lock = LoadResult(), [], threading.Lock()
-
-    def work(sess, n: int) -> None:
-        mine, t_cpu = [], time.thread_time()
-        for _ in range(n):
-            t0 = time.perf_counter()
-            sess.run(["LOGITS"], {"PIXELS": x})
-            mine.append(time.perf_counter() - t0)
-        with lock:
-            out.latencies.extend(mine)
-            cpu.append(time.thread_time() - t_cpu)
-
-    threads = [threading.Thread(target=work, args=(s, REQUESTS // workers)) for s in sessions]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    out.wall_s = time.perf_counter() - t0
-    summary = out.summary()
-    summary["cpu_ms_per_request"] = {"onnxruntime": round(sum(cpu) / len(out.latencies) * 1e3, 3)}
-    return summary
+    return threaded_floor(sessions, lambda sess: sess.run(["LOGITS"], {"PIXELS": x}), REQUESTS)
 
 
 def _keep_best(results: dict, label: str, new: dict) -> None:

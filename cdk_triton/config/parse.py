@@ -203,6 +203,23 @@ def typed(
     return v
 
 
+def positive_ints(d: Mapping[str, Any], key: str, path: str, errs: Errors) -> list[int]:
+    """``d[key]`` as a list of positive integers (default empty); an ``InvalidType`` error otherwise."""
+    values = typed(d, key, list, path, errs, default=[])
+    if all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in values):
+        return values
+    errs.add(
+        "InvalidType",
+        f"{path}.{key}",
+        key,
+        values,
+        "is not a list of positive integers",
+        "positive integers",
+        "fix the list",
+    )
+    return []
+
+
 def str_map(d: Any, here: str, errs: Errors) -> dict[str, str]:
     """A mapping of strings to strings (None is empty); else an InvalidType error and ``{}``."""
     if d is None:

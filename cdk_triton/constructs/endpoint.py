@@ -187,6 +187,58 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             endpoint_name = _default_name(self)
         self.endpoint_name: str = endpoint_name
 
+        variant_props: dict[str, Any] = {  # the production variant's settings: checked, then defined
+            "volume_encryption_key": volume_encryption_key,
+            "volume_size": volume_size,
+            "container_startup_health_check_timeout": container_startup_health_check_timeout,
+            "model_data_download_timeout": model_data_download_timeout,
+            "data_capture": data_capture,
+        }
+        errs = self._check_own_props(endpoint_name=endpoint_name, deployment=deployment, **variant_props)
+        self.model = self._define_model(
+            errs,
+            artifacts=artifacts,
+            image=image,
+            role=role,
+            server_options=server_options,
+            environment=environment,
+            metrics=_default_namespace(metrics, endpoint_name),
+            vpc=vpc,
+            vpc_subnets=vpc_subnets,
+            security_groups=security_groups,
+            network_isolation=network_isolation,
+            endpoint_name=endpoint_name,
+        )
+        art = self.model.artifacts
+        self._raise(errs + self._check_against_models(instance_type, instance_count))
+
+        self._define_endpoint_config(**variant_props)
+        self._acknowledge_nag_findings()
+        self._define_endpoint(deployment)
+
+        self._define_target_models(art)
+
+        self.scaling: TritonScaling | None = None  # set by auto_scale()
+        self._check_headroom()
+
+    # ------------------------------------------------------------------ steps
+    def _check_own_props(
+        self,
+        *,
+        endpoint_name: str,
+        volume_encryption_key: kms.IKey | None,
+        volume_size: cdk.Size | None,
+        container_startup_health_check_timeout: cdk.Duration | None,
+        model_data_download_timeout: cdk.Duration | None,
+        data_capture: DataCapture | None,
+        deployment: DeploymentGuardrails | None,
+    ) -> list[TritonValidationError]:
+        """The endpoint's own props: names, production variant, data capture, deployment guardrails."""
+        variant_name, instance_type, instance_count = (
+            self.variant_name,
+            self.instance_type,
+            self.instance_count,
+        )
         errs = checks.check_names(endpoint_name, variant_name)
         errs += checks.check_variant(
             instance_type=instance_type,
@@ -207,42 +259,8 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         )
         if deployment is not None:
             errs += checks.check_deployment(deployment, instance_count=instance_count)
-        self.model = self._define_model(
-            errs,
-            artifacts=artifacts,
-            image=image,
-            role=role,
-            server_options=server_options,
-            environment=environment,
-            metrics=_default_namespace(metrics, endpoint_name),
-            vpc=vpc,
-            vpc_subnets=vpc_subnets,
-            security_groups=security_groups,
-            network_isolation=network_isolation,
-            endpoint_name=endpoint_name,
-        )
-        art = self.model.artifacts
-        self._raise(errs + self._check_against_models(instance_type, instance_count))
+        return errs
 
-        self._define_endpoint_config(
-            volume_encryption_key=volume_encryption_key,
-            volume_size=volume_size,
-            container_startup_health_check_timeout=container_startup_health_check_timeout,
-            model_data_download_timeout=model_data_download_timeout,
-            data_capture=data_capture,
-        )
-        self._acknowledge_nag_findings()
-        self._define_endpoint(deployment)
-
-        self.target_model_map: dict[str, str] = dict(art.target_models)
-        self.target_model_parameters: list[ssm.CfnParameter] = []
-        if art.is_multi_model and self.target_model_map:
-            self._publish_target_models()
-
-        self.scaling: TritonScaling | None = None  # set by auto_scale()
-        self._check_headroom()
-
-    # ------------------------------------------------------------------ steps
     def _check_against_models(self, instance_type: str, instance_count: int) -> list[TritonValidationError]:
         """The instance type and count against the built models: architecture, placement, memory, state.
 
@@ -431,6 +449,13 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         return self.model.metrics_namespace
 
     # ------------------------------------------------------------------ pieces
+    def _define_target_models(self, art: Any) -> None:
+        """The MME's logical name -> TargetModel map, published when the endpoint is multi-model."""
+        self.target_model_map: dict[str, str] = dict(art.target_models)
+        self.target_model_parameters: list[ssm.CfnParameter] = []
+        if art.is_multi_model and self.target_model_map:
+            self._publish_target_models()
+
     def _publish_target_models(self) -> None:
         """logical name -> TargetModel, as SSM parameters under one path (and a CfnOutput).
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, typed
+from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, positive_ints, typed
 from cdk_triton.config.spec.vocabulary import (
     ACCELERATOR_PRECISIONS,
     INSTANCE_KINDS,
@@ -41,18 +41,7 @@ class DynamicBatching:
             )
             return None
         check_keys(d, cls, path, errs)
-        pref = typed(d, "preferred_batch_sizes", list, path, errs, default=[])
-        if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in pref):
-            errs.add(
-                "InvalidType",
-                f"{path}.preferred_batch_sizes",
-                "preferred_batch_sizes",
-                pref,
-                "is not a list of positive integers",
-                "positive integers",
-                "fix the list",
-            )
-            pref = []
+        pref = positive_ints(d, "preferred_batch_sizes", path, errs)
         delay = typed(d, "max_queue_delay_microseconds", int, path, errs, default=0)
         return cls(
             preferred_batch_sizes=tuple(pref),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, typed
+from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, positive_ints, typed
 from cdk_triton.config.spec.vocabulary import DTYPES
 
 #: Sequence batcher strategies (model_config.proto ModelSequenceBatching.strategy_choice).
@@ -130,18 +130,7 @@ class OldestStrategy:
         if not is_mapping(d, path, "oldest", "max_candidate_sequences, preferred_batch_sizes, ...", errs):
             return cls()
         check_keys(d, cls, path, errs)
-        pref = typed(d, "preferred_batch_sizes", list, path, errs, default=[])
-        if not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in pref):
-            errs.add(
-                "InvalidType",
-                f"{path}.preferred_batch_sizes",
-                "preferred_batch_sizes",
-                pref,
-                "is not a list of positive integers",
-                "positive integers",
-                "fix the list",
-            )
-            pref = []
+        pref = positive_ints(d, "preferred_batch_sizes", path, errs)
         return cls(
             max_candidate_sequences=typed(d, "max_candidate_sequences", int, path, errs, default=1),
             preferred_batch_sizes=tuple(pref),

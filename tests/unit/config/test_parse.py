@@ -14,6 +14,7 @@ from cdk_triton.config.parse import (
     known_keys,
     one_of,
     optional,
+    positive_ints,
     problem,
     required,
     str_map,
@@ -100,3 +101,13 @@ def test_required_optional_known_keys_raise_the_first_problem() -> None:
 def test_problem_is_a_validation_error() -> None:
     e = problem("Code", "models[0]", "prop", 3, "is bad", "good", "fix")
     assert isinstance(e, TritonValidationError) and e.path == "models[0]"
+
+
+def test_positive_ints() -> None:
+    errs = Errors("m.yaml")
+    assert positive_ints({"sizes": [4, 8]}, "sizes", "db", errs) == [4, 8]
+    assert positive_ints({}, "sizes", "db", errs) == []
+    assert positive_ints({"sizes": [4, 0, True]}, "sizes", "db", errs) == []
+    assert [e.code for e in errs.items] == ["InvalidType"]
+    assert "sizes [4, 0, True] is not a list of positive integers" in str(errs.items[0])
+    assert str(errs.items[0]).endswith("at m.yaml: db.sizes")
