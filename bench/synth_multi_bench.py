@@ -8,6 +8,11 @@ Three ways, each alternating which version goes first, medians of the rounds (ta
   cdk.json feature flags apply to neither), what a user waits for;
 * the same with cdk-nag AwsSolutions on (its findings on the VPC fail both synths alike; the time counts).
 
+Both versions write the same CloudFormation, logical ids aside, and acknowledge the same cdk-nag
+findings (bench/equivalence.py; checked here before timing and by a unit test). The jsii round trips
+of one synth of each are counted, with those the constructs' own extras add (the resource headroom
+check, the cdk-nag acknowledgments, the not-uploaded warning).
+
 Plus a profile of one fresh process of the constructs version (where the time goes: Python and
 aws_cdk imports with the node/jsii start, the cdk-triton imports, the constructs' own Python and their
 jsii round trips, the app's L2 VPC, the synth in node, cdk-nag) with jsii's package cache warm, and
@@ -30,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from bench.equivalence import differences
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "bench" / "synth_multi.py"
@@ -198,6 +205,73 @@ def _ratio(times: dict[str, list[float]]) -> float:
     return _median(times["constructs"]) / _median(times["l1"])
 
 
+class _Quiet:
+    """Annotations that write nothing (the ablation of the constructs' warnings and infos)."""
+
+    def add_warning_v2(self, *_: Any) -> None:
+        pass
+
+    def add_info(self, *_: Any) -> None:
+        pass
+
+
+def _causes() -> dict[str, Any]:
+    """What switches each of the constructs' own extras off (for ``ablation`` only)."""
+    from unittest import mock
+
+    import aws_cdk as cdk
+
+    from cdk_triton.constructs import _nag, endpoint
+
+    return {
+        "stack resource headroom check (one find_all per endpoint)": lambda: mock.patch.object(
+            endpoint.TritonEndpoint, "_check_headroom", lambda self: None
+        ),
+        "cdk-nag acknowledgments (one metadata entry per endpoint)": lambda: mock.patch.object(
+            _nag, "acknowledge_all", lambda scope, acks: None
+        ),
+        "annotations (the manifest-not-uploaded warning, once per stack)": lambda: mock.patch.object(
+            cdk.Annotations, "of", staticmethod(lambda scope: _Quiet())
+        ),
+    }
+
+
+def _count_calls(sm: Any, which: str) -> int:
+    """jsii round trips of one in-process synth of ``which`` (deterministic, unlike its time)."""
+    from jsii._kernel.providers import process
+
+    send = process._NodeProcess.send
+    calls = [0]
+
+    def counted(self: Any, request: Any, response_type: Any) -> Any:
+        calls[0] += 1
+        return send(self, request, response_type)
+
+    process._NodeProcess.send = counted  # type: ignore[method-assign]
+    try:
+        _one(sm, which, False)
+    finally:
+        process._NodeProcess.send = send  # type: ignore[method-assign]
+    return calls[0]
+
+
+def ablation() -> dict[str, Any]:
+    """jsii round trips of both versions, and how many each extra of the constructs adds (on minus off).
+
+    Round trips, not milliseconds: each costs 0.2-0.5 ms here, and on 2 shared cores a timed
+    on/off difference of 1-3 ms drowns in the noise of the rounds.
+    """
+    from bench import synth_multi as sm
+
+    calls = {w: _count_calls(sm, w) for w in VERSIONS}
+    by_cause = {}
+    for cause, off in _causes().items():
+        with off():
+            without = _count_calls(sm, "constructs")
+        by_cause[cause] = calls["constructs"] - without
+    return {"calls": calls, "extra_calls_by_cause": by_cause}
+
+
 def _noise(xs: list[float]) -> float:
     """Spread of the rounds: (max - min) / median."""
     return round((max(xs) - min(xs)) / _median(xs), 2) if xs else float("nan")
@@ -214,7 +288,7 @@ def _times(times: dict[str, list[float]], digits: int = 4) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15, help="in-process rounds")
+    parser.add_argument("--rounds", type=int, default=31, help="in-process rounds")
     parser.add_argument("--cli-rounds", type=int, default=7, help="cdk synth rounds (0 to skip)")
     parser.add_argument("--nag-rounds", type=int, default=3, help="rounds with cdk-nag on (0 to skip)")
     parser.add_argument("--profile-rounds", type=int, default=5)
@@ -226,10 +300,13 @@ def main(argv: list[str] | None = None) -> int:
     tpls = {w: sm.synth(w, sm.DEFAULT_MANIFEST, outdir=tempfile.mkdtemp()) for w in VERSIONS}
     counts = {w: sm.type_counts(tpls[w]) for w in VERSIONS}
     assert counts["constructs"] == counts["l1"], counts  # the same resource types, stack by stack
+    unequal = differences(tpls["constructs"], tpls["l1"])
+    if unequal:  # the ratio means something only for the same CloudFormation
+        raise SystemExit("the hand-written L1 app no longer matches the constructs:\n" + "\n".join(unequal))
     resources = sum(len(t["Resources"]) for t in tpls["constructs"].values())
-    # same resources, not the same bytes: the constructs also write descriptions, partition-aware ARNs...
     template_bytes = {w: sum(len(json.dumps(t)) for t in tpls[w].values()) for w in VERSIONS}
     proc = in_process(args.rounds, nag=False)
+    causes = ablation()
     proc_nag = in_process(args.nag_rounds, nag=True) if args.nag_rounds else None
     with tempfile.TemporaryDirectory(prefix="synth-multi-pycache-") as pycache:
         cli_off = cli_rounds(args.cli_rounds, False, pycache) if args.cli_rounds else None
@@ -271,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         "topic) with cdk-triton constructs vs the same resources hand-written in L1s (bench/synth_multi.py)",
         "resources": resources,
         "type_counts_equal": True,
+        "templates_equal_but_logical_ids": True,
         "template_bytes": template_bytes,
         "load_average_before_after": [round(x, 2) for x in load_before + load_after],
         "in_process": {"rounds": args.rounds, "cdk_nag": False, **_times(proc)},
@@ -278,6 +356,13 @@ def main(argv: list[str] | None = None) -> int:
         "cdk_synth_cli": {"rounds": args.cli_rounds, **_times(cli_off, 3)} if cli_off else None,
         "cdk_synth_cli_cdk_nag": _times(cli_nag, 3) if cli_nag else None,
         "profile_constructs_fresh_process_seconds": {"jsii_cache": "warm", "rounds": len(warm), **split},
+        "jsii_round_trips": {
+            "what": "jsii round trips of one in-process synth of each version, and those each extra of the "
+            "constructs adds; the rest of the difference is the construct tree: 20 wrapper constructs whose "
+            "ids are the logical-id contract, the imported alarm topic, the artifacts binding",
+            "gap_ms": round((_median(proc["constructs"]) - _median(proc["l1"])) * 1000, 2),
+            **causes,
+        },
         "jsii_cold_cache_python_start_and_imports_aws_cdk": cold_start,
         "target_ratio": 1.1,
     }
@@ -287,7 +372,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{row['label']}: {row['value']:.3f}x (target {row['target']})")
     print(
         json.dumps(
-            {k: result[k] for k in ("profile_constructs_fresh_process_seconds", "load_average_before_after")}
+            {
+                k: result[k]
+                for k in (
+                    "profile_constructs_fresh_process_seconds",
+                    "jsii_round_trips",
+                    "load_average_before_after",
+                )
+            }
         )
     )
     print(f"jsii cold cache start {cold_start} s -> {args.out}")

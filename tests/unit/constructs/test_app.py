@@ -13,6 +13,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 
+from bench.equivalence import acknowledged, differences
 from tests.unit.constructs.support import CFN_LINT, EXAMPLE, ROOT
 
 
@@ -140,15 +141,19 @@ def test_app_nag_catches_an_unacknowledged_finding(tmp_path: Path) -> None:
     )
 
 
-def test_synth_bench_compares_equivalent_stacks() -> None:
+def test_synth_bench_compares_equivalent_stacks(tmp_path: Path) -> None:
     """The benchmark's hand-written L1 stack defines the example app's template shape (no timing)."""
     spec = importlib.util.spec_from_file_location("cdk_triton_synth_bench", ROOT / "bench" / "synth_bench.py")
     assert spec and spec.loader
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     app_module = _load_app_module()
-    constructs, l1 = bench.synth_constructs(app_module, EXAMPLE), bench.synth_l1(EXAMPLE)
+    out_c, out_l1 = tmp_path / "c", tmp_path / "l1"
+    constructs = bench.synth_constructs(app_module, EXAMPLE, str(out_c))
+    l1 = bench.synth_l1(EXAMPLE, str(out_l1))
     assert bench.shape(constructs) == bench.shape(l1)
+    assert differences({"S": constructs}, {"S": l1}) == []  # the same CloudFormation, logical ids aside
+    assert acknowledged(out_c)["CdkTritonExample"] == acknowledged(out_l1)["HandWritten"]  # and cdk-nag acks
     assert len(constructs["Resources"]) == 26 and len(constructs["Outputs"]) == 4
 
 
