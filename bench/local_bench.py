@@ -37,7 +37,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.local_common import cpu_by_role, load_job, threaded_floor, write_onnx_endpoints  # noqa: E402
+from bench.local_common import (  # noqa: E402
+    cpu_by_role,
+    load_job,
+    threaded_floor,
+    write_onnx_endpoints,
+    write_report,
+)
 from cdk_triton.local.load import LoadResult  # noqa: E402
 
 IN, HIDDEN, OUT, ROWS = 256, 2048, 16, 32
@@ -269,11 +275,7 @@ def main() -> dict:
         "ratios": {k: round(v, 3) for k, v in ratios.items()},
         "wall_s": round(time.perf_counter() - t_start, 1),
     }
-    out = ROOT / "bench" / "results" / "local.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    print(json.dumps(report["ratios"], indent=1))
-    print(f"wrote {out} in {report['wall_s']} s")
+    write_report("local", report)
     return report
 
 

@@ -1,4 +1,5 @@
-"""Pieces the local-endpoint benchmarks share: the load job, per-process CPU accounting, the in-process floor."""
+"""Pieces the local-endpoint benchmarks share: the load job, per-process CPU accounting, the in-process floor,
+the report file."""
 
 from __future__ import annotations
 
@@ -126,3 +127,13 @@ def write_onnx_endpoints(
     }
     (root / "manifest.json").write_text(json.dumps(manifest))
     return root / "manifest.json"
+
+
+def write_report(name: str, report: dict[str, Any]) -> Path:
+    """Write ``bench/results/<name>.json`` and print its ratios and where it went."""
+    out = Path(__file__).resolve().parent / "results" / f"{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report["ratios"], indent=1))
+    print(f"wrote {out} in {report['wall_s']} s")
+    return out

@@ -40,7 +40,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.local_common import cpu_by_role, load_job, threaded_floor, write_onnx_endpoints  # noqa: E402
+from bench.local_common import (  # noqa: E402
+    cpu_by_role,
+    load_job,
+    threaded_floor,
+    write_onnx_endpoints,
+    write_report,
+)
 
 REQUESTS, WARMUP = 3000, 200
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -216,10 +222,7 @@ def main() -> dict:
         "ratios": {k: round(v, 3) for k, v in ratios.items()},
         "wall_s": round(time.perf_counter() - t_start, 1),
     }
-    out = ROOT / "bench" / "results" / "local_example.json"
-    out.write_text(json.dumps(report, indent=1) + "\n")
-    print(json.dumps(report["ratios"], indent=1))
-    print(f"wrote {out} in {report['wall_s']} s")
+    write_report("local_example", report)
     return report
 
 

@@ -45,6 +45,14 @@ def props(**fields: Any) -> dict[str, Any]:
     return {_camel(k): v for k, v in fields.items() if v is not None}
 
 
+def assume_role_document(service: str) -> dict[str, Any]:
+    """The trust policy of a role that only ``service`` (e.g. ``sagemaker.amazonaws.com``) may assume."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}],
+    }
+
+
 def is_token(value: object) -> bool:
     """Whether ``value`` is a string holding an unresolved token."""
     return isinstance(value, str) and "${Token[" in value

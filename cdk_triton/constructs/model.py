@@ -20,7 +20,7 @@ from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_ra
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs import _nag, checks, model_checks
-from cdk_triton.constructs._tokens import props, pseudo, remember_stack_info
+from cdk_triton.constructs._tokens import assume_role_document, props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.image import ImageConfig, TritonImage
@@ -261,16 +261,7 @@ class TritonModel(Construct):
             self._cfn_role: iam.CfnRole | None = iam.CfnRole(
                 self,
                 "ExecutionRole",
-                assume_role_policy_document={
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "sagemaker.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                },
+                assume_role_policy_document=assume_role_document("sagemaker.amazonaws.com"),
                 description="cdk-triton execution role of a Triton model",
             )
             self.role_arn: str = self._cfn_role.attr_arn

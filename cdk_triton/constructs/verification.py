@@ -32,7 +32,7 @@ from constructs import Construct
 
 from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample, sample_s3_uris
 from cdk_triton.constructs import _nag
-from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
+from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
 from cdk_triton.constructs.errors import located, validation_error
 from cdk_triton.errors import TritonValidationError
@@ -359,16 +359,7 @@ class TritonVerification(Construct):
         self.role = iam.CfnRole(
             self,
             "Role",
-            assume_role_policy_document={
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "lambda.amazonaws.com"},
-                        "Action": "sts:AssumeRole",
-                    }
-                ],
-            },
+            assume_role_policy_document=assume_role_document("lambda.amazonaws.com"),
             description="cdk-triton: deploy verification function",
         )
         self.policy_statements = policy_statements(

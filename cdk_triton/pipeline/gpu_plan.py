@@ -148,15 +148,25 @@ def read_declaration(path: str | Path) -> dict[str, Any]:
             allowed="the path of models.yaml",
             fix="pass the declaration the build stage reads (e.g. build/models.yaml)",
         )
-    data = yaml.safe_load(p.read_text("utf-8")) or {}
-    if not isinstance(data, dict):
+    try:
+        data = yaml.safe_load(p.read_text("utf-8")) or {}
+    except yaml.YAMLError as exc:
         raise TritonValidationError(
-            "DeclarationNotFound",
+            "InvalidYaml",
             prop="declaration",
             value=str(p),
-            problem="is not a mapping",
+            problem=f"is not valid YAML ({exc})".replace("\n", " "),
+            allowed="YAML",
+            fix="fix the syntax at the position shown",
+        ) from None
+    if not isinstance(data, dict):
+        raise TritonValidationError(
+            "InvalidType",
+            prop="declaration",
+            value=str(p),
+            problem=f"is a YAML {type(data).__name__}, not a mapping",
             allowed="a YAML mapping with models and endpoints",
-            fix="check the file",
+            fix="write models.yaml as the build stage reads it (keys triton_version, models, endpoints)",
         )
     return data
 

@@ -216,28 +216,18 @@ def inspect(
                 "declare the graph's names",
                 code="TensorNameMismatch",
             )
-    order_in = {t.name: i for i, t in enumerate(obs_in)}
-    order_out = {t.name: i for i, t in enumerate(obs_out)}
-    obs_in = sorted(
-        obs_in,
-        key=lambda t: (
-            [d.name for d in spec.inputs].index(t.name)
-            if t.name in [d.name for d in spec.inputs]
-            else order_in[t.name]
-        ),
-    )
-    obs_out = sorted(
-        obs_out,
-        key=lambda t: (
-            [d.name for d in spec.outputs].index(t.name)
-            if t.name in [d.name for d in spec.outputs]
-            else order_out[t.name]
-        ),
-    )
+    obs_in, obs_out = _declared_order(obs_in, spec.inputs), _declared_order(obs_out, spec.outputs)
     ins = check_io(spec, spec.inputs, obs_in, group="inputs", what="the ONNX graph")
     outs = check_io(spec, spec.outputs, obs_out, group="outputs", what="the ONNX graph")
     _check_dynamic_kept(spec, spec.inputs, ins, "inputs")
     return ins, outs, {"opset": opset, "ir_version": ir}
+
+
+def _declared_order(observed: list[IoTensor], declared: tuple[TensorSpec, ...]) -> list[IoTensor]:
+    """The graph's tensors in the declaration's order (an undeclared one keeps its graph position)."""
+    names = [d.name for d in declared]
+    position = {t.name: i for i, t in enumerate(observed)}
+    return sorted(observed, key=lambda t: names.index(t.name) if t.name in names else position[t.name])
 
 
 def _check_dynamic_kept(

@@ -7,16 +7,12 @@
 | ``checks.py`` | ``check_*`` and ``CHECKS``: what ``ServerOptions.validate`` runs |
 | ``release.py`` | ``effective_environment``, ``NoEffect``: what the ``serve`` script of a given release makes of the variables |
 
-Every name is importable from ``cdk_triton.config.server_options``.
+Every public name is importable from ``cdk_triton.config.server_options``; private helpers stay in their module.
 """
 
 from cdk_triton.config.server_options.checks import (
-    _CW_NAMESPACE,
-    _LOG_GROUP,
-    _MANAGED_FLAGS,
     CHECKS,
     Problems,
-    _problem,
     check_additional_args,
     check_cloudwatch_names,
     check_cloudwatch_publishing,
@@ -25,7 +21,7 @@ from cdk_triton.config.server_options.checks import (
     check_ports,
     check_ports_distinct,
 )
-from cdk_triton.config.server_options.options import _KNOWN_FIELDS, ServerOptions
+from cdk_triton.config.server_options.options import ServerOptions
 from cdk_triton.config.server_options.release import (
     NoEffect,
     effective_environment,
@@ -33,11 +29,6 @@ from cdk_triton.config.server_options.release import (
     known_variables,
 )
 from cdk_triton.config.server_options.settings import (
-    _BOOL_FIELDS,
-    _ENV_ALLOWED,
-    _FALSE,
-    _INT_FIELDS,
-    _TRUE,
     CONTAINER_ONLY_VARIABLES,
     DEFAULT_GRPC_PORT,
     DEFAULT_METRICS_PORT,
@@ -48,8 +39,6 @@ from cdk_triton.config.server_options.settings import (
     ENV_FIELDS,
     InferenceType,
     PingMode,
-    _bool,
-    _parse_env_value,
     check_raw_environment,
     resolve_default_model,
 )
@@ -72,18 +61,6 @@ __all__ = [
     "PingMode",
     "Problems",
     "ServerOptions",
-    "_BOOL_FIELDS",
-    "_CW_NAMESPACE",
-    "_ENV_ALLOWED",
-    "_FALSE",
-    "_INT_FIELDS",
-    "_KNOWN_FIELDS",
-    "_LOG_GROUP",
-    "_MANAGED_FLAGS",
-    "_TRUE",
-    "_bool",
-    "_parse_env_value",
-    "_problem",
     "check_additional_args",
     "check_cloudwatch_names",
     "check_cloudwatch_publishing",

@@ -225,17 +225,7 @@ def _step_input_map(here: str, s: EnsembleStep, step: ModelSpec, produced: dict[
     dtypes_in = {t.name: t.dtype for t in step.inputs}
     for k, v in s.input_map.items():
         if k not in step_in:
-            out.append(
-                problem(
-                    "InvalidEnsembleMap",
-                    f"{here}.input_map.{k}",
-                    "input_map key",
-                    k,
-                    f"is not an input of '{step.name}'",
-                    ", ".join(sorted(step_in)),
-                    "use the step's input name",
-                )
-            )
+            out.append(_not_a_step_tensor(here, "input", k, step.name, step_in))
         elif v in produced and produced[v] != dtypes_in.get(k, produced[v]):
             out.append(
                 problem(
@@ -283,19 +273,22 @@ def _step_output_map(here: str, s: EnsembleStep, step: ModelSpec, produced: dict
     dtypes_out = {t.name: t.dtype for t in step.outputs}
     for k, v in s.output_map.items():
         if k not in step_out:
-            out.append(
-                problem(
-                    "InvalidEnsembleMap",
-                    f"{here}.output_map.{k}",
-                    "output_map key",
-                    k,
-                    f"is not an output of '{step.name}'",
-                    ", ".join(sorted(step_out)),
-                    "use the step's output name",
-                )
-            )
+            out.append(_not_a_step_tensor(here, "output", k, step.name, step_out))
         produced[v] = dtypes_out.get(k, "")
     return out
+
+
+def _not_a_step_tensor(here: str, kind: str, key: str, step: str, names: set[str]) -> TritonValidationError:
+    """An ``input_map`` / ``output_map`` key that names no input / output of the step."""
+    return problem(
+        "InvalidEnsembleMap",
+        f"{here}.{kind}_map.{key}",
+        f"{kind}_map key",
+        key,
+        f"is not an {kind} of '{step}'",
+        ", ".join(sorted(names)),
+        f"use the step's {kind} name",
+    )
 
 
 def _ensemble_outputs_produced(i: int, m: ModelSpec, produced: dict[str, str]) -> Problems:

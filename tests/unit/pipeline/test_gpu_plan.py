@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -156,3 +157,29 @@ def test_collects_every_problem_at_once() -> None:
         "TensorRtModelNotServed",
         "TensorRtVersionUnknown",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        (None, "DeclarationNotFound"),
+        ("models: [\n  - name: a\n  format: x", "InvalidYaml"),
+        ("- just\n- a list\n", "InvalidType"),
+    ],
+    ids=["missing", "not-yaml", "not-a-mapping"],
+)
+def test_read_declaration_refuses_a_missing_broken_or_non_mapping_file(
+    tmp_path: Path, text: str | None, code: str
+) -> None:
+    path = tmp_path / "models.yaml"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(TritonValidationError) as exc:
+        gpu_plan.read_declaration(path)
+    assert exc.value.code == code and exc.value.prop == "declaration" and str(path) in str(exc.value)
+
+
+def test_read_declaration_reads_the_example(tmp_path: Path) -> None:
+    path = tmp_path / "models.yaml"
+    path.write_text("triton_version: '24.09'\nmodels: []\nendpoints: []\n")
+    assert gpu_plan.read_declaration(path) == {"triton_version": "24.09", "models": [], "endpoints": []}
