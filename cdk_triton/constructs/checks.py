@@ -86,16 +86,7 @@ def check_instance(
     if is_token(it):
         return [], []
     if not INSTANCE_TYPE.fullmatch(it):
-        return [
-            catalogued(
-                "InvalidInstanceType",
-                prop="instance_type",
-                value=it,
-                problem="is not a SageMaker hosting instance type",
-                allowed="'ml.<family>.<size>' such as ml.g5.xlarge, ml.g4dn.xlarge, ml.c6i.xlarge",
-                fix="add the 'ml.' prefix and check the family and size",
-            )
-        ], []
+        return [_not_an_instance_type(it)], []
     errs = _check_compute_capability(it, info, triton_version)
     warnings: list[Warning] = []
     family = it.split(".")[1]
@@ -195,6 +186,28 @@ def _check_architecture(
     ]
 
 
+def _not_an_instance_type(instance_type: str) -> TritonValidationError:
+    return catalogued(
+        "InvalidInstanceType",
+        prop="instance_type",
+        value=instance_type,
+        problem="is not a SageMaker hosting instance type",
+        allowed="'ml.<family>.<size>' such as ml.g5.xlarge, ml.g4dn.xlarge, ml.c6i.xlarge",
+        fix="add the 'ml.' prefix and check the family and size",
+    )
+
+
+def _instance_count_below_1(instance_count: int, fix: str) -> TritonValidationError:
+    return catalogued(
+        "InvalidInstanceCount",
+        prop="instance_count",
+        value=instance_count,
+        problem="is below 1",
+        allowed="an integer >= 1",
+        fix=fix,
+    )
+
+
 def check_variant(
     *,
     instance_type: str,
@@ -212,16 +225,7 @@ def check_variant(
     """
     errs = []
     if instance_count < 1:
-        errs.append(
-            catalogued(
-                "InvalidInstanceCount",
-                prop="instance_count",
-                value=instance_count,
-                problem="is below 1",
-                allowed="an integer >= 1",
-                fix="pass instance_count=1 or more",
-            )
-        )
+        errs.append(_instance_count_below_1(instance_count, "pass instance_count=1 or more"))
     if volume_encryption_key_path is not None and local_storage:
         errs.append(
             catalogued(
@@ -550,16 +554,7 @@ def check_imported(
         and not is_token(instance_type)
         and not INSTANCE_TYPE.fullmatch(instance_type)
     ):
-        errs.append(
-            catalogued(
-                "InvalidInstanceType",
-                prop="instance_type",
-                value=instance_type,
-                problem="is not a SageMaker hosting instance type",
-                allowed="'ml.<family>.<size>' such as ml.g5.xlarge",
-                fix="add the 'ml.' prefix and check the family and size",
-            )
-        )
+        errs.append(_not_an_instance_type(instance_type))
     if gpu_count is not None and gpu_count < 0:
         errs.append(
             catalogued(
@@ -573,14 +568,7 @@ def check_imported(
         )
     if instance_count is not None and instance_count < 1:
         errs.append(
-            catalogued(
-                "InvalidInstanceCount",
-                prop="instance_count",
-                value=instance_count,
-                problem="is below 1",
-                allowed="an integer >= 1",
-                fix="pass the variant's instance count, or leave it unset",
-            )
+            _instance_count_below_1(instance_count, "pass the variant's instance count, or leave it unset")
         )
     return errs
 
