@@ -23,6 +23,7 @@ from cdk_triton.errors import TritonValidationError
 from cdk_triton.local import CpuOverlay, LocalEndpoint
 from cdk_triton.local.mme import ModelLoadError
 from tests.local import artifacts as A
+from tests.unit.local.support import mme_document, mme_target
 
 pytestmark = pytest.mark.triton
 
@@ -224,49 +225,15 @@ def corpus(tmp_path_factory: pytest.TempPathFactory):
         A.write_model(root / "src" / name, cfg, files)
         tar = out / "mme" / f"{name}.tar.gz"
         digest, size = A.pack(root / "src" / name, ["m"], tar)
-        targets[name] = {
-            "logical_name": name,
-            "target_model": f"{name}.tar.gz",
-            "model": "m",
-            "models": ["m"],
-            "local_path": f"mme/{name}.tar.gz",
-            "sha256": digest,
-            "size_bytes": size,
-            "s3_uri": f"s3://b/mme/{name}.tar.gz",
-        }
+        targets[name] = mme_target(name, model="m", sha256=digest, size_bytes=size)
     # a config that does not parse: the server would only say "failed to poll from model repository"
     (root / "src" / "broken" / "m" / "1").mkdir(parents=True)
     (root / "src" / "broken" / "m" / "config.pbtxt").write_text(
         'name: "m"\nplatform: "onnxruntime_onnx"\ninput [ {\n'
     )
     digest, size = A.pack(root / "src" / "broken", ["m"], out / "mme" / "broken.tar.gz")
-    targets["broken"] = {
-        "logical_name": "broken",
-        "target_model": "broken.tar.gz",
-        "model": "m",
-        "models": ["m"],
-        "local_path": "mme/broken.tar.gz",
-        "sha256": digest,
-        "size_bytes": size,
-        "s3_uri": "s3://b/mme/broken.tar.gz",
-    }
-    manifest = {
-        "schema_version": 1,
-        "triton_version": "24.09",
-        "uploaded": False,
-        "artifact_location": {"bucket": "b"},
-        "models": {},
-        "endpoints": {
-            "corpus": {
-                "name": "corpus",
-                "mode": "MultiModel",
-                "instance_types": ["ml.g5.xlarge"],
-                "s3_prefix": "s3://b/mme/",
-                "target_models": targets,
-            }
-        },
-    }
-    (out / "manifest.json").write_text(json.dumps(manifest))
+    targets["broken"] = mme_target("broken", model="m", sha256=digest, size_bytes=size)
+    (out / "manifest.json").write_text(json.dumps(mme_document("corpus", targets)))
     with LocalEndpoint(
         read_manifest(out / "manifest.json"), "corpus", overlay=CpuOverlay(instance_count=1)
     ) as ep:

@@ -17,6 +17,7 @@ from cdk_triton.errors import TritonValidationError
 from cdk_triton.local import CpuOverlay, LocalEndpoint, LocalServerError
 from cdk_triton.local.repository import sha256_file, tree_sha256
 from cdk_triton.local.server import TritonServer, pids_in_group
+from tests.unit.local.support import write_tar_gz
 
 
 def test_argv_comes_from_server_options_plus_local_flags(tmp_path: Path) -> None:
@@ -187,7 +188,6 @@ def test_sme_tar_gz_packaging_is_checked_and_extracted(manifest, tmp_path: Path)
 def test_archives_extract_only_inside_their_root(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, filters: bool
 ) -> None:
-    import io
     import tarfile
 
     from cdk_triton.local.repository import extract_archive
@@ -195,17 +195,11 @@ def test_archives_extract_only_inside_their_root(
     if not filters:  # Python 3.11.0-3.11.3 have no extraction filters: the members are checked by hand
         monkeypatch.delattr(tarfile, "data_filter")
 
-    def archive(name: str, members: dict[str, bytes]) -> Path:
-        path = tmp_path / name
-        with tarfile.open(path, "w:gz") as tar:
-            for member, data in members.items():
-                info = tarfile.TarInfo(member)
-                info.size = len(data)
-                tar.addfile(info, io.BytesIO(data))
-        return path
-
-    extract_archive(archive("good.tar.gz", {"m/config.pbtxt": b"x", "m/1/model.py": b"y"}), tmp_path / "ok")
+    extract_archive(
+        write_tar_gz(tmp_path / "good.tar.gz", {"m/config.pbtxt": b"x", "m/1/model.py": b"y"}),
+        tmp_path / "ok",
+    )
     assert (tmp_path / "ok" / "m" / "1" / "model.py").read_bytes() == b"y"
     with pytest.raises((TritonValidationError, tarfile.TarError)):
-        extract_archive(archive("evil.tar.gz", {"../evil": b"x"}), tmp_path / "bad" / "root")
+        extract_archive(write_tar_gz(tmp_path / "evil.tar.gz", {"../evil": b"x"}), tmp_path / "bad" / "root")
     assert not (tmp_path / "bad" / "evil").exists()

@@ -6,31 +6,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.local import CpuOverlay, LocalEndpoint, build_request, invoke_sample, parse_response
-from tests.unit.builder.helpers import write_decl
+from tests.unit.builder.helpers import RUNNING_SUM_MODEL, write_decl
 
 pytestmark = pytest.mark.triton
 
-RUNNING_SUM = Path(__file__).resolve().parents[2] / "build" / "running_sum"
-BODY = f"""
-  - name: running_sum
-    format: python
-    source: {{python: {RUNNING_SUM}}}
-    inputs: [{{name: VALUE, dtype: FP32, shape: [1]}}]
-    outputs: [{{name: SUM, dtype: FP32, shape: [1]}}]
-    max_batch_size: 4
-    sequence_batching:
-      strategy: direct
-      max_sequence_idle_microseconds: 60000000
-      control_inputs: {{start: START, end: END, ready: READY, corrid: CORRID}}
-    instance_groups: [{{kind: KIND_CPU, count: 1}}]
-"""
+BODY = (
+    RUNNING_SUM_MODEL  # ends inside sequence_batching: the next two lines are its keys, the last the model's
+    + "      strategy: direct\n"
+    + "      max_sequence_idle_microseconds: 60000000\n"
+    + "    instance_groups: [{kind: KIND_CPU, count: 1}]\n"
+)
 ENDPOINT = """
   - name: running_sum
     mode: SingleModel

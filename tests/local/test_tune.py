@@ -17,7 +17,7 @@ from cdk_triton.tune.objective import rank
 from cdk_triton.tune.run import Options, measure
 from cdk_triton.tune.sources import EndpointSource, tuning_declaration
 from cdk_triton.tune.variants import TUNED_FIELDS, Axes, generate
-from tests.unit.tune.support import example_copy
+from tests.unit.tune.support import example_copy, tune_argv
 
 pytestmark = [pytest.mark.triton, pytest.mark.slow]
 
@@ -31,27 +31,8 @@ def test_tune_measures_locally_and_applies_only_the_tuned_fields(
     decl: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = yaml.safe_load(decl.read_text())
-    argv = [
-        "tune",
-        "--config",
-        str(decl),
-        "--model",
-        "classifier_onnx",
-        "--formats",
-        "onnx",
-        "--instances",
-        "1",
-        "--concurrency",
-        "4",
-        "--repeats",
-        "1",
-        "--budget",
-        "40",
-        "--margin",
-        "0",
-        "--apply",
-        "--allow-local-apply",
-    ]
+    options = "--formats onnx --instances 1 --concurrency 4 --repeats 1 --budget 40 --margin 0"
+    argv = tune_argv(decl, *options.split(), "--apply", "--allow-local-apply")
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "classifier_onnx__current" in out and "classifier_onnx__onnx_nodb_x1" in out

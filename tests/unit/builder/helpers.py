@@ -96,3 +96,34 @@ PYTHON_MODEL = """
 def python_model(name: str = "pre") -> str:
     """A python model declaration (the example's preprocess step): builds without torch."""
     return PYTHON_MODEL.format(name=name)
+
+
+ENSEMBLE_MODEL = """
+  - name: {name}
+    format: ensemble
+    inputs: [{{name: x, dtype: FP32, shape: [4]}}]
+    outputs: [{{name: y, dtype: FP32, shape: [3]}}]
+    max_batch_size: 4
+    steps:
+"""
+
+
+def ensemble(*steps: str, name: str = "ens") -> str:
+    """An ensemble declaration with tiny's signature (x FP32 [4] -> y FP32 [3]) running ``steps``, each
+    a YAML flow mapping such as ``{model: tiny, input_map: {x: x}, output_map: {y: y}}``."""
+    return ENSEMBLE_MODEL.format(name=name) + "".join(f"      - {step}\n" for step in steps)
+
+
+RUNNING_SUM = ROOT / "build" / "running_sum"
+#: The example's stateful python model (a running sum per correlation id) under the sequence batcher;
+#: append lines to set more of its ``sequence_batching`` (6-space indent) or of the model (4-space).
+RUNNING_SUM_MODEL = f"""
+  - name: running_sum
+    format: python
+    source: {{python: {RUNNING_SUM}}}
+    inputs: [{{name: VALUE, dtype: FP32, shape: [1]}}]
+    outputs: [{{name: SUM, dtype: FP32, shape: [1]}}]
+    max_batch_size: 4
+    sequence_batching:
+      control_inputs: {{start: START, end: END, ready: READY, corrid: CORRID}}
+"""

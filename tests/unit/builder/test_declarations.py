@@ -11,6 +11,7 @@ from cdk_triton.config.manifest import MULTI_MODEL, SINGLE_MODEL
 from cdk_triton.config.spec import BuildSpec, ModelSpec
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
+from tests.unit.config.spec.decl import tiny_model_spec
 
 
 def test_example_declaration_loads() -> None:
@@ -81,17 +82,9 @@ def test_artifact_location_override(tmp_path, monkeypatch) -> None:  # type: ign
 def test_python_api_equals_yaml(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The dataclasses built by hand equal what the YAML loader makes (one to one)."""
     from cdk_triton.config.manifest import ArtifactLocation
-    from cdk_triton.config.spec import ModelSource, TensorSpec
 
     loaded = load_spec(write_decl(tmp_path, tiny()))
-    by_hand = ModelSpec(
-        name="tiny",
-        format="onnx",
-        source=ModelSource(factory="tiny_models:tiny", seed=0),
-        inputs=(TensorSpec(name="x", dtype="FP32", shape=(4,)),),
-        outputs=(TensorSpec(name="y", dtype="FP32", shape=(3,)),),
-        max_batch_size=4,
-    )
+    by_hand = tiny_model_spec()
     assert loaded.models == (by_hand,)
     spec = BuildSpec(
         artifact_location=ArtifactLocation.from_uri("s3://test-bucket/prefix/"),

@@ -11,7 +11,7 @@ import pytest
 from cdk_triton.builder import run_build
 from cdk_triton.builder.errors import ALL_CODES, BUILD_ERRORS, DECLARATION_ERRORS
 from cdk_triton.errors import BuildError, TritonValidationError
-from tests.unit.builder.helpers import tiny, write_decl
+from tests.unit.builder.helpers import ensemble, tiny, write_decl
 
 SME = """
   - name: ep
@@ -20,15 +20,7 @@ SME = """
     models: [{models}]
 """
 MME = SME.replace("SingleModel", "MultiModel")
-ENSEMBLE = """
-  - name: ens
-    format: ensemble
-    inputs: [{name: x, dtype: FP32, shape: [4]}]
-    outputs: [{name: y, dtype: FP32, shape: [3]}]
-    max_batch_size: 4
-    steps:
-      - {model: STEP, input_map: {x: x}, output_map: {y: y}}
-"""
+ENSEMBLE = ensemble("{model: STEP, input_map: {x: x}, output_map: {y: y}}")
 
 # code -> (models body, endpoints body or None, expected text in the message)
 DECLARATION_CASES: dict[str, tuple[str, str | None, str]] = {

@@ -11,19 +11,7 @@ import numpy as np
 from cdk_triton.builder import run_build
 from cdk_triton.builder.pbtxt import IoTensor, build_config, parse_pbtxt, to_pbtxt
 from cdk_triton.builder.python_model import PythonModelRunner
-from tests.unit.builder.helpers import ROOT, spec_of, tiny, write_decl
-
-RUNNING_SUM = ROOT / "build" / "running_sum"
-STATEFUL = f"""
-  - name: running_sum
-    format: python
-    source: {{python: {RUNNING_SUM}}}
-    inputs: [{{name: VALUE, dtype: FP32, shape: [1]}}]
-    outputs: [{{name: SUM, dtype: FP32, shape: [1]}}]
-    max_batch_size: 4
-    sequence_batching:
-      control_inputs: {{start: START, end: END, ready: READY, corrid: CORRID}}
-"""
+from tests.unit.builder.helpers import RUNNING_SUM, RUNNING_SUM_MODEL, spec_of, tiny, write_decl
 
 
 def test_config_has_the_sequence_batcher_with_its_controls_state_and_strategy(tmp_path: Path) -> None:
@@ -61,7 +49,7 @@ def test_config_has_the_sequence_batcher_with_its_controls_state_and_strategy(tm
 
 
 def test_the_stateful_example_builds_with_a_one_request_sequence_sample(tmp_path: Path) -> None:
-    result = run_build(write_decl(tmp_path, STATEFUL), out_dir=tmp_path / "out", progress=False)
+    result = run_build(write_decl(tmp_path, RUNNING_SUM_MODEL), out_dir=tmp_path / "out", progress=False)
     entry = result.manifest.models["running_sum"]
     assert entry.sequence_batching is True and entry.config["sequence_batching"]["direct"] == {}
     assert result.manifest.models["running_sum"].config["max_batch_size"] == 4

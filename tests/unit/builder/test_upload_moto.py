@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cdk_triton.builder import run_build
-from tests.unit.builder.helpers import tiny, write_decl
+from tests.unit.builder.helpers import ensemble, tiny, write_decl
 
 ENDPOINTS = """
   - name: sme
@@ -21,16 +21,10 @@ ENDPOINTS = """
     instance_types: [ml.g5.xlarge]
     models: [solo, ens]
 """
-ENSEMBLE = """
-  - name: ens
-    format: ensemble
-    inputs: [{name: x, dtype: FP32, shape: [4]}]
-    outputs: [{name: y, dtype: FP32, shape: [3]}]
-    max_batch_size: 4
-    steps:
-      - {model: step_a, input_map: {x: x}, output_map: {y: mid}}
-      - {model: step_b, input_map: {x: mid}, output_map: {y: y}}
-"""
+ENSEMBLE = ensemble(
+    "{model: step_a, input_map: {x: x}, output_map: {y: mid}}",
+    "{model: step_b, input_map: {x: mid}, output_map: {y: y}}",
+)
 
 
 @pytest.fixture(scope="module")

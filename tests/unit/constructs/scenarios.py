@@ -26,6 +26,17 @@ from cdk_triton.constructs import (
 from tests.unit.constructs.support import ENV, EXAMPLE, TENSORRT, big_mme_manifest
 
 
+def _vpc(stack: cdk.Stack) -> ec2.IVpc:
+    """An imported VPC with two private subnets (construct id ``Vpc``)."""
+    return ec2.Vpc.from_vpc_attributes(
+        stack,
+        "Vpc",
+        vpc_id="vpc-0123456789abcdef0",
+        availability_zones=["us-east-1a", "us-east-1b"],
+        private_subnet_ids=["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
+    )
+
+
 def sme(stack: cdk.Stack) -> None:
     """SME ensemble from the manifest, metrics published, GPU autoscaling, dashboard, alarms."""
     ep = TritonEndpoint(
@@ -67,13 +78,7 @@ def mme_1000(stack: cdk.Stack) -> None:
 
 def ebs_guardrails(stack: cdk.Stack) -> None:
     """EBS-only GPU type (volume KMS key), TensorRT-free tar.gz, canary guardrails, data capture, VPC."""
-    vpc = ec2.Vpc.from_vpc_attributes(
-        stack,
-        "Vpc",
-        vpc_id="vpc-0123456789abcdef0",
-        availability_zones=["us-east-1a", "us-east-1b"],
-        private_subnet_ids=["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
-    )
+    vpc = _vpc(stack)
     capture = s3.Bucket.from_bucket_name(stack, "Capture", "capture-bucket-123456789012")
     ep = TritonEndpoint(
         stack,
@@ -129,13 +134,7 @@ def hardened_example(stack: cdk.Stack) -> None:
     Guardrails on both endpoints (their rollback alarms notify the alarm topic). Only the volume key
     of the local-NVMe g5 stays acknowledged (CreateEndpointConfig refuses one there).
     """
-    vpc = ec2.Vpc.from_vpc_attributes(
-        stack,
-        "Vpc",
-        vpc_id="vpc-0123456789abcdef0",
-        availability_zones=["us-east-1a", "us-east-1b"],
-        private_subnet_ids=["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"],
-    )
+    vpc = _vpc(stack)
     sg = ec2.SecurityGroup.from_security_group_id(stack, "Sg", "sg-0123456789abcdef0")
     logs_key = kms.Key(stack, "LogsKey", enable_key_rotation=True)
     volume_key = kms.Key(stack, "VolumeKey", enable_key_rotation=True)

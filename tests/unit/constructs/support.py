@@ -1,14 +1,17 @@
-"""Shared helpers of the construct tests: stacks, manifests, the template registry and cfn-lint, masking."""
+"""Shared helpers of the construct tests: stacks, manifests, the template registry and cfn-lint, masking,
+loading app.py and the benchmark scripts."""
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import importlib.util
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import aws_cdk as cdk
@@ -142,3 +145,13 @@ def masked(tpl: dict[str, Any]) -> dict[str, Any]:
     if not rules:
         out.pop("Rules", None)
     return out
+
+
+def load_module(path: Path, name: str) -> ModuleType:
+    """The file ``path`` (app.py, a bench script: not importable as a package module) executed as a fresh
+    module called ``name``; it is not added to ``sys.modules``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -14,15 +13,11 @@ import aws_cdk as cdk
 import pytest
 
 from bench.equivalence import acknowledged, differences
-from tests.unit.constructs.support import CFN_LINT, EXAMPLE, ROOT
+from tests.unit.constructs.support import CFN_LINT, EXAMPLE, ROOT, load_module
 
 
 def _load_app_module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("cdk_triton_example_app", ROOT / "app.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "app.py", "cdk_triton_example_app")
 
 
 def _synth(tmp: Path, **context: Any) -> dict[str, Any]:
@@ -143,10 +138,7 @@ def test_app_nag_catches_an_unacknowledged_finding(tmp_path: Path) -> None:
 
 def test_synth_bench_compares_equivalent_stacks(tmp_path: Path) -> None:
     """The benchmark's hand-written L1 stack defines the example app's template shape (no timing)."""
-    spec = importlib.util.spec_from_file_location("cdk_triton_synth_bench", ROOT / "bench" / "synth_bench.py")
-    assert spec and spec.loader
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_module(ROOT / "bench" / "synth_bench.py", "cdk_triton_synth_bench")
     app_module = _load_app_module()
     out_c, out_l1 = tmp_path / "c", tmp_path / "l1"
     constructs = bench.synth_constructs(app_module, EXAMPLE, str(out_c))

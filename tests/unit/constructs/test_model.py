@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
+import pytest
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -30,6 +32,18 @@ def _by_sid(tpl: Any) -> dict[str, dict[str, Any]]:
 
 def _container(tpl: Any) -> dict[str, Any]:
     return dict(only(tpl, "AWS::SageMaker::Model")["Properties"]["PrimaryContainer"])
+
+
+def _clf_endpoint(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
+    """The example's classifier on ml.g5.xlarge as the endpoint named ``clf`` (construct id ``Ep``)."""
+    return TritonEndpoint(
+        stack,
+        "Ep",
+        artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"),
+        instance_type="ml.g5.xlarge",
+        endpoint_name="clf",
+        **kw,
+    )
 
 
 def test_sme_directory_uses_uncompressed_s3_prefix_and_default_model() -> None:
@@ -182,12 +196,22 @@ def test_server_options_render_the_environment_and_raw_variables_pass() -> None:
     }
 
 
-def test_explicit_default_model_wins_over_manifest() -> None:
+@pytest.mark.parametrize(
+    "artifacts",
+    [
+        lambda stack: ModelArtifacts.from_manifest(EXAMPLE, "classifier"),
+        lambda stack: ModelArtifacts.from_bucket(
+            s3.Bucket.from_bucket_name(stack, "B", "models-123456789012"), "repo/v1/"
+        ),
+    ],
+    ids=["explicit_wins_over_manifest", "artifacts_do_not_name_it"],
+)
+def test_sme_default_model_from_server_options(artifacts: Callable[[cdk.Stack], ModelArtifacts]) -> None:
     stack = new_stack()
     TritonModel(
         stack,
         "M",
-        artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"),
+        artifacts=artifacts(stack),
         server_options=ServerOptions(default_model_name="resnet"),
     )
     assert _container(template(stack))["Environment"]["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] == "resnet"
@@ -195,14 +219,7 @@ def test_explicit_default_model_wins_over_manifest() -> None:
 
 def test_triton_metrics_switch_sets_env_log_group_and_exact_grants() -> None:
     stack = new_stack()
-    TritonEndpoint(
-        stack,
-        "Ep",
-        artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"),
-        instance_type="ml.g5.xlarge",
-        endpoint_name="clf",
-        metrics=TritonMetrics(log_retention=logs.RetentionDays.ONE_WEEK),
-    )
+    _clf_endpoint(stack, metrics=TritonMetrics(log_retention=logs.RetentionDays.ONE_WEEK))
     tpl = template(stack)
     env = _container(tpl)["Environment"]
     group_id = next(iter(tpl.find_resources("AWS::Logs::LogGroup")))
@@ -246,13 +263,7 @@ def test_no_metrics_grants_without_publishing() -> None:
 
 def test_endpoint_log_grant_names_the_endpoint_log_group() -> None:
     stack = new_stack()
-    TritonEndpoint(
-        stack,
-        "Ep",
-        artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"),
-        instance_type="ml.g5.xlarge",
-        endpoint_name="clf",
-    )
+    _clf_endpoint(stack)
     streams = _by_sid(template(stack))["EndpointLogStreams"]
     assert streams["Resource"]["Fn::Join"][1][-1] == (
         ":logs:us-east-1:123456789012:log-group:/aws/sagemaker/Endpoints/clf:*"
@@ -300,18 +311,6 @@ def test_from_bucket_prefix_and_tar_gz() -> None:
     # SAGEMAKER_TRITON_DEFAULT_MODEL_NAME is always set for SME: named, or the only model listed.
     assert by["Prefix"]["Environment"]["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] == "a"
     assert by["Archiv"]["Environment"]["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] == "b"
-
-
-def test_sme_default_model_from_server_options_when_artifacts_do_not_name_it() -> None:
-    stack = new_stack()
-    bucket = s3.Bucket.from_bucket_name(stack, "B", "models-123456789012")
-    TritonModel(
-        stack,
-        "M",
-        artifacts=ModelArtifacts.from_bucket(bucket, "repo/v1/"),
-        server_options=ServerOptions(default_model_name="resnet"),
-    )
-    assert _container(template(stack))["Environment"]["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] == "resnet"
 
 
 def test_metrics_publishing_on_a_23_07_or_newer_image() -> None:

@@ -6,7 +6,6 @@ success, and every finding it lists as suppressed carries one of the known reaso
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ import aws_cdk as cdk
 import pytest
 
 from tests.unit.constructs.scenarios import hardened_example
-from tests.unit.constructs.support import ENV, EXAMPLE, REGISTRY, ROOT
+from tests.unit.constructs.support import ENV, EXAMPLE, REGISTRY, ROOT, load_module
 
 PACKS = ("AwsSolutions", "HIPAA.Security", "NIST.800.53.R4", "NIST.800.53.R5", "PCI.DSS.321")
 
@@ -41,11 +40,7 @@ def _report(out: Path) -> dict[str, dict[str, Any]]:
 
 
 def _app_module() -> Any:
-    spec = importlib.util.spec_from_file_location("cdk_triton_example_app_nag", ROOT / "app.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(ROOT / "app.py", "cdk_triton_example_app_nag")
 
 
 @pytest.fixture(scope="module")

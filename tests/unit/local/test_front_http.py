@@ -26,12 +26,17 @@ class Echo:
         return 200, {"Content-Type": "application/octet-stream"}, body
 
 
-@pytest.fixture(scope="module")
-def front() -> Iterator[RuntimeFront]:
-    f = RuntimeFront(idle_timeout=5, body_timeout=5).start()
+def _echo_front(timeout: float) -> Iterator[RuntimeFront]:
+    """A started front routing ``ep`` to ``Echo``, with ``timeout`` seconds for idle clients and bodies."""
+    f = RuntimeFront(idle_timeout=timeout, body_timeout=timeout).start()
     f.add(Echo())  # type: ignore[arg-type]
     yield f
     f.stop()
+
+
+@pytest.fixture(scope="module")
+def front() -> Iterator[RuntimeFront]:
+    yield from _echo_front(5)
 
 
 def exchange(port: int, raw: bytes, timeout: float = 4.0) -> tuple[int | None, bytes, float]:
@@ -186,10 +191,7 @@ def test_error_bodies_are_sagemaker_json(front: RuntimeFront) -> None:
 
 @pytest.fixture(scope="module")
 def impatient() -> Iterator[RuntimeFront]:
-    f = RuntimeFront(idle_timeout=1, body_timeout=1).start()
-    f.add(Echo())  # type: ignore[arg-type]
-    yield f
-    f.stop()
+    yield from _echo_front(1)
 
 
 @pytest.mark.parametrize(

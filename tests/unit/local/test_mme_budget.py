@@ -14,6 +14,7 @@ from pathlib import Path
 from cdk_triton.config.manifest import manifest_from_dict
 from cdk_triton.local.mme import ModelManager
 from cdk_triton.local.overlay import CpuOverlay
+from tests.unit.local.support import mme_document, mme_target
 
 NAMES = ("a", "b", "c")
 
@@ -55,36 +56,8 @@ class SlowFakeServer(FakeServer):
 
 
 def _manager(tmp_path: Path, server: FakeServer, budget: int) -> ModelManager:
-    targets = {
-        n: {
-            "logical_name": n,
-            "target_model": f"{n}.tar.gz",
-            "model": n,
-            "models": [n],
-            "local_path": f"mme/{n}.tar.gz",
-            "sha256": "0" * 64,
-            "size_bytes": 1,
-            "s3_uri": f"s3://b/mme/{n}.tar.gz",
-        }
-        for n in NAMES
-    }
-    doc = {
-        "schema_version": 1,
-        "triton_version": "24.09",
-        "uploaded": False,
-        "artifact_location": {"bucket": "b"},
-        "models": {},
-        "endpoints": {
-            "m": {
-                "name": "m",
-                "mode": "MultiModel",
-                "instance_types": ["ml.g5.xlarge"],
-                "s3_prefix": "s3://b/mme/",
-                "target_models": targets,
-            }
-        },
-    }
-    manifest = manifest_from_dict(doc, source=str(tmp_path / "manifest.json"))
+    targets = {n: mme_target(n, model=n, sha256="0" * 64, size_bytes=1) for n in NAMES}
+    manifest = manifest_from_dict(mme_document("m", targets), source=str(tmp_path / "manifest.json"))
     manager = ModelManager(
         server=server,  # type: ignore[arg-type]
         manifest=manifest,

@@ -7,10 +7,8 @@ No tritonserver: a small Unix-socket HTTP server answers with Content-Length, ch
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import socket
-import tarfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 from cdk_triton.local.front import Reply, RuntimeFront, invoke_front
 from cdk_triton.local.repository import uses_auto_complete
 from cdk_triton.local.upstream import UpstreamPool
+from tests.unit.local.support import write_tar_gz
 
 
 class FakeServer:
@@ -170,15 +169,6 @@ def test_front_uses_the_event_loop_path_and_falls_back_to_the_thread_pool() -> N
     assert target.paths == ["fast", "pool"]
 
 
-def _archive(path: Path, files: dict[str, bytes]) -> Path:
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in files.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
-
-
 def test_auto_complete_stays_on_only_for_a_python_model_that_defines_it(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     (plain / "pre" / "1").mkdir(parents=True)
@@ -190,8 +180,8 @@ def test_auto_complete_stays_on_only_for_a_python_model_that_defines_it(tmp_path
         "class TritonPythonModel:\n    @staticmethod\n    def auto_complete_config(c):\n        return c\n"
     )
     assert uses_auto_complete(hooked)
-    quiet = _archive(tmp_path / "a.tar.gz", {"m/1/model.onnx": b"\0", "m/config.pbtxt": b"name: 'm'"})
-    loud = _archive(tmp_path / "b.tar.gz", {"p/1/model.py": b"def auto_complete_config(c): return c"})
+    quiet = write_tar_gz(tmp_path / "a.tar.gz", {"m/1/model.onnx": b"\0", "m/config.pbtxt": b"name: 'm'"})
+    loud = write_tar_gz(tmp_path / "b.tar.gz", {"p/1/model.py": b"def auto_complete_config(c): return c"})
     assert not uses_auto_complete(archives=(quiet,))
     assert uses_auto_complete(archives=(quiet, loud))
     assert json.dumps(uses_auto_complete()) == "false"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,24 @@ def _spec(kind: str = "processing", **kw: Any) -> JobSpec:
 def _clients() -> dict[str, Any]:
     kw = {"region_name": "us-east-1", "aws_access_key_id": "x", "aws_secret_access_key": "y"}
     return {n: boto3.client(n, **kw) for n in ("s3", "sagemaker", "service-quotas")}
+
+
+@contextmanager
+def _stubbed(clients: dict[str, Any]) -> Iterator[tuple[Stubber, Stubber, Stubber]]:
+    """Stubbers of the service-quotas, s3 and sagemaker clients, activated."""
+    with (
+        Stubber(clients["service-quotas"]) as sq,
+        Stubber(clients["s3"]) as s3,
+        Stubber(clients["sagemaker"]) as sm,
+    ):
+        yield sq, s3, sm
+
+
+def _run(spec: JobSpec, source: Path, out: Path, clients: dict[str, Any]) -> Path:
+    """The whole job, without waiting between polls and without its log."""
+    return gpu_job.run(
+        spec, source=source, out=out, clients=clients, sleep=lambda s: None, log=lambda m: None
+    )
 
 
 def _body(data: bytes) -> StreamingBody:
@@ -74,11 +94,7 @@ def test_pack_source_leaves_out_build_outputs_and_node_modules(source: Path) -> 
 def test_processing_job_runs_the_tensorrt_build_on_the_instance_type(source: Path, tmp_path: Path) -> None:
     spec = _spec(kms_key_arn="arn:aws:kms:us-east-1:123456789012:key/k")
     clients = _clients()
-    with (
-        Stubber(clients["service-quotas"]) as sq,
-        Stubber(clients["s3"]) as s3,
-        Stubber(clients["sagemaker"]) as sm,
-    ):
+    with _stubbed(clients) as (sq, s3, sm):
         _quota(sq, "processing", "ml.g6.xlarge", 1.0)
         s3.add_response(
             "put_object",
@@ -127,14 +143,7 @@ def test_processing_job_runs_the_tensorrt_build_on_the_instance_type(source: Pat
             {"Body": _body(b"PLAN")},
             {"Bucket": BUCKET, "Key": out_prefix + "net_trt/1/model.plan"},
         )
-        path = gpu_job.run(
-            spec,
-            source=source,
-            out=tmp_path / "gpu",
-            clients=clients,
-            sleep=lambda s: None,
-            log=lambda m: None,
-        )
+        path = _run(spec, source, tmp_path / "gpu", clients)
         for stub in (sq, s3, sm):
             stub.assert_no_pending_responses()
     assert json.loads(path.read_text()) == {"models": {}}
@@ -157,11 +166,7 @@ def test_training_job_for_types_processing_lacks(source: Path, tmp_path: Path) -
         info = tarfile.TarInfo("manifest.json")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
-    with (
-        Stubber(clients["service-quotas"]) as sq,
-        Stubber(clients["s3"]) as s3,
-        Stubber(clients["sagemaker"]) as sm,
-    ):
+    with _stubbed(clients) as (sq, s3, sm):
         _quota(sq, "training", "ml.p4d.24xlarge", 2.0)
         s3.add_response("put_object", {}, {"Bucket": BUCKET, "Key": spec.source_key, "Body": ANY})
         request = gpu_job.training_request(spec)
@@ -183,14 +188,7 @@ def test_training_job_for_types_processing_lacks(source: Path, tmp_path: Path) -
         )
         key = f"{spec.work_prefix}output/{spec.job_name}/output/model.tar.gz"
         s3.add_response("get_object", {"Body": _body(model.getvalue())}, {"Bucket": BUCKET, "Key": key})
-        path = gpu_job.run(
-            spec,
-            source=source,
-            out=tmp_path / "gpu",
-            clients=clients,
-            sleep=lambda s: None,
-            log=lambda m: None,
-        )
+        path = _run(spec, source, tmp_path / "gpu", clients)
     assert "net_trt" in path.read_text()
     assert request["ResourceConfig"]["InstanceType"] == "ml.p4d.24xlarge"
     assert "--out /opt/ml/model" in request["AlgorithmSpecification"]["ContainerArguments"][0]

@@ -1,4 +1,5 @@
-"""A copy of the example's declaration (models.yaml, its factories, the python models) to tune and edit."""
+"""A copy of the example's declaration (models.yaml, its factories, the python models) to tune and edit;
+the ``cdk-triton tune`` command line."""
 
 from __future__ import annotations
 
@@ -16,3 +17,8 @@ def example_copy(tmp: Path) -> Path:
         if (BUILD / folder).is_dir():
             shutil.copytree(BUILD / folder, tmp / folder)
     return tmp / "models.yaml"
+
+
+def tune_argv(decl: Path, *options: str, model: str = "classifier_onnx") -> list[str]:
+    """``cdk-triton tune`` of ``model`` in the declaration ``decl``, with ``options``."""
+    return ["tune", "--config", str(decl), "--model", model, *options]

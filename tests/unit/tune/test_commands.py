@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from cdk_triton.cli import main
+from tests.unit.tune.support import tune_argv
 
 BUILD = Path(__file__).resolve().parents[3] / "build"
 
@@ -33,7 +34,7 @@ def decl(tmp_path: Path) -> Path:
 def test_fails_on_bad_arguments(
     decl: Path, extra: list[str], needle: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    argv = ["tune", "--config", str(decl), "--model", "classifier_onnx", *extra]
+    argv = tune_argv(decl, *extra)
     before = decl.read_bytes()
     assert main(argv) == 2
     assert needle in capsys.readouterr().err
@@ -46,19 +47,9 @@ def test_fails_on_a_missing_declaration(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 def test_prepare_endpoint_writes_a_tuning_declaration(decl: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = [
-        "tune",
-        "--config",
-        str(decl),
-        "--model",
-        "classifier_onnx",
-        "--formats",
-        "onnx,tensorrt",
-        "--prepare-endpoint",
-        "tuning",
-        "--instance-type",
-        "ml.g5.xlarge",
-    ]
+    argv = tune_argv(
+        decl, "--formats", "onnx,tensorrt", "--prepare-endpoint", "tuning", "--instance-type", "ml.g5.xlarge"
+    )
     assert main(argv) == 0
     doc = yaml.safe_load((decl.parent / "models.tune-classifier_onnx.yaml").read_text())
     (ep,) = doc["endpoints"]

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 from cdk_triton.config.parse import Errors
-from cdk_triton.config.spec import BuildSpec
+from cdk_triton.config.spec import BuildSpec, ModelSource, ModelSpec, TensorSpec
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 
 TENSOR_IN = {"name": "x", "dtype": "FP32", "shape": [4]}
@@ -25,6 +25,18 @@ def model(name: str = "tiny", **overrides: Any) -> dict[str, Any]:
     }
     d.update(copy.deepcopy(overrides))
     return {k: v for k, v in d.items() if v is not None}
+
+
+def tiny_model_spec() -> ModelSpec:
+    """The ModelSpec that ``model()`` (and the builder tests' ``tiny()`` YAML) parses into, built by hand."""
+    return ModelSpec(
+        name="tiny",
+        format="onnx",
+        source=ModelSource(factory="tiny_models:tiny", seed=0),
+        inputs=(TensorSpec(name="x", dtype="FP32", shape=(4,)),),
+        outputs=(TensorSpec(name="y", dtype="FP32", shape=(3,)),),
+        max_batch_size=4,
+    )
 
 
 def ensemble(

@@ -8,21 +8,14 @@ from pathlib import Path
 import pytest
 
 from cdk_triton.config.manifest import ArtifactLocation
-from cdk_triton.config.spec import BuildSpec, ModelSource, ModelSpec, TensorSpec
+from cdk_triton.config.spec import BuildSpec
 from cdk_triton.errors import TritonValidationError
-from tests.unit.config.spec.decl import codes, document, endpoint, ensemble, model, problems
+from tests.unit.config.spec.decl import codes, document, endpoint, ensemble, model, problems, tiny_model_spec
 
 
 def test_parses_a_declaration_one_to_one(tmp_path: Path) -> None:
     spec = BuildSpec.from_dict(document([model(), ensemble()], [endpoint(models=["ens"])]), base_dir=tmp_path)
-    by_hand = ModelSpec(
-        name="tiny",
-        format="onnx",
-        source=ModelSource(factory="tiny_models:tiny", seed=0),
-        inputs=(TensorSpec(name="x", dtype="FP32", shape=(4,)),),
-        outputs=(TensorSpec(name="y", dtype="FP32", shape=(3,)),),
-        max_batch_size=4,
-    )
+    by_hand = tiny_model_spec()
     assert spec.models[0] == by_hand and spec.model_names == ["tiny", "ens"]
     assert spec.closure("ens") == ["ens", "tiny"] and spec.base_dir == str(tmp_path.resolve())
     assert spec.artifact_location == ArtifactLocation(bucket="bucket", prefix="prefix/")
