@@ -7,6 +7,7 @@ The endpoint's ``metric_*`` helpers still return ``cloudwatch.Metric`` for your 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -331,7 +332,7 @@ class TritonAlarms(Construct):
             errs += [e.at(path) for e in found]
         raise_all(errs)
         self._topic: sns.ITopic | None = topic
-        self.topic_arn: str | None = topic.topic_arn if topic is not None else None
+        self.topic_arn: str | None = _topic_arn(topic) if topic is not None else None
         self.topic_resource: sns.CfnTopic | None = None
         if topic is None and create_topic:
             self.topic_resource, self.topic_arn = self._create_topic()
@@ -420,6 +421,8 @@ class TritonAlarms(Construct):
         """The SNS topic the alarms notify (supplied, or a reference to the one created here)."""
         if self._topic is None and self.topic_resource is not None:
             self._topic = sns.Topic.from_topic_arn(self, "TopicRef", self.topic_arn or "")
+            with contextlib.suppress(AttributeError):  # a proxy that refuses attributes: no cache
+                setattr(self._topic, _TOPIC_ARN, self.topic_arn)
         return self._topic
 
     def _create_topic(self) -> tuple[sns.CfnTopic, str]:
@@ -502,6 +505,16 @@ class TritonAlarms(Construct):
         )
         self.alarms.append(alarm)
         return alarm
+
+
+#: Where the ARN of a topic reference handed out by ``TritonAlarms.topic`` is kept on its proxy.
+_TOPIC_ARN = "_cdk_triton_topic_arn"
+
+
+def _topic_arn(topic: sns.ITopic) -> str:
+    """``topic.topic_arn``; for a topic another TritonAlarms handed out, without a jsii read."""
+    known: str | None = getattr(topic, _TOPIC_ARN, None)
+    return known if known is not None else topic.topic_arn
 
 
 def _notify_rollback(endpoint: ITritonEndpoint, actions: list[str], *, stack: StackInfo) -> None:

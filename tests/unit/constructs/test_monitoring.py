@@ -232,3 +232,24 @@ def test_rollback_alarm_of_another_stack_keeps_no_action() -> None:
     other = cdk.Stack(stack.node.scope, "AlarmStack", env=ENV)
     TritonAlarms(other, "Alarms", endpoint=ep, create_topic=True)
     assert ep.rollback_alarm is not None and ep.rollback_alarm.alarm_actions is None
+
+
+def test_handed_out_topic_is_notified_in_its_own_stack_and_across_stacks() -> None:
+    """``alarms.topic`` passed on: the same stack refers to the topic, another stack imports its ARN."""
+    stack = new_stack()
+    alarms = TritonAlarms(stack, "Alarms", endpoint=_ep(stack, "classifier", "Sme"), create_topic=True)
+    topic = alarms.topic
+    assert topic is not None and alarms.topic is topic
+    TritonAlarms(stack, "MmeAlarms", endpoint=_ep(stack, "multi", "Mme"), topic=topic)
+    other = cdk.Stack(stack.node.scope, "AlarmStack", env=ENV)
+    TritonAlarms(other, "Alarms", endpoint=_ep(other, "multi", "Mme"), topic=topic)
+    tpl = template(stack)
+    topic_id = next(iter(tpl.find_resources("AWS::SNS::Topic")))
+    actions = [r["Properties"]["AlarmActions"] for r in tpl.find_resources("AWS::CloudWatch::Alarm").values()]
+    assert len(actions) == 6 and all(a == [{"Ref": topic_id}] for a in actions)
+    imported = [
+        r["Properties"]["AlarmActions"]
+        for r in template(other).find_resources("AWS::CloudWatch::Alarm").values()
+    ]
+    assert len(imported) == 3
+    assert all(len(a) == 1 and set(a[0]) == {"Fn::ImportValue"} for a in imported)
