@@ -3,9 +3,11 @@
 ``Network``: a VPC (two isolated subnets in two AZs, no NAT); ``ServingA`` and ``ServingB``: each the
 example's two endpoints (classifier SME with Triton metrics and GPU autoscaling, multi MME with
 invocations autoscaling) in that VPC, a dashboard, alarms and an encrypted SNS topic; four endpoints
-in all. Both versions define the same resource types in each stack (``type_counts``; a unit test
-checks it). Used by bench/synth_multi_bench.py, in process and as a ``cdk synth`` app:
-``python bench/synth_multi.py constructs|l1 [MANIFEST]`` (context ``nag``: cdk-nag AwsSolutions).
+in all. The VPC is the app's own (an L2 ``Vpc``, ``app_vpc``) in ``constructs`` and ``l1``; ``l1`` writes
+the serving stacks by hand, and ``l1_vpc`` (a reference) the VPC too. All three write the same
+CloudFormation, logical ids aside (bench/equivalence.py; a unit test checks it). Used by
+bench/synth_multi_bench.py, in process and as a ``cdk synth`` app:
+``python bench/synth_multi.py constructs|l1|l1_vpc [MANIFEST]`` (context ``nag``: cdk-nag AwsSolutions).
 """
 
 from __future__ import annotations
@@ -34,20 +36,17 @@ STACKS = ("Network", "ServingA", "ServingB")
 PREFIXES = {"ServingA": "a-", "ServingB": "b-"}
 
 
-def build_constructs(app: cdk.App, manifest: Path) -> None:
-    """The three stacks with cdk-triton's constructs (and the app's L2 VPC)."""
-    from cdk_triton.constructs import (
-        ModelArtifacts,
-        TritonAlarms,
-        TritonDashboard,
-        TritonEndpoint,
-        TritonMetrics,
-    )
+def app_vpc(app: cdk.App) -> ec2.IVpc:
+    """The app's own network: the ``Network`` stack with an L2 VPC, the same in both versions.
 
+    The VPC is the app's, not what the constructs define: written the same way on both sides, the
+    ratio measures the constructs against their hand-written equivalent (``l1_vpc`` hand-writes the
+    VPC too, for reference).
+    """
     # the L2 VPC checks its AZs against the stack's (a context lookup): answer it, as cdk.context.json would
     app.node.set_context(f"availability-zones:account={ENV.account}:region={ENV.region}", AZS)
     network = cdk.Stack(app, "Network", env=ENV)
-    vpc = ec2.Vpc(
+    return ec2.Vpc(
         network,
         "Vpc",
         availability_zones=AZS,
@@ -58,6 +57,19 @@ def build_constructs(app: cdk.App, manifest: Path) -> None:
             )
         ],
     )
+
+
+def build_constructs(app: cdk.App, manifest: Path) -> None:
+    """The three stacks: the app's VPC, and the serving stacks with cdk-triton's constructs."""
+    from cdk_triton.constructs import (
+        ModelArtifacts,
+        TritonAlarms,
+        TritonDashboard,
+        TritonEndpoint,
+        TritonMetrics,
+    )
+
+    vpc = app_vpc(app)
     for stack_id, prefix in PREFIXES.items():
         stack = cdk.Stack(app, stack_id, env=ENV)
         classifier = TritonEndpoint(
@@ -93,7 +105,16 @@ def build_constructs(app: cdk.App, manifest: Path) -> None:
 
 
 def build_l1(app: cdk.App, manifest_path: Path) -> None:
-    """The same three stacks by hand: L1 constructs and raw dictionaries."""
+    """The app's VPC, and the serving stacks by hand: L1 constructs and raw dictionaries."""
+    manifest = read_manifest(manifest_path)
+    vpc = app_vpc(app)
+    net = L1Network(vpc_id=vpc.vpc_id, subnet_ids=list(vpc.select_subnets().subnet_ids))
+    for stack_id, prefix in PREFIXES.items():
+        define_l1(cdk.Stack(app, stack_id, env=ENV), manifest, prefix=prefix, network=net)
+
+
+def build_l1_vpc(app: cdk.App, manifest_path: Path) -> None:
+    """All three stacks by hand, the VPC too (a reference: the app's L2 VPC written in L1s)."""
     manifest = read_manifest(manifest_path)
     network = cdk.Stack(app, "Network", env=ENV)
     vpc = ec2.CfnVPC(
@@ -161,21 +182,25 @@ def type_counts(tpls: dict[str, dict[str, Any]]) -> dict[str, Counter[str]]:
     return out
 
 
+#: The versions: the constructs, the serving stacks hand-written, and everything hand-written.
+BUILDERS = {"constructs": build_constructs, "l1": build_l1, "l1_vpc": build_l1_vpc}
+
+
 def synth(which: str, manifest: Path, *, outdir: str | None = None, nag: bool = False) -> dict[str, Any]:
     """Define and synthesize one version in this process (schema validation off); the templates."""
     app = cdk.App(outdir=outdir, builtin_cloud_formation_validation=False)
-    (build_constructs if which == "constructs" else build_l1)(app, manifest)
+    BUILDERS[which](app, manifest)
     if nag:
         add_nag(app)
     return templates(app.synth())
 
 
 def main(argv: list[str]) -> int:
-    """The ``cdk synth`` entry: ``synth_multi.py constructs|l1 [MANIFEST]``; context ``nag``."""
+    """The ``cdk synth`` entry: ``synth_multi.py constructs|l1|l1_vpc [MANIFEST]``; context ``nag``."""
     which = argv[0]
     manifest = Path(argv[1]) if len(argv) > 1 else DEFAULT_MANIFEST
     app = cdk.App()  # outdir, context and validation as the CLI passes them
-    (build_constructs if which == "constructs" else build_l1)(app, manifest)
+    BUILDERS[which](app, manifest)
     if str(app.node.try_get_context("nag") or "false").lower() in ("true", "1"):
         add_nag(app)
     app.synth()

@@ -1,6 +1,9 @@
 """Synth of a three-stack app (bench/synth_multi.py): cdk-triton constructs vs the same app in L1s.
 
-Three ways, each alternating which version goes first, medians of the rounds (target: within 1.1x):
+The app's VPC (an L2 ``Vpc`` in its ``Network`` stack) is the same in both versions: the constructs'
+serving stacks are compared with the same stacks hand-written in L1s (``l1``). ``l1_vpc`` hand-writes
+the VPC too; it is timed in process as a reference (no target): how the app's choice of VPC moves the
+ratio. Three ways, each rotating which version goes first, medians of the rounds (target: within 1.1x):
 
 * in process: define + ``app.synth()`` in this process (schema validation off, cdk-nag off);
 * ``cdk synth``: the CDK CLI (node_modules) runs ``python bench/synth_multi.py constructs|l1`` in a
@@ -8,7 +11,7 @@ Three ways, each alternating which version goes first, medians of the rounds (ta
   cdk.json feature flags apply to neither), what a user waits for;
 * the same with cdk-nag AwsSolutions on (its findings on the VPC fail both synths alike; the time counts).
 
-Both versions write the same CloudFormation, logical ids aside, and acknowledge the same cdk-nag
+All versions write the same CloudFormation, logical ids aside, and acknowledge the same cdk-nag
 findings (bench/equivalence.py; checked here before timing and by a unit test). The jsii round trips
 of one synth of each are counted, with those the constructs' own extras add (the resource headroom
 check, the cdk-nag acknowledgments, the not-uploaded warning).
@@ -42,6 +45,8 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "bench" / "synth_multi.py"
 CDK = ROOT / "node_modules" / ".bin" / "cdk"
 VERSIONS = ("constructs", "l1")
+#: Timed in process only, without a target: the app's VPC hand-written in L1s too.
+REFERENCE = "l1_vpc"
 
 _PROFILE = r"""
 import json, os, sys, time, tempfile
@@ -102,16 +107,22 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def in_process(rounds: int, nag: bool) -> dict[str, list[float]]:
+def in_process(rounds: int, nag: bool, versions: tuple[str, ...] = VERSIONS) -> dict[str, list[float]]:
     from bench import synth_multi as sm
 
-    for which in VERSIONS:  # warm-up: jsii start, module loading
+    for which in versions:  # warm-up: jsii start, module loading
         _one(sm, which, nag)
-    times: dict[str, list[float]] = {w: [] for w in VERSIONS}
+    times: dict[str, list[float]] = {w: [] for w in versions}
     for i in range(rounds):
-        for which in VERSIONS if i % 2 == 0 else VERSIONS[::-1]:
+        for which in _rotated(versions, i):
             times[which].append(_one(sm, which, nag))
     return times
+
+
+def _rotated(versions: tuple[str, ...], i: int) -> tuple[str, ...]:
+    """Round ``i``'s order: each version goes first, second, ... equally often."""
+    k = i % len(versions)
+    return versions[k:] + versions[:k]
 
 
 def _one(sm: Any, which: str, nag: bool) -> float:
@@ -152,7 +163,7 @@ def cli_rounds(rounds: int, nag: bool, pycache: str) -> dict[str, list[float]]:
         cli(which, nag, pycache)  # warm-up: bytecode cache, page cache
     times: dict[str, list[float]] = {w: [] for w in VERSIONS}
     for i in range(rounds):
-        for which in VERSIONS if i % 2 == 0 else VERSIONS[::-1]:
+        for which in _rotated(VERSIONS, i):
             times[which].append(cli(which, nag, pycache))
     return times
 
@@ -201,8 +212,8 @@ def _split(runs: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def _ratio(times: dict[str, list[float]]) -> float:
-    return _median(times["constructs"]) / _median(times["l1"])
+def _ratio(times: dict[str, list[float]], baseline: str = "l1") -> float:
+    return _median(times["constructs"]) / _median(times[baseline])
 
 
 class _Quiet:
@@ -297,15 +308,17 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     from bench import synth_multi as sm
 
-    tpls = {w: sm.synth(w, sm.DEFAULT_MANIFEST, outdir=tempfile.mkdtemp()) for w in VERSIONS}
-    counts = {w: sm.type_counts(tpls[w]) for w in VERSIONS}
-    assert counts["constructs"] == counts["l1"], counts  # the same resource types, stack by stack
-    unequal = differences(tpls["constructs"], tpls["l1"])
-    if unequal:  # the ratio means something only for the same CloudFormation
-        raise SystemExit("the hand-written L1 app no longer matches the constructs:\n" + "\n".join(unequal))
+    versions = (*VERSIONS, REFERENCE)
+    tpls = {w: sm.synth(w, sm.DEFAULT_MANIFEST, outdir=tempfile.mkdtemp()) for w in versions}
+    for w in versions[1:]:
+        unequal = differences(tpls["constructs"], tpls[w])
+        if unequal:  # the ratio means something only for the same CloudFormation
+            raise SystemExit(
+                f"the hand-written app {w} no longer matches the constructs:\n" + "\n".join(unequal)
+            )
     resources = sum(len(t["Resources"]) for t in tpls["constructs"].values())
-    template_bytes = {w: sum(len(json.dumps(t)) for t in tpls[w].values()) for w in VERSIONS}
-    proc = in_process(args.rounds, nag=False)
+    template_bytes = {w: sum(len(json.dumps(t)) for t in tpls[w].values()) for w in versions}
+    proc = in_process(args.rounds, nag=False, versions=versions)
     causes = ablation()
     proc_nag = in_process(args.nag_rounds, nag=True) if args.nag_rounds else None
     with tempfile.TemporaryDirectory(prefix="synth-multi-pycache-") as pycache:
@@ -328,7 +341,13 @@ def main(argv: list[str] | None = None) -> int:
             "value": round(_ratio(proc), 3),
             "unit": "x",
             "target": "<= 1.1x",
-        }
+        },
+        {
+            "label": "three-stack app, synth in process, constructs vs an all-L1 app (its VPC by hand too)",
+            "value": round(_ratio(proc, REFERENCE), 3),
+            "unit": "x",
+            "target": None,
+        },
     ]
     if cli_off:
         summary.append(
@@ -344,8 +363,9 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python -m bench.synth_multi_bench",
         "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}",
         "summary": summary,
-        "what": "three-stack app (Network: VPC; ServingA/B: 2 endpoints each with scaling, dashboard, alarms, "
-        "topic) with cdk-triton constructs vs the same resources hand-written in L1s (bench/synth_multi.py)",
+        "what": "three-stack app (Network: the app's L2 VPC; ServingA/B: 2 endpoints each with scaling, "
+        "dashboard, alarms, topic) with cdk-triton constructs vs the same serving stacks hand-written in L1s "
+        "(l1), and vs the whole app hand-written, the VPC too (l1_vpc, reference) (bench/synth_multi.py)",
         "resources": resources,
         "type_counts_equal": True,
         "templates_equal_but_logical_ids": True,
