@@ -8,6 +8,6 @@ to export) stays light. Entry point: :func:`run_build` (the ``cdk-triton build``
 from __future__ import annotations
 
 from cdk_triton.builder.declarations import load_spec
-from cdk_triton.builder.pipeline import BuildResult, run_build
+from cdk_triton.builder.steps import BuildResult, run_build
 
 __all__ = ["BuildResult", "load_spec", "run_build"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from cdk_triton.builder import space
 from cdk_triton.builder.package import check_tree, file_sizes
-from cdk_triton.config.spec import ModelSpec
+from cdk_triton.config.declaration import ModelSpec
 
 #: bump when the build's output for the same inputs changes
 BUILD_FORMAT = "3"

@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from cdk_triton.builder.pipeline import run_build
+from cdk_triton.builder.steps import run_build
 
 DEFAULT_CONFIG = "build/models.yaml"
 

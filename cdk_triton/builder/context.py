@@ -1,6 +1,6 @@
 """The state one build shares between its steps, and the records the steps pass along.
 
-Modelled on model_navigator: a pipeline is a list of steps (:mod:`cdk_triton.builder.pipeline`),
+Modelled on model_navigator: a pipeline is a list of steps (:mod:`cdk_triton.builder.steps`),
 each takes the one :class:`BuildContext` and returns a :class:`StepOutput` with a status.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 from cdk_triton.builder.cache import ModelCache
 from cdk_triton.builder.reference import Runner
 from cdk_triton.builder.report import Reporter
+from cdk_triton.config.declaration import BuildSpec, EndpointSpec, ModelSpec
 from cdk_triton.config.manifest import EndpointEntry, Manifest, Sample
-from cdk_triton.config.spec import BuildSpec, EndpointSpec, ModelSpec
 
 #: a file in every ensemble's version folder ``1/``: Triton needs the folder, S3 has no empty folders,
 #: and SageMaker refuses a zero-byte "folder marker" key ending in '/' under an uncompressed S3 prefix
@@ -144,7 +144,7 @@ class ModelRecord:
 
 
 @dataclass(kw_only=True, slots=True)
-class Planned:
+class Resolved:
     """One model of the build: its declaration, cache key and (once cached or exported) record."""
 
     spec: ModelSpec
@@ -183,7 +183,7 @@ class BuildContext:
     names: list[str] = field(default_factory=list)  # selected models, steps before ensembles
     cache: ModelCache = field(init=False)
     tools: dict[str, str] = field(default_factory=dict)
-    plan: dict[str, Planned] = field(default_factory=dict)
+    resolved: dict[str, Resolved] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     fresh: set[str] = field(default_factory=set)  # models exported by this build
     reconfigured: set[str] = field(default_factory=set)  # cached artifacts given a new config.pbtxt
@@ -208,14 +208,14 @@ class BuildContext:
 
     def record(self, name: str) -> ModelRecord:
         """The record of a model that was cached or exported by now."""
-        rec = self.plan[name].record
+        rec = self.resolved[name].record
         assert rec is not None, name
         return rec
 
     @property
     def built(self) -> list[str]:
         """The selected models that were not skipped, in build order."""
-        return [n for n in self.names if self.plan[n].skip_reason is None]
+        return [n for n in self.names if self.resolved[n].skip_reason is None]
 
     @property
     def full_check(self) -> bool:
@@ -224,4 +224,4 @@ class BuildContext:
 
     def model_dirs(self, names: list[str]) -> dict[str, Path]:
         """The cache directories of ``names``."""
-        return {n: self.cache.entry_dir(n, self.plan[n].key) for n in names}
+        return {n: self.cache.entry_dir(n, self.resolved[n].key) for n in names}

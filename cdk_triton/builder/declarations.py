@@ -1,4 +1,4 @@
-"""Load ``models.yaml`` into a :class:`~cdk_triton.config.spec.BuildSpec` (one to one)."""
+"""Load ``models.yaml`` into a :class:`~cdk_triton.config.declaration.BuildSpec` (one to one)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from cdk_triton.config.spec import BuildSpec
+from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.errors import TritonValidationError
 
 #: environment variable overriding the declared artifact location (s3://bucket/prefix)

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.config.manifest import (
     EndpointEntry,
     Manifest,
@@ -28,7 +29,6 @@ from cdk_triton.config.manifest import (
     TargetModel,
     read_manifest,
 )
-from cdk_triton.config.spec import BuildSpec
 from cdk_triton.errors import BuildError, TritonValidationError
 
 FORMATS = ("torchscript", "onnx", "tensorrt", "python", "ensemble")

@@ -224,7 +224,7 @@ def prune(ctx: BuildContext) -> StepOutput:
     manifest = ctx.result.manifest
     removed = ctx.cache.prune(
         {(n, e.source_sha256) for n, e in manifest.models.items() if e.source_sha256}
-        | {(n, p.key) for n, p in ctx.plan.items()}
+        | {(n, p.key) for n, p in ctx.resolved.items()}
     )
     prune_outputs(ctx.out, manifest)
     return StepOutput(

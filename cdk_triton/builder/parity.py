@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from cdk_triton.builder.samples import tolerance, triton_dtype
-from cdk_triton.config.spec import ModelSpec
+from cdk_triton.config.declaration import ModelSpec
 from cdk_triton.errors import BuildError
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from cdk_triton.config.spec import ModelSpec, SequenceBatching
+from cdk_triton.config.declaration import ModelSpec, SequenceBatching
 
 #: format -> (platform, backend, default file name)
 PLATFORMS: dict[str, tuple[str | None, str | None, str | None]] = {

@@ -15,7 +15,7 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdk_triton.config.spec import DTYPES
+from cdk_triton.config.declaration import DTYPES
 from cdk_triton.errors import BuildError
 
 if TYPE_CHECKING:

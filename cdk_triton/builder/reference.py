@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from cdk_triton.config.spec import BuildSpec, ModelSpec
+from cdk_triton.config.declaration import BuildSpec, ModelSpec
 from cdk_triton.errors import BuildError
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from cdk_triton.builder.context import Artifact, BuildContext, StepOutput, StepS
 from cdk_triton.builder.export import step as export_step
 from cdk_triton.builder.export import tensorrt as trt_export
 from cdk_triton.builder.package import check_tree, copy_model_dir, file_sizes, pack, sha256_file, tree_digest
+from cdk_triton.config.declaration import EndpointSpec
 from cdk_triton.config.manifest import EndpointEntry, TargetModel
-from cdk_triton.config.spec import EndpointSpec
 from cdk_triton.errors import BuildError
 
 
@@ -127,13 +127,13 @@ def package_endpoints(ctx: BuildContext) -> StepOutput:
 
 
 def _built(ctx: BuildContext, root: str) -> bool:
-    return all(n in ctx.plan and ctx.plan[n].skip_reason is None for n in ctx.spec.closure(root))
+    return all(n in ctx.resolved and ctx.resolved[n].skip_reason is None for n in ctx.spec.closure(root))
 
 
 def _missing_why(ctx: BuildContext, root: str) -> str:
     for n in ctx.spec.closure(root):
-        if n in ctx.plan and ctx.plan[n].skip_reason is not None:
-            return f"optional model skipped: {ctx.plan[n].skip_reason}"
+        if n in ctx.resolved and ctx.resolved[n].skip_reason is not None:
+            return f"optional model skipped: {ctx.resolved[n].skip_reason}"
     return "not built by this build (--formats) nor in --merge-manifest"
 
 
@@ -150,9 +150,9 @@ def _roots(ctx: BuildContext, ep: EndpointSpec) -> list[str] | None:
             ctx.endpoint_entries[ep.name] = theirs
             return None
         r = missing[0]
-        if r in ctx.plan and ctx.plan[r].skip_reason is not None:
+        if r in ctx.resolved and ctx.resolved[r].skip_reason is not None:
             raise BuildError(
-                f"endpoint '{ep.name}' needs model '{r}', which was skipped: {ctx.plan[r].skip_reason}",
+                f"endpoint '{ep.name}' needs model '{r}', which was skipped: {ctx.resolved[r].skip_reason}",
                 code="TensorRTUnavailable",
             )
         ctx.warn(f"endpoint '{ep.name}' not built: model '{r}' is {_missing_why(ctx, r)}")
@@ -161,7 +161,7 @@ def _roots(ctx: BuildContext, ep: EndpointSpec) -> list[str] | None:
     for r in missing:
         if r in merged:
             continue
-        if r in ctx.plan and ctx.plan[r].skip_reason is not None:
+        if r in ctx.resolved and ctx.resolved[r].skip_reason is not None:
             ctx.warn(f"endpoint '{ep.name}': target model '{r}' left out (optional model skipped)")
         else:
             ctx.warn(f"endpoint '{ep.name}': target model '{r}' left out ({_missing_why(ctx, r)})")
@@ -182,7 +182,7 @@ def _check_plans(ctx: BuildContext, ep: EndpointSpec, members: list[str]) -> set
                 ep.instance_types,
                 model=n,
                 triton_version=ctx.spec.triton_version,
-                max_batch_size=ctx.plan[n].spec.max_batch_size,
+                max_batch_size=ctx.resolved[n].spec.max_batch_size,
             )
             archs.update(p["gpu_architecture"] for p in plans)
     return archs
@@ -190,7 +190,7 @@ def _check_plans(ctx: BuildContext, ep: EndpointSpec, members: list[str]) -> set
 
 def _unit_key(ctx: BuildContext, members: list[str]) -> str:
     """What a repository or archive of ``members`` depends on: their cache keys."""
-    return json.dumps({n: ctx.plan[n].key for n in members}, sort_keys=True)
+    return json.dumps({n: ctx.resolved[n].key for n in members}, sort_keys=True)
 
 
 def _archive(

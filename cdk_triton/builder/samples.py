@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdk_triton.config.spec import DTYPES, ModelSpec, TensorSpec
+from cdk_triton.config.declaration import DTYPES, ModelSpec, TensorSpec
 
 if TYPE_CHECKING:
     import numpy as np

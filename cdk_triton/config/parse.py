@@ -2,7 +2,7 @@
 
 One kit for both readers of ``cdk_triton.config``:
 
-- the declaration (``config.spec``, ``build/models.yaml``) COLLECTS every problem in an
+- the declaration (``config.declaration``, ``build/models.yaml``) COLLECTS every problem in an
   :class:`Errors` and raises them once: :func:`typed`, :func:`check_keys`, :func:`is_mapping`,
   :func:`one_of`, :func:`str_map`;
 - the manifest (``config.manifest``) RAISES the first problem: :func:`required`, :func:`optional`,

@@ -198,7 +198,7 @@ class TritonEndpointBase(Construct):
             label=label,
         )
 
-    def _metric(self, spec: m.MetricSpec, **kw: Any) -> cloudwatch.Metric:
+    def _metric(self, spec: m.MetricDef, **kw: Any) -> cloudwatch.Metric:
         variant = require(self, "variant_name", f"metric {spec.name}")
         if spec.multi_model:
             require(self, "is_multi_model", f"the multi-model metric {spec.name} (pass mode='MME')")

@@ -20,7 +20,7 @@ HOST = "/aws/sagemaker/Endpoints"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class MetricSpec:
+class MetricDef:
     """One row of the table.
 
     Attributes:
@@ -38,12 +38,12 @@ class MetricSpec:
     multi_model: bool = False
 
 
-def _sm(name: str, statistic: str, unit: str, *, multi_model: bool = False) -> MetricSpec:
-    return MetricSpec(name=name, namespace=SAGEMAKER, statistic=statistic, unit=unit, multi_model=multi_model)
+def _sm(name: str, statistic: str, unit: str, *, multi_model: bool = False) -> MetricDef:
+    return MetricDef(name=name, namespace=SAGEMAKER, statistic=statistic, unit=unit, multi_model=multi_model)
 
 
-def _host(name: str, unit: str, *, multi_model: bool = False) -> MetricSpec:
-    return MetricSpec(name=name, namespace=HOST, statistic="Average", unit=unit, multi_model=multi_model)
+def _host(name: str, unit: str, *, multi_model: bool = False) -> MetricDef:
+    return MetricDef(name=name, namespace=HOST, statistic="Average", unit=unit, multi_model=multi_model)
 
 
 # ---------------------------------------------------------------------------- the table
@@ -66,7 +66,7 @@ MODEL_DOWNLOADING_TIME = _sm("ModelDownloadingTime", "Average", "microseconds", 
 MODEL_UNLOADING_TIME = _sm("ModelUnloadingTime", "Average", "microseconds", multi_model=True)
 
 #: Every SageMaker metric of the table, by official name.
-METRICS: dict[str, MetricSpec] = {
+METRICS: dict[str, MetricDef] = {
     spec.name: spec
     for spec in (
         INVOCATIONS,
@@ -130,18 +130,18 @@ def variant_metric(
     )
 
 
-def metric_of(spec: MetricSpec, endpoint_name: str, variant_name: str, **kw: Any) -> cloudwatch.Metric:
+def metric_of(spec: MetricDef, endpoint_name: str, variant_name: str, **kw: Any) -> cloudwatch.Metric:
     """The table row ``spec`` as a ``cloudwatch.Metric`` (its statistic unless ``statistic=`` is given)."""
     kw.setdefault("statistic", spec.statistic)
     return variant_metric(spec.name, endpoint_name, variant_name, namespace=spec.namespace, **kw)
 
 
-def widget_metric(spec: MetricSpec, dims: list[str], stat: str | None = None, **opts: Any) -> list[Any]:
+def widget_metric(spec: MetricDef, dims: list[str], stat: str | None = None, **opts: Any) -> list[Any]:
     """The row as a dashboard metric array: ``[namespace, name, *dims, {stat, ...}]``."""
     return [spec.namespace, spec.name, *dims, {"stat": stat or spec.statistic, **opts}]
 
 
-def alarm_metric(spec: MetricSpec) -> dict[str, str]:
+def alarm_metric(spec: MetricDef) -> dict[str, str]:
     """The row's ``namespace`` and ``metric_name`` for ``AWS::CloudWatch::Alarm`` props."""
     return {"namespace": spec.namespace, "metric_name": spec.name}
 

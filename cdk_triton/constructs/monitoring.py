@@ -141,7 +141,7 @@ class TritonDashboard(Construct):
         return rows
 
     def _invocation_graphs(self, dims: list[str]) -> list[dict[str, Any]]:
-        def latency(spec: m.MetricSpec) -> dict[str, Any]:
+        def latency(spec: m.MetricDef) -> dict[str, Any]:
             return self._graph(
                 f"{spec.name} (us)",
                 [m.widget_metric(spec, dims, s, label=f"{spec.name} {s}") for s in _PERCENTILES],
@@ -358,7 +358,7 @@ class TritonAlarms(Construct):
     ) -> None:
         """The 5XX error rate (metric math), p99 ModelLatency and per-GPU memory alarms."""
 
-        def stat(spec: m.MetricSpec, qid: str) -> dict[str, Any]:
+        def stat(spec: m.MetricDef, qid: str) -> dict[str, Any]:
             return {
                 "id": qid,
                 "returnData": False,

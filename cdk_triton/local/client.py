@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from cdk_triton.config.declaration import DTYPES
 from cdk_triton.config.manifest import EndpointEntry, Manifest, Sample
-from cdk_triton.config.spec import DTYPES
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.front import Reply, invoke_front
 

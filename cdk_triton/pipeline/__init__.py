@@ -1,10 +1,16 @@
 """CDK Pipelines for cdk-triton: a self-mutating pipeline that builds models where they run and deploys stages.
 
-``TritonPipeline`` (synth time, aws-cdk-lib) and the pure ``gpu_plan`` / ``verify_spec`` helpers;
+``TritonPipeline`` (synth time, aws-cdk-lib) and the pure ``gpu_targets`` / ``verify_checks`` helpers;
 ``gpu_job`` is the boto3 launcher the pipeline runs in a CodeBuild step (no CDK import).
 """
 
-from cdk_triton.pipeline.gpu_plan import GpuBuildOptions, GpuBuildTarget, GpuJob, job_kind, plan_gpu_build
+from cdk_triton.pipeline.gpu_targets import (
+    GpuBuildOptions,
+    GpuBuildTarget,
+    GpuJob,
+    gpu_build_targets,
+    job_kind,
+)
 from cdk_triton.pipeline.pipeline import EndpointVerification, TritonPipeline
 
 __all__ = [
@@ -14,5 +20,5 @@ __all__ = [
     "GpuJob",
     "TritonPipeline",
     "job_kind",
-    "plan_gpu_build",
+    "gpu_build_targets",
 ]

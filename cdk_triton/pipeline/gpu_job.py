@@ -44,7 +44,7 @@ class GpuJobError(RuntimeError):
 
 
 @dataclass(frozen=True, kw_only=True)
-class JobSpec:
+class JobRequest:
     """Everything the launcher needs; the CodeBuild step passes it on the command line."""
 
     kind: str
@@ -72,7 +72,7 @@ class JobSpec:
         return f"s3://{self.bucket}/{self.work_prefix}output/"
 
 
-def build_script(spec: JobSpec) -> str:
+def build_script(spec: JobRequest) -> str:
     """The job's shell script: unpack the source, build the TensorRT formats into the job's output dir."""
     src, out = (
         (PROCESSING_SOURCE, PROCESSING_OUTPUT)
@@ -144,7 +144,7 @@ def pack_source(root: Path) -> bytes:
     return buf.getvalue()
 
 
-def processing_request(spec: JobSpec) -> dict[str, Any]:
+def processing_request(spec: JobRequest) -> dict[str, Any]:
     output: dict[str, Any] = {
         "Outputs": [
             {
@@ -189,7 +189,7 @@ def processing_request(spec: JobSpec) -> dict[str, Any]:
     }
 
 
-def training_request(spec: JobSpec) -> dict[str, Any]:
+def training_request(spec: JobRequest) -> dict[str, Any]:
     output: dict[str, Any] = {"S3OutputPath": spec.output_uri}
     if spec.kms_key_arn:
         output["KmsKeyId"] = spec.kms_key_arn
@@ -225,7 +225,7 @@ def training_request(spec: JobSpec) -> dict[str, Any]:
 
 
 def wait(
-    sagemaker: Any, spec: JobSpec, *, poll_s: float = 30.0, sleep: Any = time.sleep, log: Any = print
+    sagemaker: Any, spec: JobRequest, *, poll_s: float = 30.0, sleep: Any = time.sleep, log: Any = print
 ) -> None:
     """Poll the job until it ends; GpuJobError(GpuJobFailed) unless it completed."""
     while True:
@@ -256,7 +256,7 @@ def _safe_extract(tar: tarfile.TarFile, out: Path) -> None:
     tar.extractall(out)  # noqa: S202 - members checked above
 
 
-def fetch_output(s3: Any, spec: JobSpec, out: Path) -> Path:
+def fetch_output(s3: Any, spec: JobRequest, out: Path) -> Path:
     """Download the job's output into ``out``; return the path of its manifest.json."""
     out.mkdir(parents=True, exist_ok=True)
     base = spec.work_prefix + "output/"
@@ -293,7 +293,7 @@ def fetch_output(s3: Any, spec: JobSpec, out: Path) -> Path:
 
 
 def run(
-    spec: JobSpec,
+    spec: JobRequest,
     *,
     source: Path,
     out: Path,
@@ -344,7 +344,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     suffix = os.environ.get("CODEBUILD_BUILD_NUMBER") or time.strftime("%Y%m%d%H%M%S")
-    spec = JobSpec(
+    spec = JobRequest(
         kind=args.kind,
         instance_type=args.instance_type,
         image_uri=args.image_uri,

@@ -31,9 +31,9 @@ from constructs import Construct, IValidation
 from cdk_triton.config import tables
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError, raise_all
-from cdk_triton.pipeline import gpu_plan
+from cdk_triton.pipeline import gpu_targets
 from cdk_triton.pipeline._nag import acknowledge_pipeline
-from cdk_triton.pipeline.verify_spec import target_model_parameter_path, verify_spec
+from cdk_triton.pipeline.verify_checks import target_model_parameter_path, verify_checks
 
 CPU_FORMATS = "torchscript,onnx,python,ensemble"
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
@@ -101,7 +101,7 @@ class TritonPipeline(Construct):
             ``<declaration dir>/out/manifest.json``.
         root: the repository root at synth. Default: the current directory.
         cdk_app: the ``--app`` of ``cdk synth``. Default: cdk.json's ``app``.
-        gpu_build: how TensorRT plans are built. Default: on the endpoint's own GPU model (gpu_plan).
+        gpu_build: how TensorRT plans are built. Default: on the endpoint's own GPU model (gpu_build).
         approvals: stage name -> ``True`` or a reason, for stages added later; checked by ``build()``.
         pipeline_name: Default: generated.
     """
@@ -119,7 +119,7 @@ class TritonPipeline(Construct):
         manifest: str | None = None,
         root: str | Path | None = None,
         cdk_app: str | None = None,
-        gpu_build: gpu_plan.GpuBuildOptions | None = None,
+        gpu_build: gpu_targets.GpuBuildOptions | None = None,
         approvals: Mapping[str, bool | str] | None = None,
         pipeline_name: str | None = None,
     ) -> None:
@@ -134,9 +134,9 @@ class TritonPipeline(Construct):
         self._approvals = dict(approvals or {})
         self._stages: list[str] = []
         self._source = source
-        decl = gpu_plan.read_declaration(self.root / declaration)
+        decl = gpu_targets.read_declaration(self.root / declaration)
         self.triton_version = str(decl.get("triton_version") or tables.DEFAULT_TRITON_VERSION)
-        self.gpu_target = gpu_plan.plan_gpu_build(decl, options=gpu_build, source=f"{declaration}")
+        self.gpu_target = gpu_targets.gpu_build_targets(decl, options=gpu_build, source=f"{declaration}")
         self.gpu_build_step = self._gpu_step() if self.gpu_target else None
         self.synth_step = self._synth_step(cdk_app)
         self.pipeline = pipelines.CodePipeline(
@@ -210,7 +210,7 @@ class TritonPipeline(Construct):
         self.gpu_build_image = image
         s3_rw = _s3_statements(self.artifact_bucket, self.artifact_prefix, self.artifact_key, write=True)
         env = {"CDK_TRITON_ARTIFACT_LOCATION": self.artifact_location, "PYTHONDONTWRITEBYTECODE": "1"}
-        if target.job.kind == gpu_plan.CODEBUILD:
+        if target.job.kind == gpu_targets.CODEBUILD:
             return pipelines.CodeBuildStep(
                 "GpuBuild",
                 input=self._source,
@@ -248,7 +248,7 @@ class TritonPipeline(Construct):
         for st in s3_rw:
             job_role.add_to_policy(st)
         image.repository.grant_pull(job_role)
-        job_group = "ProcessingJobs" if kind == gpu_plan.PROCESSING else "TrainingJobs"
+        job_group = "ProcessingJobs" if kind == gpu_targets.PROCESSING else "TrainingJobs"
         job_role.add_to_policy(
             iam.PolicyStatement(
                 actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
@@ -266,7 +266,7 @@ class TritonPipeline(Construct):
         job_arn = stack.format_arn(
             service="sagemaker", resource=f"{kind}-job", resource_name="cdk-triton-trt-*"
         )
-        verb = "Processing" if kind == gpu_plan.PROCESSING else "Training"
+        verb = "Processing" if kind == gpu_targets.PROCESSING else "Training"
         launcher = [
             f"python3 {LAUNCHER} --kind {kind} --instance-type {target.job.instance_type}",
             '--image-uri "$IMAGE_URI" --role-arn "$JOB_ROLE_ARN"',
@@ -342,7 +342,7 @@ class TritonPipeline(Construct):
                 errors += self._location_errors(manifest.artifact_location.uri, path)
                 for v in verify:
                     try:
-                        specs.append(verify_spec(manifest, v.endpoint, endpoint_name=v.deployed_name))
+                        specs.append(verify_checks(manifest, v.endpoint, endpoint_name=v.deployed_name))
                     except TritonValidationError as exc:
                         errors.append(exc.at(path))
         raise_all(errors)

@@ -45,7 +45,7 @@ def cdk_triton_imports(source: str) -> list[str]:
         "import os, cdk_triton.config.manifest as m\n",
         "from cdk_triton.errors import CdkTritonError\n",
         "from cdk_triton import read_manifest\n",
-        "def handler(event, context):\n    from cdk_triton.config import spec\n",
+        "def handler(event, context):\n    from cdk_triton.config import declaration\n",
         "import importlib\nmod = importlib.import_module('cdk_triton.config')\n",
         "from importlib import import_module\nimport_module('cdk_triton')\n",
         "__import__('cdk_triton.local')\n",

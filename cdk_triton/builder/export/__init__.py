@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cdk_triton.builder.pbtxt import IoTensor
-from cdk_triton.config.spec import ModelSpec, TensorSpec
+from cdk_triton.config.declaration import ModelSpec, TensorSpec
 from cdk_triton.errors import BuildError
 
 

@@ -9,7 +9,7 @@ from cdk_triton.builder.compat import check_onnx_model
 from cdk_triton.builder.export import check_io
 from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.builder.reference import Runner
-from cdk_triton.config.spec import ModelSpec, TensorSpec
+from cdk_triton.config.declaration import ModelSpec, TensorSpec
 from cdk_triton.errors import BuildError
 
 if TYPE_CHECKING:

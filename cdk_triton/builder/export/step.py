@@ -15,7 +15,7 @@ from cdk_triton.builder.context import (
     BuildContext,
     Exported,
     ModelRecord,
-    Planned,
+    Resolved,
     SampleRecord,
     StepOutput,
     StepStatus,
@@ -47,7 +47,7 @@ from cdk_triton.builder.samples import (
     triton_dtype,
     v2_tensors,
 )
-from cdk_triton.config.spec import ModelSpec
+from cdk_triton.config.declaration import ModelSpec
 from cdk_triton.errors import BuildError
 
 if TYPE_CHECKING:
@@ -67,9 +67,9 @@ class _Checked:
 
 def export_models(ctx: BuildContext) -> StepOutput:
     """Export every planned model without a cached record, in dependency order."""
-    todo = [p for p in ctx.plan.values() if p.record is None and p.skip_reason is None]
+    todo = [p for p in ctx.resolved.values() if p.record is None and p.skip_reason is None]
     ctx.reporter.start("export", len(todo), "models")
-    for p in ctx.plan.values():  # planned in dependency order
+    for p in ctx.resolved.values():  # planned in dependency order
         if p.record is not None or p.skip_reason is not None:
             continue
         ctx.reporter.advance("export", 0, what=p.spec.name)
@@ -82,14 +82,14 @@ def export_models(ctx: BuildContext) -> StepOutput:
         ctx.reporter.advance("export", 1, what=p.spec.name)
     ctx.reporter.finish("export")
     ctx.result.reconfigured = len(ctx.reconfigured)
-    ctx.result.skipped_models = {n: p.skip_reason for n, p in ctx.plan.items() if p.skip_reason}
+    ctx.result.skipped_models = {n: p.skip_reason for n, p in ctx.resolved.items() if p.skip_reason}
     for n, why in ctx.result.skipped_models.items():
         ctx.warn(f"model '{n}' skipped (optional): {why}")
     return StepOutput(
         step="export",
         status=StepStatus.OK if todo else StepStatus.UP_TO_DATE,
         done=len(ctx.fresh),
-        up_to_date=sum(1 for p in ctx.plan.values() if p.record is not None) - len(todo),
+        up_to_date=sum(1 for p in ctx.resolved.values() if p.record is not None) - len(todo),
     )
 
 
@@ -97,7 +97,7 @@ def verify_members(ctx: BuildContext, names: list[str]) -> None:
     """Hash the cache entries of ``names`` in full before they are packaged (once per build); a corrupt
     entry is exported again, with a warning naming it."""
     for n in names:
-        p = ctx.plan[n]
+        p = ctx.resolved[n]
         if n in ctx.verified or n in ctx.fresh or n in ctx.reconfigured or p.record is None:
             continue
         problem = check_tree(ctx.cache.entry_dir(n, p.key), p.record.files, None, None, full=True)
@@ -110,7 +110,7 @@ def verify_members(ctx: BuildContext, names: list[str]) -> None:
         ctx.verified.add(n)
 
 
-def _reconfigure(ctx: BuildContext, p: Planned, cached: ModelRecord) -> ModelRecord:
+def _reconfigure(ctx: BuildContext, p: Resolved, cached: ModelRecord) -> ModelRecord:
     """A cached artifact with another configuration: copy it, regenerate config.pbtxt (no export)."""
     m = p.spec
     tmp = ctx.cache.new_temp_dir(m.name)
@@ -131,7 +131,7 @@ def _reconfigure(ctx: BuildContext, p: Planned, cached: ModelRecord) -> ModelRec
         raise
 
 
-def _export(ctx: BuildContext, p: Planned) -> ModelRecord:
+def _export(ctx: BuildContext, p: Resolved) -> ModelRecord:
     m = p.spec
     tmp = ctx.cache.new_temp_dir(m.name)
     try:
@@ -352,7 +352,7 @@ def _export_ensemble(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
     )
     steps = []
     for s in m.steps:
-        rec = ctx.plan[s.model].record
+        rec = ctx.resolved[s.model].record
         names = rec.exported.io_names if rec is not None else {"inputs": {}, "outputs": {}}
         steps.append(
             replace(

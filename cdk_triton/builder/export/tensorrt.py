@@ -15,7 +15,7 @@ from typing import Any
 
 from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.config import tables
-from cdk_triton.config.spec import ModelSpec
+from cdk_triton.config.declaration import ModelSpec
 from cdk_triton.errors import BuildError
 
 METADATA_FILE = "plan.json"

@@ -11,7 +11,7 @@ from cdk_triton.builder.export import check_io
 from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.builder.reference import Runner, torch_runner
 from cdk_triton.builder.samples import triton_dtype
-from cdk_triton.config.spec import ModelSpec
+from cdk_triton.config.declaration import ModelSpec
 from cdk_triton.errors import BuildError
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from cdk_triton.builder.export import onnx as onnx_export
 from cdk_triton.builder.export import torchscript as ts_export
 from cdk_triton.builder.python_model import PythonModelRunner
 from cdk_triton.builder.reference import Runner, build_eager, torch_runner
-from cdk_triton.config.spec import ModelSpec
+from cdk_triton.config.declaration import ModelSpec
 from cdk_triton.errors import BuildError
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def reference_runner(ctx: BuildContext, m: ModelSpec) -> Runner:
 
 def artifact_runner(ctx: BuildContext, m: ModelSpec) -> Runner:
     """A CPU runner of the built artifact (from the cache)."""
-    p = ctx.plan[m.name]
+    p = ctx.resolved[m.name]
     assert p.record is not None
     d = ctx.cache.entry_dir(m.name, p.key)
     if m.format == "onnx":

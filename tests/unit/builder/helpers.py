@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from cdk_triton.builder.export import tensorrt as trt
-from cdk_triton.config.spec import BuildSpec
+from cdk_triton.config.declaration import BuildSpec
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]

@@ -7,11 +7,11 @@ import dataclasses
 import pytest
 
 from cdk_triton.builder.declarations import load_spec
+from cdk_triton.config.declaration import BuildSpec, ModelSpec
 from cdk_triton.config.manifest import MULTI_MODEL, SINGLE_MODEL
-from cdk_triton.config.spec import BuildSpec, ModelSpec
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
-from tests.unit.config.spec.decl import tiny_model_spec
+from tests.unit.config.declaration.decl import tiny_model_spec
 
 
 def test_example_declaration_loads() -> None:

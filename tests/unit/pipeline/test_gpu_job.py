@@ -16,13 +16,13 @@ from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
 from cdk_triton.pipeline import gpu_job
-from cdk_triton.pipeline.gpu_job import GpuJobError, JobSpec
+from cdk_triton.pipeline.gpu_job import GpuJobError, JobRequest
 
 BUCKET = "artifacts-123456789012"
 
 
-def _spec(kind: str = "processing", **kw: Any) -> JobSpec:
-    return JobSpec(
+def _spec(kind: str = "processing", **kw: Any) -> JobRequest:
+    return JobRequest(
         kind=kind,
         instance_type="ml.g6.xlarge" if kind == "processing" else "ml.p4d.24xlarge",
         image_uri="123456789012.dkr.ecr.us-east-1.amazonaws.com/cdk-assets:abc",
@@ -51,7 +51,7 @@ def _stubbed(clients: dict[str, Any]) -> Iterator[tuple[Stubber, Stubber, Stubbe
         yield sq, s3, sm
 
 
-def _run(spec: JobSpec, source: Path, out: Path, clients: dict[str, Any]) -> Path:
+def _run(spec: JobRequest, source: Path, out: Path, clients: dict[str, Any]) -> Path:
     """The whole job, without waiting between polls and without its log."""
     return gpu_job.run(
         spec, source=source, out=out, clients=clients, sleep=lambda s: None, log=lambda m: None
@@ -242,7 +242,7 @@ def test_fails_when_the_job_fails_with_its_reason() -> None:
 def test_main_parses_the_step_command_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     seen: dict[str, Any] = {}
 
-    def fake_run(spec: JobSpec, **kw: Any) -> Path:
+    def fake_run(spec: JobRequest, **kw: Any) -> Path:
         seen["spec"], seen["kw"] = spec, kw
         return tmp_path / "manifest.json"
 

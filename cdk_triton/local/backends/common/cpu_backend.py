@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-# Kept here rather than imported from cdk_triton.config.spec: this file runs inside Triton's python
+# Kept here rather than imported from cdk_triton.config.declaration: this file runs inside Triton's python
 # backend stub as a self-contained backend, with no dependency on the cdk_triton package.
 CONFIG_TO_NUMPY: dict[str, Any] = {
     "TYPE_BOOL": np.bool_,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.config.declaration import BuildSpec, EndpointSpec, ModelSpec, rules
 from cdk_triton.config.manifest import ArtifactLocation
 from cdk_triton.config.parse import Errors
-from cdk_triton.config.spec import BuildSpec, EndpointSpec, ModelSpec, rules
-from tests.unit.config.spec.decl import document, endpoint, ensemble, model, problems
+from tests.unit.config.declaration.decl import document, endpoint, ensemble, model, problems
 
 
 def _spec(models: list[Any], endpoints: list[Any] | None = None, base_dir: Path | str = ".") -> BuildSpec:

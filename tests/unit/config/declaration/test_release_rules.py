@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from cdk_triton.config.spec import rules
-from tests.unit.config.spec.decl import document, endpoint, model, problems
-from tests.unit.config.spec.test_rules import _found, _spec
+from cdk_triton.config.declaration import rules
+from tests.unit.config.declaration.decl import document, endpoint, model, problems
+from tests.unit.config.declaration.test_rules import _found, _spec
 
 
 @pytest.mark.parametrize(

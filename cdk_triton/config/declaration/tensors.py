@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cdk_triton.config.declaration.vocabulary import DTYPES
 from cdk_triton.config.parse import Errors, check_keys, closest, is_mapping, typed
-from cdk_triton.config.spec.vocabulary import DTYPES
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

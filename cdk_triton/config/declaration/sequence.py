@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_triton.config.declaration.vocabulary import DTYPES
 from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, positive_ints, typed
-from cdk_triton.config.spec.vocabulary import DTYPES
 
 #: Sequence batcher strategies (model_config.proto ModelSequenceBatching.strategy_choice).
 SEQUENCE_STRATEGIES = ("direct", "oldest")

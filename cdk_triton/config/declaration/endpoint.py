@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cdk_triton.config.declaration.vocabulary import PACKAGINGS
 from cdk_triton.config.manifest import MULTI_MODEL, SINGLE_MODEL
 from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, typed
-from cdk_triton.config.spec.vocabulary import PACKAGINGS
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -5,8 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.config.spec import BuildSpec, ControlInputs, OldestStrategy, SequenceBatching, SequenceState
-from tests.unit.config.spec.decl import codes, document, endpoint, ensemble, model, parsed, problems
+from cdk_triton.config.declaration import (
+    BuildSpec,
+    ControlInputs,
+    OldestStrategy,
+    SequenceBatching,
+    SequenceState,
+)
+from tests.unit.config.declaration.decl import codes, document, endpoint, ensemble, model, parsed, problems
 
 RUNNING_SUM = str(Path(__file__).resolve().parents[4] / "build" / "running_sum")
 CONTROLS = {"start": "START", "end": "END", "ready": "READY", "corrid": "CORRID", "corrid_dtype": "uint64"}

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from cdk_triton.config.spec import ShapeRange, TensorSpec
-from cdk_triton.config.spec.tensors import tensors_from_list
-from tests.unit.config.spec.decl import parsed
+from cdk_triton.config.declaration import ShapeRange, TensorSpec
+from cdk_triton.config.declaration.tensors import tensors_from_list
+from tests.unit.config.declaration.decl import parsed
 
 
 def test_reads_a_tensor_and_normalizes_the_dtype() -> None:

@@ -1,7 +1,7 @@
 """The build: declarations -> exported, verified models -> repositories/archives -> S3 -> manifest.
 
 A pipeline of steps sharing one :class:`~cdk_triton.builder.context.BuildContext`; each returns a
-:class:`~cdk_triton.builder.context.StepOutput`. (1) plan: validate, resolve sources, check target
+:class:`~cdk_triton.builder.context.StepOutput`. (1) preflight: validate, resolve sources, check target
 compatibility, compute cache keys (nothing written yet); (2) export every model whose key is not
 cached (temp dir + rename); (3) package each endpoint (SME repository directory or tar.gz, MME one
 archive per target model); (4) optionally upload; (5) write the manifest and prune.
@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.builder import merge, outputs, plan, repository, space
+from cdk_triton.builder import merge, outputs, preflight, repository, space
 from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, BuildResult, StepOutput
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export import step as export_step
@@ -77,7 +77,7 @@ def run_build(
     out = out.resolve()
     fmts = merge.parse_formats(formats)
     merged = merge.read_merged(merge_manifest, spec) if merge_manifest is not None else None
-    endpoints, names = plan.select(spec, only)
+    endpoints, names = preflight.select(spec, only)
     with Reporter(progress) as reporter:
         ctx = BuildContext(
             spec=spec,
@@ -88,12 +88,12 @@ def run_build(
             upload=upload,
             s3_client=s3_client,
             endpoints=endpoints,
-            names=merge.filter_formats(spec, plan.order(spec, names), fmts),
+            names=merge.filter_formats(spec, preflight.order(spec, names), fmts),
             formats=fmts,
             merged=merged,
             verify=verify,
         )
-        done = {"plan": plan.preflight(ctx)}  # raises before anything is written
+        done = {"preflight": preflight.run(ctx)}  # raises before anything is written
         try:
             done |= _run_steps(ctx)
         finally:
@@ -103,7 +103,7 @@ def run_build(
         result.exported = len(ctx.fresh)  # corrupt cache entries found while packaging included
         result.packaged = done["package"].done
         result.uploaded, result.copied = done["upload"].done, done["upload"].copied
-        result.skipped = sum(done[s].up_to_date for s in ("plan", "package", "upload"))
+        result.skipped = sum(done[s].up_to_date for s in ("preflight", "package", "upload"))
         result.warnings = list(ctx.warnings)
         result.rows = summary_rows(ctx)
     return result
@@ -127,7 +127,7 @@ def summary_rows(ctx: BuildContext) -> list[dict[str, str]]:
     """One row per model of the build: format, exported/cached/skipped, largest parity difference."""
     rows = []
     for n in ctx.built:
-        rec = ctx.plan[n].record
+        rec = ctx.resolved[n].record
         parity = rec.exported.parity_max_abs_diff if rec is not None else None
         rows.append(
             {
@@ -142,5 +142,5 @@ def summary_rows(ctx: BuildContext) -> list[dict[str, str]]:
             }
         )
     for n in ctx.result.skipped_models:
-        rows.append({"model": n, "format": ctx.plan[n].spec.format, "status": "skipped", "parity": "-"})
+        rows.append({"model": n, "format": ctx.resolved[n].spec.format, "status": "skipped", "parity": "-"})
     return rows

@@ -10,8 +10,8 @@ import pytest
 
 from cdk_triton.config import tables
 from cdk_triton.errors import TritonValidationError
-from cdk_triton.pipeline import gpu_plan
-from cdk_triton.pipeline.gpu_plan import GpuBuildOptions, job_kind, job_kinds, plan_gpu_build
+from cdk_triton.pipeline import gpu_targets
+from cdk_triton.pipeline.gpu_targets import GpuBuildOptions, gpu_build_targets, job_kind, job_kinds
 
 #: The rule, written out per GPU model: CodeBuild where its GPU is the same model, else Processing
 #: on the endpoint's own type, else Training (Processing has no p3dn / p4d / p5).
@@ -42,13 +42,13 @@ def test_job_kind_runs_on_the_endpoints_gpu_model(instance_type: str) -> None:
     assert job.gpu == info.gpu
     assert job.instance_type == instance_type
     if job.kind == "codebuild":
-        assert gpu_plan.codebuild_gpu(str(job.codebuild_compute_type)) == info.gpu
+        assert gpu_targets.codebuild_gpu(str(job.codebuild_compute_type)) == info.gpu
     # every kind offered runs on the same GPU model
     assert {j.gpu for j in job_kinds(instance_type)} == {info.gpu}
 
 
 def test_table_covers_every_gpu_instance_type_with_sources() -> None:
-    table = gpu_plan.gpu_build_table()
+    table = gpu_targets.gpu_build_table()
     assert set(table["instance_types"]) == set(tables.instance_types())
     assert table["codebuild_gpu"]["sources"] and table["sagemaker_jobs"]["sources"]
     for name in ("ml.p4d.24xlarge", "ml.p5.48xlarge", "ml.p3dn.24xlarge"):
@@ -85,7 +85,7 @@ def _decl(instance_types: list[str], *, version: str = "24.09", **extra: Any) ->
 
 
 def test_plan_builds_tensorrt_models_reached_through_an_ensemble() -> None:
-    target = plan_gpu_build(_decl(["ml.g6.xlarge"]))
+    target = gpu_build_targets(_decl(["ml.g6.xlarge"]))
     assert target is not None
     assert target.job.kind == "processing" and target.job.instance_type == "ml.g6.xlarge"
     assert (target.models, target.endpoints, target.sm) == (("net_trt",), ("ep",), "sm89")
@@ -95,12 +95,12 @@ def test_plan_builds_tensorrt_models_reached_through_an_ensemble() -> None:
 def test_plan_is_none_without_tensorrt_models() -> None:
     decl = _decl(["ml.g5.xlarge"])
     decl["models"] = [m for m in decl["models"] if m["format"] != "tensorrt"]
-    assert plan_gpu_build(decl) is None
+    assert gpu_build_targets(decl) is None
 
 
 def _codes(decl: dict[str, Any], options: GpuBuildOptions | None = None) -> list[str]:
     with pytest.raises(TritonValidationError) as exc:
-        plan_gpu_build(decl, options=options, source="models.yaml")
+        gpu_build_targets(decl, options=options, source="models.yaml")
     err = exc.value
     assert "models.yaml" in str(err)
     return list(getattr(err, "codes", [err.code]))
@@ -130,14 +130,14 @@ def test_fails_release_without_a_known_tensorrt_version() -> None:
 
 def test_fails_tensorrt_pin_mismatch_naming_both_sides() -> None:
     with pytest.raises(TritonValidationError) as exc:
-        plan_gpu_build(_decl(["ml.g5.xlarge"]), options=GpuBuildOptions(tensorrt_version="10.9.0"))
+        gpu_build_targets(_decl(["ml.g5.xlarge"]), options=GpuBuildOptions(tensorrt_version="10.9.0"))
     assert exc.value.code == "TensorRtVersionMismatch"
     assert "10.9.0" in str(exc.value) and "10.4.0" in str(exc.value)
 
 
 def test_fails_codebuild_gpu_model_mismatch_naming_both_sides() -> None:
     with pytest.raises(TritonValidationError) as exc:
-        plan_gpu_build(
+        gpu_build_targets(
             _decl(["ml.g6.xlarge"]), options=GpuBuildOptions(codebuild_compute_type="BUILD_GENERAL1_SMALL")
         )
     assert exc.value.code == "GpuModelMismatch"
@@ -175,11 +175,11 @@ def test_read_declaration_refuses_a_missing_broken_or_non_mapping_file(
     if text is not None:
         path.write_text(text)
     with pytest.raises(TritonValidationError) as exc:
-        gpu_plan.read_declaration(path)
+        gpu_targets.read_declaration(path)
     assert exc.value.code == code and exc.value.prop == "declaration" and str(path) in str(exc.value)
 
 
 def test_read_declaration_reads_the_example(tmp_path: Path) -> None:
     path = tmp_path / "models.yaml"
     path.write_text("triton_version: '24.09'\nmodels: []\nendpoints: []\n")
-    assert gpu_plan.read_declaration(path) == {"triton_version": "24.09", "models": [], "endpoints": []}
+    assert gpu_targets.read_declaration(path) == {"triton_version": "24.09", "models": [], "endpoints": []}

@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Protocol
 
 from cdk_triton.config import tables
+from cdk_triton.config.declaration.endpoint import EndpointSpec
+from cdk_triton.config.declaration.model import EnsembleStep, ModelSpec
 from cdk_triton.config.parse import closest, problem
 from cdk_triton.config.placement import check_gpu_placement
-from cdk_triton.config.spec.endpoint import EndpointSpec
-from cdk_triton.config.spec.model import EnsembleStep, ModelSpec
 from cdk_triton.errors import TritonValidationError
 
 
-class BuildSpec(Protocol):
+class DeclarationView(Protocol):
     """What the rules read of a ``build.BuildSpec`` (a protocol, so ``build`` may import the rules)."""
 
     @property
@@ -38,12 +38,12 @@ class BuildSpec(Protocol):
 
 
 Problems = list[TritonValidationError]
-ModelRule = Callable[[BuildSpec, int, ModelSpec], Problems]
-EndpointRule = Callable[[BuildSpec, int, EndpointSpec], Problems]
-Rule = Callable[[BuildSpec], Problems]
+ModelRule = Callable[[DeclarationView, int, ModelSpec], Problems]
+EndpointRule = Callable[[DeclarationView, int, EndpointSpec], Problems]
+Rule = Callable[[DeclarationView], Problems]
 
 
-def _by_name(spec: BuildSpec) -> dict[str, ModelSpec]:
+def _by_name(spec: DeclarationView) -> dict[str, ModelSpec]:
     return {m.name: m for m in spec.models}
 
 
@@ -63,7 +63,7 @@ def _unknown_model(path: str, prop: str, name: str, by_name: dict[str, ModelSpec
 # ---------------------------------------------------------------------------- the declaration's models
 
 
-def check_model_names_unique(spec: BuildSpec) -> Problems:
+def check_model_names_unique(spec: DeclarationView) -> Problems:
     out: Problems = []
     index: dict[str, int] = {}
     for i, m in enumerate(spec.models):
@@ -83,7 +83,7 @@ def check_model_names_unique(spec: BuildSpec) -> Problems:
     return out
 
 
-def check_source_exists(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+def check_source_exists(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
     if m.source is None or not m.source.path or spec.resolve_path(m.source.path).exists():
         return []
     return [
@@ -99,7 +99,7 @@ def check_source_exists(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
     ]
 
 
-def check_state_dict_exists(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+def check_state_dict_exists(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
     if m.source is None or not m.source.state_dict or spec.resolve_path(m.source.state_dict).is_file():
         return []
     return [
@@ -115,7 +115,7 @@ def check_state_dict_exists(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
     ]
 
 
-def check_opt_batch_size_fits(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+def check_opt_batch_size_fits(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
     opt = m.tensorrt.opt_batch_size
     if not (m.max_batch_size > 0 and m.format == "tensorrt" and opt and opt > m.max_batch_size):
         return []
@@ -132,7 +132,7 @@ def check_opt_batch_size_fits(spec: BuildSpec, i: int, m: ModelSpec) -> Problems
     ]
 
 
-def check_tensorrt_plans_exist(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+def check_tensorrt_plans_exist(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
     return [
         problem(
             "SourceNotFound",
@@ -148,7 +148,7 @@ def check_tensorrt_plans_exist(spec: BuildSpec, i: int, m: ModelSpec) -> Problem
     ]
 
 
-def check_tensorrt_plans_only_for_tensorrt(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+def check_tensorrt_plans_only_for_tensorrt(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
     if not m.tensorrt.plans or m.format == "tensorrt":
         return []
     return [
@@ -167,7 +167,7 @@ def check_tensorrt_plans_only_for_tensorrt(spec: BuildSpec, i: int, m: ModelSpec
 # ---------------------------------------------------------------------------- ensembles
 
 
-def check_ensemble_steps(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+def check_ensemble_steps(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
     """Each step names another declared model whose batch size is large enough, its maps name the
     step's tensors with agreeing dtypes, in producer order, and every ensemble output is produced."""
     if not m.is_ensemble:
@@ -321,7 +321,7 @@ def _ensemble_outputs_produced(i: int, m: ModelSpec, produced: dict[str, str]) -
     return out
 
 
-def check_ensemble_cycles(spec: BuildSpec) -> Problems:
+def check_ensemble_cycles(spec: DeclarationView) -> Problems:
     """No ensemble reaches itself through its steps (a step naming the ensemble is caught earlier)."""
     out: Problems = []
     by_name = _by_name(spec)
@@ -356,7 +356,7 @@ def check_ensemble_cycles(spec: BuildSpec) -> Problems:
 # ---------------------------------------------------------------------------- endpoints
 
 
-def check_endpoint_lists_not_empty(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+def check_endpoint_lists_not_empty(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     out: Problems = []
     for prop, allowed, fix in (
         ("models", "model names", "list the models"),
@@ -367,7 +367,7 @@ def check_endpoint_lists_not_empty(spec: BuildSpec, i: int, e: EndpointSpec) -> 
     return out
 
 
-def check_endpoint_models_declared(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+def check_endpoint_models_declared(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     by_name = _by_name(spec)
     return [
         _unknown_model(f"endpoints[{i}].models[{j}]", "model", name, by_name)
@@ -376,7 +376,7 @@ def check_endpoint_models_declared(spec: BuildSpec, i: int, e: EndpointSpec) -> 
     ]
 
 
-def check_mme_archives_disjoint(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+def check_mme_archives_disjoint(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     """MME: no model is in two target models' archives (their metrics would merge)."""
     if not e.is_multi_model:
         return []
@@ -404,7 +404,7 @@ def check_mme_archives_disjoint(spec: BuildSpec, i: int, e: EndpointSpec) -> Pro
     return out
 
 
-def check_mme_targets_unique(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+def check_mme_targets_unique(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     if not e.is_multi_model or len(set(e.models)) == len(e.models):
         return []
     return [
@@ -420,7 +420,7 @@ def check_mme_targets_unique(spec: BuildSpec, i: int, e: EndpointSpec) -> Proble
     ]
 
 
-def check_sme_default_model(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+def check_sme_default_model(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     """SME: a default model is named when there are several, and it is in the repository."""
     if e.is_multi_model:
         return []
@@ -456,7 +456,7 @@ def check_sme_default_model(spec: BuildSpec, i: int, e: EndpointSpec) -> Problem
     ]
 
 
-def check_sequence_batching_endpoint(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+def check_sequence_batching_endpoint(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     """A sequence-batched (stateful) model keeps its state in one Triton server: every request of a
     sequence must reach the same instance. A multi-model endpoint routes a target model to any
     instance that loaded it and unloads idle models, so it cannot serve one. (A single-model
@@ -487,7 +487,7 @@ def check_sequence_batching_endpoint(spec: BuildSpec, i: int, e: EndpointSpec) -
     ]
 
 
-def check_instance_types(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+def check_instance_types(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     return [
         problem(
             "InvalidInstanceType",
@@ -503,7 +503,7 @@ def check_instance_types(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
     ]
 
 
-def check_endpoint_names_unique(spec: BuildSpec) -> Problems:
+def check_endpoint_names_unique(spec: DeclarationView) -> Problems:
     names = [e.name for e in spec.endpoints]
     return [
         problem(
@@ -520,7 +520,7 @@ def check_endpoint_names_unique(spec: BuildSpec) -> Problems:
     ]
 
 
-def check_pytorch_parameters_in_release(spec: BuildSpec, i: int, m: ModelSpec) -> Problems:
+def check_pytorch_parameters_in_release(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
     """Each PyTorch parameter is read by the target release (tables' ``pytorch_parameters``)."""
     out: Problems = []
     for k in m.pytorch_parameters:
@@ -532,7 +532,7 @@ def check_pytorch_parameters_in_release(spec: BuildSpec, i: int, m: ModelSpec) -
     return out
 
 
-def check_gpu_placement_fits(spec: BuildSpec, i: int, e: EndpointSpec) -> Problems:
+def check_gpu_placement_fits(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     """Each model's instance groups fit each instance type of the endpoint: no KIND_GPU on a CPU
     type, no GPU index beyond the type's GPUs (``placement.check_gpu_placement``)."""
     by_name = _by_name(spec)
@@ -572,12 +572,12 @@ ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
 )
 
 
-def check_models(spec: BuildSpec) -> Problems:
+def check_models(spec: DeclarationView) -> Problems:
     """:data:`MODEL_RULES`, model by model."""
     return [p for i, m in enumerate(spec.models) for rule in MODEL_RULES for p in rule(spec, i, m)]
 
 
-def check_endpoints(spec: BuildSpec) -> Problems:
+def check_endpoints(spec: DeclarationView) -> Problems:
     """:data:`ENDPOINT_RULES` then ``check_endpoint_models_declared``, endpoint by endpoint; only an
     endpoint whose models are all declared goes on to :data:`ENDPOINT_MODEL_RULES`."""
     out: Problems = []
@@ -600,6 +600,6 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def run_rules(spec: BuildSpec) -> Problems:
+def run_rules(spec: DeclarationView) -> Problems:
     """Every problem :data:`RULES` find, in order."""
     return [p for rule in RULES for p in rule(spec)]

@@ -9,17 +9,17 @@ One module per concern (see ``cdk_triton/config/README.md``): ``vocabulary`` (dt
 PyTorch parameters), ``tensors``, ``source``, ``options`` (batching, instance groups, warm-up, ONNX,
 TensorRT, sample), ``sequence`` (sequence batching), ``model``, ``endpoint``, ``build`` (the whole declaration) and ``rules`` (the
 cross-reference rules, one function each). The parse kit is ``cdk_triton.config.parse``.
-Every public name is re-exported here: import from ``cdk_triton.config.spec``.
+Every public name is re-exported here: import from ``cdk_triton.config.declaration``.
 
 Standard library only: the build stage (``cdk_triton.builder``) does the side effects.
 """
 
 from __future__ import annotations
 
-from cdk_triton.config.spec.build import BuildSpec
-from cdk_triton.config.spec.endpoint import EndpointSpec
-from cdk_triton.config.spec.model import EnsembleStep, ModelSpec
-from cdk_triton.config.spec.options import (
+from cdk_triton.config.declaration.build import BuildSpec
+from cdk_triton.config.declaration.endpoint import EndpointSpec
+from cdk_triton.config.declaration.model import EnsembleStep, ModelSpec
+from cdk_triton.config.declaration.options import (
     DynamicBatching,
     InstanceGroup,
     OnnxOptions,
@@ -27,10 +27,15 @@ from cdk_triton.config.spec.options import (
     TensorRTOptions,
     Warmup,
 )
-from cdk_triton.config.spec.sequence import ControlInputs, OldestStrategy, SequenceBatching, SequenceState
-from cdk_triton.config.spec.source import ModelSource
-from cdk_triton.config.spec.tensors import ShapeRange, TensorSpec
-from cdk_triton.config.spec.vocabulary import (
+from cdk_triton.config.declaration.sequence import (
+    ControlInputs,
+    OldestStrategy,
+    SequenceBatching,
+    SequenceState,
+)
+from cdk_triton.config.declaration.source import ModelSource
+from cdk_triton.config.declaration.tensors import ShapeRange, TensorSpec
+from cdk_triton.config.declaration.vocabulary import (
     DTYPES,
     FORMATS,
     INSTANCE_KINDS,

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, positive_ints, typed
-from cdk_triton.config.spec.vocabulary import (
+from cdk_triton.config.declaration.vocabulary import (
     ACCELERATOR_PRECISIONS,
     INSTANCE_KINDS,
     ONNX_EXPORTERS,
     PRECISIONS,
     WARMUP_DATA,
 )
+from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, positive_ints, typed
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from cdk_triton.config import tables
-from cdk_triton.config.parse import Errors, check_keys, closest, is_mapping, one_of, str_map, typed
-from cdk_triton.config.spec.options import (
+from cdk_triton.config.declaration.options import (
     DynamicBatching,
     InstanceGroup,
     OnnxOptions,
@@ -16,15 +15,16 @@ from cdk_triton.config.spec.options import (
     TensorRTOptions,
     Warmup,
 )
-from cdk_triton.config.spec.sequence import IMPLICIT_STATE_FORMATS, SequenceBatching
-from cdk_triton.config.spec.source import ModelSource
-from cdk_triton.config.spec.tensors import TensorSpec, tensors_from_list
-from cdk_triton.config.spec.vocabulary import (
+from cdk_triton.config.declaration.sequence import IMPLICIT_STATE_FORMATS, SequenceBatching
+from cdk_triton.config.declaration.source import ModelSource
+from cdk_triton.config.declaration.tensors import TensorSpec, tensors_from_list
+from cdk_triton.config.declaration.vocabulary import (
     FORMATS,
     MODEL_NAME,
     SOURCES_FOR_FORMAT,
     TORCHSCRIPT_MODES,
 )
+from cdk_triton.config.parse import Errors, check_keys, closest, is_mapping, one_of, str_map, typed
 
 T = TypeVar("T")
 

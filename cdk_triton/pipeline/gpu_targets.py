@@ -270,7 +270,7 @@ def _tensorrt_errors(
     return errors
 
 
-def plan_gpu_build(
+def gpu_build_targets(
     declaration: dict[str, Any], *, options: GpuBuildOptions | None = None, source: str = "models.yaml"
 ) -> GpuBuildTarget | None:
     """The GPU build job for the declaration's TensorRT models, or None when it has none.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cdk_triton.config.spec import ModelSource
-from tests.unit.config.spec.decl import parsed
+from cdk_triton.config.declaration import ModelSource
+from tests.unit.config.declaration.decl import parsed
 
 
 def test_reads_each_kind() -> None:

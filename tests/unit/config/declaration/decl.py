@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from cdk_triton.config.declaration import BuildSpec, ModelSource, ModelSpec, TensorSpec
 from cdk_triton.config.parse import Errors
-from cdk_triton.config.spec import BuildSpec, ModelSource, ModelSpec, TensorSpec
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 
 TENSOR_IN = {"name": "x", "dtype": "FP32", "shape": [4]}

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.config import tables
+from cdk_triton.config.declaration.endpoint import EndpointSpec
+from cdk_triton.config.declaration.model import ModelSpec
+from cdk_triton.config.declaration.rules import run_rules
 from cdk_triton.config.manifest import ArtifactLocation
 from cdk_triton.config.parse import Errors, check_keys, typed
-from cdk_triton.config.spec.endpoint import EndpointSpec
-from cdk_triton.config.spec.model import ModelSpec
-from cdk_triton.config.spec.rules import run_rules
 from cdk_triton.errors import TritonValidationError, raise_all
 
 

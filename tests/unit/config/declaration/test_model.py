@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cdk_triton.config.spec import BuildSpec, ModelSpec, OnnxOptions, SampleSpec
-from tests.unit.config.spec.decl import codes, document, ensemble, model, parsed
+from cdk_triton.config.declaration import BuildSpec, ModelSpec, OnnxOptions, SampleSpec
+from tests.unit.config.declaration.decl import codes, document, ensemble, model, parsed
 
 
 def test_reads_a_model_with_defaults() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from cdk_triton.config.declaration.vocabulary import SOURCE_KINDS
 from cdk_triton.config.parse import Errors, check_keys, is_mapping, typed
-from cdk_triton.config.spec.vocabulary import SOURCE_KINDS
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

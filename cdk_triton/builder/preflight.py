@@ -8,11 +8,11 @@ from typing import Any
 
 from cdk_triton.builder import compat
 from cdk_triton.builder.cache import artifact_key, config_key, model_key, tool_versions
-from cdk_triton.builder.context import BuildContext, ModelRecord, Planned, StepOutput, StepStatus
+from cdk_triton.builder.context import BuildContext, ModelRecord, Resolved, StepOutput, StepStatus
 from cdk_triton.builder.export import tensorrt as trt_export
 from cdk_triton.builder.reference import forget_local_modules, resolve_factory, source_fingerprint
 from cdk_triton.config import tables
-from cdk_triton.config.spec import BuildSpec, EndpointSpec, ModelSpec
+from cdk_triton.config.declaration import BuildSpec, EndpointSpec, ModelSpec
 from cdk_triton.errors import BuildError, TritonValidationError
 
 
@@ -66,32 +66,32 @@ def order(spec: BuildSpec, names: list[str]) -> list[str]:
     return out
 
 
-def preflight(ctx: BuildContext) -> StepOutput:
+def run(ctx: BuildContext) -> StepOutput:
     """Check every selected model against the target and compute its cache key (raises before
     anything is written); a model whose key is cached gets its record, unless ``force``."""
     ctx.tools = tool_versions()
     forgotten: set[str] = set()
     for name in ctx.names:
-        _plan(ctx, name, forgotten)
-    cached = sum(1 for p in ctx.plan.values() if p.record is not None)
+        _resolve(ctx, name, forgotten)
+    cached = sum(1 for p in ctx.resolved.values() if p.record is not None)
     return StepOutput(
-        step="plan",
-        status=StepStatus.OK if cached < len(ctx.plan) else StepStatus.UP_TO_DATE,
-        done=len(ctx.plan),
+        step="preflight",
+        status=StepStatus.OK if cached < len(ctx.resolved) else StepStatus.UP_TO_DATE,
+        done=len(ctx.resolved),
         up_to_date=cached,
     )
 
 
-def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
+def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
     """Plan one model (its steps first). The key is computed without importing anything (the factory's
     sources are hashed with ``ast``); only a model that must be exported is checked against the target
     here: its factory imported, an ONNX file read, TensorRT looked for."""
-    if name in ctx.plan:
+    if name in ctx.resolved:
         return
     spec = ctx.spec
     m = spec.model(name)
     for s in m.steps:
-        _plan(ctx, s.model, forgotten)
+        _resolve(ctx, s.model, forgotten)
     if m.tensorrt.plans and m.format == "tensorrt":
         check_prebuilt_plans(spec, m)
     art = artifact_key(
@@ -99,7 +99,7 @@ def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         fingerprint=source_fingerprint(spec, m),
         triton_version=spec.triton_version,
         tools=ctx.tools,
-        step_keys={s.model: ctx.plan[s.model].artifact_key for s in m.steps},
+        step_keys={s.model: ctx.resolved[s.model].artifact_key for s in m.steps},
     )
     key = model_key(art, config_key(m))
     cached = None if ctx.force else _trusted(ctx, name, key, ctx.cache.get(name, key))
@@ -115,13 +115,13 @@ def _plan(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
                 forget_local_modules(spec, m)  # import the factory's files as they are now
                 forgotten.add(m.source.factory)
             _check_source(spec, m)
-    if any(ctx.plan[s.model].skip_reason for s in m.steps):
+    if any(ctx.resolved[s.model].skip_reason for s in m.steps):
         skip = f"step of '{m.name}' skipped: " + "; ".join(
-            str(ctx.plan[s.model].skip_reason) for s in m.steps if ctx.plan[s.model].skip_reason
+            str(ctx.resolved[s.model].skip_reason) for s in m.steps if ctx.resolved[s.model].skip_reason
         )
         if not m.optional:
             raise BuildError(f"model '{m.name}' needs a skipped model: {skip}", code="TensorRTUnavailable")
-    ctx.plan[name] = Planned(
+    ctx.resolved[name] = Resolved(
         spec=m,
         key=key,
         record=ModelRecord.from_dict(cached) if cached and not skip else None,

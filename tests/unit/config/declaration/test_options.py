@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cdk_triton.config.spec import (
+from cdk_triton.config.declaration import (
     DynamicBatching,
     InstanceGroup,
     OnnxOptions,
@@ -10,7 +10,7 @@ from cdk_triton.config.spec import (
     TensorRTOptions,
     Warmup,
 )
-from tests.unit.config.spec.decl import parsed
+from tests.unit.config.declaration.decl import parsed
 
 
 def test_dynamic_batching_true_empty_or_mapping() -> None:

@@ -35,7 +35,7 @@ def _check(manifest: Manifest, model: str, sample: Sample | None) -> dict[str, A
     return check
 
 
-def verify_spec(
+def verify_checks(
     manifest: Manifest, endpoint: str, *, endpoint_name: str, deadline_seconds: int = DEFAULT_DEADLINE_S
 ) -> dict[str, Any]:
     """The spec that verifies the deployed ``endpoint_name`` built from the manifest's ``endpoint``.

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cdk_triton.config.spec import EndpointSpec
-from tests.unit.config.spec.decl import endpoint, parsed
+from cdk_triton.config.declaration import EndpointSpec
+from tests.unit.config.declaration.decl import endpoint, parsed
 
 
 def test_mode_aliases_and_default_packaging() -> None:

@@ -7,10 +7,18 @@ from pathlib import Path
 
 import pytest
 
+from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.config.manifest import ArtifactLocation
-from cdk_triton.config.spec import BuildSpec
 from cdk_triton.errors import TritonValidationError
-from tests.unit.config.spec.decl import codes, document, endpoint, ensemble, model, problems, tiny_model_spec
+from tests.unit.config.declaration.decl import (
+    codes,
+    document,
+    endpoint,
+    ensemble,
+    model,
+    problems,
+    tiny_model_spec,
+)
 
 
 def test_parses_a_declaration_one_to_one(tmp_path: Path) -> None:

@@ -1,9 +1,9 @@
-"""The vocabulary is re-exported from cdk_triton.config.spec and agrees with itself."""
+"""The vocabulary is re-exported from cdk_triton.config.declaration and agrees with itself."""
 
 from __future__ import annotations
 
-from cdk_triton.config import spec
-from cdk_triton.config.spec import vocabulary
+from cdk_triton.config import declaration as spec
+from cdk_triton.config.declaration import vocabulary
 
 
 def test_every_vocabulary_word_is_reexported() -> None:
