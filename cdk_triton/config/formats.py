@@ -37,7 +37,7 @@ class Format:
         exporter: the dotted name of the build module that makes the artifact (``config`` cannot
             import ``builder``: the build imports it by name). Default: none.
         artifact: the artifact's file name in the version folder (``1/``). Default: none.
-        platform: config.pbtxt ``platform``. Default: none (the config names ``backend``).
+        platform: config.pbtxt ``platform``. Default: none (the config names ``backend`` instead).
         backend: the Triton backend serving it. Default: none (Triton's own scheduler).
         source_kinds: the ``source`` kinds that can produce it. Default: none (no source).
         gpu_only: built and run only on a GPU (no CPU runtime for parity or the ensemble check).
@@ -55,8 +55,9 @@ class Format:
         cpu_stand_in: the local endpoint's CPU stand-in: a directory holding a python-based
             backend ``model.py``, relative to ``cdk_triton/local/backends/`` or absolute; it is
             served under the name ``backend``. Default: none.
+        cpu_threads: the config parameters that set the backend's intra-op and inter-op threads
+            (the local endpoint's CPU overlay sets them). Default: none.
         tunable: ``cdk-triton tune`` may export a factory model to it. Default: False.
-        serves_locally: the local CPU endpoint can serve it. Default: True.
         files: (copied) the files the version folder must hold. Default: none.
         allowed_imports: (copied) the modules besides the standard library its files may import
             (the image has nothing else). Default: none.
@@ -76,8 +77,8 @@ class Format:
     release_fact: str | None = None
     cache_tools: tuple[str, ...] = ()
     cpu_stand_in: str | None = None
+    cpu_threads: tuple[str, ...] = ()
     tunable: bool = False
-    serves_locally: bool = True
     files: tuple[str, ...] = ()
     allowed_imports: frozenset[str] = frozenset()
 
@@ -94,7 +95,6 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     EXPORTED: (
         "exporter",
         "artifact",
-        "platform",
         "backend",
         "source_kinds",
         "release_fact",
@@ -123,6 +123,7 @@ FORMATS: dict[str, Format] = {
             release_fact="libtorch",
             cache_tools=("torch",),
             cpu_stand_in="pytorch",
+            cpu_threads=("INTRA_OP_THREAD_COUNT", "INTER_OP_THREAD_COUNT"),
             tunable=True,
         ),
         Format(
@@ -138,6 +139,7 @@ FORMATS: dict[str, Format] = {
             release_fact="onnxruntime",
             cache_tools=("torch", "onnx", "onnxscript", "onnxruntime"),
             cpu_stand_in="onnxruntime",
+            cpu_threads=("intra_op_thread_count", "inter_op_thread_count"),
             tunable=True,
         ),
         Format(
@@ -155,7 +157,6 @@ FORMATS: dict[str, Format] = {
             cache_tools=("torch", "onnx", "onnxscript", "onnxruntime", "tensorrt"),
             cpu_stand_in="tensorrt",
             tunable=True,
-            serves_locally=False,
         ),
         Format(
             name="python",
@@ -164,6 +165,7 @@ FORMATS: dict[str, Format] = {
             artifact="model.py",
             backend="python",
             source_kinds=("python",),
+            release_fact="python",
             files=("model.py",),
             allowed_imports=frozenset({"numpy", "triton_python_backend_utils"}),
         ),
@@ -176,6 +178,23 @@ def get(name: str) -> Format:
     """The row of ``name``; KeyError for a format the registry does not list (the declaration
     reports an unknown format as UnknownFormat before anything looks it up)."""
     return FORMATS[name]
+
+
+def lookup(name: object) -> Format | None:
+    """The row of ``name`` when it is a listed format, else None (a raw declaration's value)."""
+    return FORMATS.get(name) if isinstance(name, str) else None
+
+
+def is_composed(name: object) -> bool:
+    """Whether ``name`` is a composed format (an ensemble): a raw declaration's value."""
+    row = lookup(name)
+    return row is not None and row.kind == COMPOSED
+
+
+def is_gpu_only(name: object) -> bool:
+    """Whether ``name`` is a format built and run only on a GPU: a raw declaration's value."""
+    row = lookup(name)
+    return row is not None and row.gpu_only
 
 
 def names() -> tuple[str, ...]:
@@ -201,6 +220,11 @@ def listed() -> str:
 def by_platform() -> dict[str, str]:
     """config.pbtxt ``platform`` -> the backend serving it (the rows with both)."""
     return {f.platform: f.backend for f in FORMATS.values() if f.platform and f.backend}
+
+
+def composed_platforms() -> frozenset[str]:
+    """The config.pbtxt platforms of the composed formats (``ensemble``)."""
+    return frozenset(str(f.platform) for f in of_kind(COMPOSED))
 
 
 def register(row: Format) -> Format:
