@@ -17,6 +17,7 @@ from cdk_triton.builder.context import BuildContext, Exported, SampleRecord
 from cdk_triton.builder.pbtxt import sha256_text, to_dict, to_pbtxt
 from cdk_triton.builder.reference import Runner
 from cdk_triton.builder.samples import sequence_parameters, tolerance, v2_tensors
+from cdk_triton.config import formats
 from cdk_triton.config.declaration import BuildSpec, ModelSpec
 
 if TYPE_CHECKING:
@@ -54,6 +55,13 @@ class Exporter(Protocol):
 def exporter_of(m: ModelSpec) -> Exporter:
     """The module of ``m``'s format (imported on first use)."""
     return cast(Exporter, importlib.import_module(str(m.row.exporter)))
+
+
+def file_runner(kind: str, path: Path, m: ModelSpec) -> Runner:
+    """A CPU runner of a model file given as the source (``kind`` ``torchscript`` or ``onnx``): the
+    ``load_runner`` of the exporter of the format of that name."""
+    module = importlib.import_module(str(formats.get(kind).exporter))
+    return cast(Runner, module.load_runner(path, m))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cdk_triton.builder.context import BuildContext
-from cdk_triton.builder.export.base import exporter_of
+from cdk_triton.builder.export.base import exporter_of, file_runner
 from cdk_triton.builder.reference import Runner, build_eager, torch_runner
 from cdk_triton.config.declaration import ModelSpec
 from cdk_triton.errors import BuildError
@@ -27,14 +27,9 @@ def reference_runner(ctx: BuildContext, m: ModelSpec) -> Runner:
     assert src is not None
     if src.factory:
         runner = torch_runner(build_eager(ctx.spec, m), m)
-    elif src.torchscript:
-        from cdk_triton.builder.export import torchscript as ts_export
-
-        runner = ts_export.load_runner(ctx.spec.resolve_path(src.torchscript), m)
-    elif src.onnx:
-        from cdk_triton.builder.export import onnx as onnx_export
-
-        runner = onnx_export.load_runner(ctx.spec.resolve_path(src.onnx), m)
+    elif src.torchscript or src.onnx:  # the given file, read back by the format of that name
+        path = ctx.spec.resolve_path(src.torchscript or src.onnx or "")
+        runner = file_runner(src.kind, path, m)
     else:
         runner = artifact_runner(ctx, m)
     ctx.runners[m.name] = runner

@@ -55,7 +55,9 @@ def test_every_format_has_its_readme_line_in_order() -> None:
 
 
 def test_manifest_schema_enum_is_the_registry() -> None:
-    schema = json.loads(resources.files("cdk_triton.config").joinpath("data", "manifest.schema.json").read_text())
+    schema = json.loads(
+        resources.files("cdk_triton.config").joinpath("data", "manifest.schema.json").read_text()
+    )
     assert schema["$defs"]["model"]["properties"]["format"]["enum"] == list(formats.names())
 
 
