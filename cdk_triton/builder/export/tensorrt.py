@@ -1,4 +1,5 @@
-"""TensorRT plans from the ONNX export, with the tensorrt Python builder (GPU only).
+"""The tensorrt format's exporter: TensorRT plans from the ONNX export, with the tensorrt Python
+builder (GPU only), plus the declared prebuilt plans; and the GPU checks of preflight.
 
 The pure parts (optimization profiles, builder flags, plan metadata, the architecture check) run
 anywhere and are unit-tested on CPU; :func:`build_plan` needs CUDA and the ``tensorrt`` package

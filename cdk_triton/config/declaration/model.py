@@ -58,7 +58,8 @@ class ModelSpec:
 
     Attributes:
         name: the model directory name (unique in the declaration).
-        format: torchscript, onnx, tensorrt, python or ensemble.
+        format: a format of the registry (``cdk_triton.config.formats``): torchscript, onnx, tensorrt,
+            python or ensemble.
         source: where the model comes from (none for an ensemble).
         inputs / outputs: the declared tensors (cross-checked with the exported artifact).
         max_batch_size: 0 = no batching; > 0 needs a leading batch dim on every tensor. Default: 0.
@@ -289,7 +290,7 @@ def _pytorch_parameters(d: dict[str, Any], fmt: str | None, path: str, errs: Err
     for k, v in typed(d, "pytorch_parameters", dict, path, errs, default={}).items():
         _check_pytorch_parameter(k, f"{path}.pytorch_parameters.{k}", errs)
         params[str(k)] = ("true" if v else "false") if isinstance(v, bool) else str(v)
-    if params and fmt not in (None, "torchscript"):
+    if params and fmt is not None and formats.get(fmt).backend != "pytorch":
         errs.add(
             "InvalidOption",
             f"{path}.pytorch_parameters",
@@ -490,7 +491,7 @@ def _check_tensor_names_and_dtypes(spec: ModelSpec, path: str, errs: Errors) -> 
                     "rename one of them",
                 )
             seen.add(t.name)
-            if t.dtype == "STRING" and fmt in ("onnx", "tensorrt", "torchscript"):
+            if t.dtype == "STRING" and spec.row.kind == formats.EXPORTED:
                 errs.add(
                     "UnknownDtype",
                     f"{path}.{group}[{i}].dtype",
