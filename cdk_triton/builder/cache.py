@@ -19,24 +19,19 @@ from typing import Any
 
 from cdk_triton.builder import space
 from cdk_triton.builder.package import check_tree, file_sizes
+from cdk_triton.config import formats
 from cdk_triton.config.declaration import ModelSpec
 
 #: bump when the build's output for the same inputs changes
 BUILD_FORMAT = "3"
 
-_TOOLS = (
-    "cdk-triton",
-    "torch",
-    "onnx",
-    "onnxscript",
-    "onnxruntime",
-    "numpy",
-    "transformers",
-    "tritonclient",
-    "protobuf",
-    "isal",
-    "tensorrt",
-)
+#: the tools of every format's cache key; each format's row adds its own (``Format.cache_tools``)
+_COMMON_TOOLS = ("cdk-triton", "numpy", "transformers", "tritonclient", "protobuf", "isal")
+
+
+def _tools() -> tuple[str, ...]:
+    rows = formats.FORMATS.values()
+    return tuple(dict.fromkeys((*_COMMON_TOOLS, *(t for f in rows for t in f.cache_tools))))
 
 
 def tool_versions() -> dict[str, str]:
@@ -45,7 +40,7 @@ def tool_versions() -> dict[str, str]:
     Read from the ``<name>-<version>.dist-info`` folder names on ``sys.path`` (the first wins, as
     for an import), without importing :mod:`importlib.metadata` (tens of milliseconds on a no-op
     build); a tool found only another way (an egg, a .egg-info) falls back to it."""
-    wanted = {_normalize(n): n for n in _TOOLS}
+    wanted = {_normalize(n): n for n in _tools()}
     found: dict[str, str] = {}
     for entry in sys.path:
         try:

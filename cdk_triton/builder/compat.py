@@ -9,11 +9,8 @@ import ast
 import sys
 from pathlib import Path
 
-from cdk_triton.config import tables
+from cdk_triton.config import formats, tables
 from cdk_triton.errors import BuildError
-
-#: Modules a python model may import inside the Triton image: the stdlib, numpy and the backend utils.
-PYTHON_MODEL_ALLOWED = frozenset({"numpy", "triton_python_backend_utils"})
 
 #: torch's exporter supports opsets 18+ (dynamo) / up to 20 (legacy).
 TORCH_DYNAMO_MIN_OPSET = 18
@@ -100,8 +97,11 @@ def python_model_imports(source: str, *, filename: str = "model.py") -> list[tup
     return found
 
 
-def check_python_model(directory: Path, *, name: str) -> None:
-    """Refuse a python model that imports what the Triton image lacks (numpy + stdlib only)."""
+def check_python_model(directory: Path, *, name: str, allowed: frozenset[str] | None = None) -> None:
+    """Refuse a python model that imports what the Triton image lacks: anything but the standard
+    library, its own files and ``allowed`` (Default: the python row's ``allowed_imports``, numpy and
+    the backend utils)."""
+    allowed = formats.get("python").allowed_imports if allowed is None else allowed
     local = {p.stem for p in directory.glob("*.py")} | {p.name for p in directory.iterdir() if p.is_dir()}
     stdlib = set(sys.stdlib_module_names)
     for f in sorted(directory.rglob("*.py")):
@@ -114,7 +114,7 @@ def check_python_model(directory: Path, *, name: str) -> None:
                 f"python model '{name}': {f} does not parse: {exc}", code="PythonModelInvalid"
             ) from exc
         for mod, line in imports:
-            if mod in stdlib or mod in PYTHON_MODEL_ALLOWED or mod in local or mod == "__future__":
+            if mod in stdlib or mod in allowed or mod in local or mod == "__future__":
                 continue
             raise BuildError(
                 f"python model '{name}' imports '{mod}' ({f.name}:{line}), which the Triton image does not have "

@@ -17,7 +17,7 @@ DECLARATION_ERRORS: dict[str, str] = {
     "MissingField": "a required field is missing",
     "UnknownDtype": "a data type Triton does not have",
     "InvalidShape": "a shape that is not a list of positive dims (-1 = dynamic)",
-    "UnknownFormat": "a model format other than torchscript, onnx, tensorrt, python, ensemble",
+    "UnknownFormat": "a model format the registry (config/formats.py) does not list",
     "InvalidSource": "a source naming zero or several kinds",
     "SourceFormatMismatch": "a source that cannot produce the declared format",
     "SourceNotFound": "a source or state_dict path that does not exist",

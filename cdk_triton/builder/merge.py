@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
+from cdk_triton.config import formats as format_rows
 from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.config.manifest import (
     EndpointEntry,
@@ -31,8 +32,6 @@ from cdk_triton.config.manifest import (
 )
 from cdk_triton.errors import BuildError, TritonValidationError
 
-FORMATS = ("torchscript", "onnx", "tensorrt", "python", "ensemble")
-
 
 def parse_formats(formats: str | Iterable[str] | None) -> frozenset[str] | None:
     """``"onnx,python"`` (or a list) -> a set of formats; None keeps every format."""
@@ -40,14 +39,14 @@ def parse_formats(formats: str | Iterable[str] | None) -> frozenset[str] | None:
         return None
     items = formats.split(",") if isinstance(formats, str) else list(formats)
     out = frozenset(f.strip() for f in items if f.strip())
-    unknown = sorted(out - set(FORMATS))
+    unknown = sorted(out - set(format_rows.names()))
     if unknown or not out:
         raise TritonValidationError(
             "UnknownFormat",
             prop="--formats",
             value=",".join(unknown) if unknown else "",
             problem="is not a model format" if unknown else "names no format",
-            allowed=", ".join(FORMATS),
+            allowed=format_rows.listed(),
             fix="list formats separated by commas, e.g. --formats onnx,torchscript,python,ensemble",
         )
     return out

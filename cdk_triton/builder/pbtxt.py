@@ -8,15 +8,6 @@ from typing import Any
 
 from cdk_triton.config.declaration import ModelSpec, SequenceBatching
 
-#: format -> (platform, backend, default file name)
-PLATFORMS: dict[str, tuple[str | None, str | None, str | None]] = {
-    "torchscript": ("pytorch_libtorch", "pytorch", "model.pt"),
-    "onnx": ("onnxruntime_onnx", "onnxruntime", "model.onnx"),
-    "tensorrt": ("tensorrt_plan", "tensorrt", "model.plan"),
-    "python": (None, "python", "model.py"),
-    "ensemble": ("ensemble", None, None),
-}
-
 
 def _mc() -> Any:
     """tritonclient's ModelConfig protobuf module, imported on first use (it pulls in protobuf)."""
@@ -43,18 +34,18 @@ def build_config(
 ) -> Any:
     """The ModelConfig message of one model."""
     mc = _mc()
-    platform, backend, _ = PLATFORMS[spec.format]
+    row = spec.row  # the format's platform, or else its backend, names what serves it
     cfg = mc.ModelConfig(name=spec.name, max_batch_size=spec.max_batch_size)
-    if spec.format == "python":
-        cfg.backend = "python"
-    elif platform:
-        cfg.platform = platform
+    if row.platform:
+        cfg.platform = row.platform
+    elif row.backend:
+        cfg.backend = row.backend
     for t in inputs:
         cfg.input.add(name=t.name, data_type=_dtype(t.dtype), dims=list(t.dims))
     for t in outputs:
         cfg.output.add(name=t.name, data_type=_dtype(t.dtype), dims=list(t.dims))
     _serving_options(cfg, spec, [t.name for t in inputs])
-    if spec.format == "onnx" and spec.onnx.tensorrt_accelerator:
+    if row.runs_onnx and spec.onnx.tensorrt_accelerator:
         acc = cfg.optimization.execution_accelerators.gpu_execution_accelerator.add(name="tensorrt")
         acc.parameters["precision_mode"] = spec.onnx.tensorrt_precision.upper()
         acc.parameters["max_workspace_size_bytes"] = str(1 << 30)

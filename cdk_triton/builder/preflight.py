@@ -10,8 +10,8 @@ from cdk_triton.builder import compat
 from cdk_triton.builder.cache import artifact_key, config_key, model_key, tool_versions
 from cdk_triton.builder.context import BuildContext, ModelRecord, Resolved, StepOutput, StepStatus
 from cdk_triton.builder.export import tensorrt as trt_export
+from cdk_triton.builder.export.base import exporter_of
 from cdk_triton.builder.reference import forget_local_modules, resolve_factory, source_fingerprint
-from cdk_triton.config import tables
 from cdk_triton.config.declaration import BuildSpec, EndpointSpec, ModelSpec
 from cdk_triton.errors import BuildError, TritonValidationError
 
@@ -92,8 +92,9 @@ def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
     m = spec.model(name)
     for s in m.steps:
         _resolve(ctx, s.model, forgotten)
-    if m.tensorrt.plans and m.format == "tensorrt":
-        check_prebuilt_plans(spec, m)
+    exporter = exporter_of(m)
+    if m.tensorrt.plans and m.row.builds_plans:
+        trt_export.check_prebuilt_plans(spec, m)
     art = artifact_key(
         m,
         fingerprint=source_fingerprint(spec, m),
@@ -109,12 +110,13 @@ def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         reuse = _trusted(ctx, name, found["source_sha256"], found) if found else None
     skip = None
     if cached is None and reuse is None:  # to be exported: check it now, before anything is written
-        skip = _tensorrt_target(spec, m)
+        skip = exporter.skip_reason(spec, m)
         if skip is None:
             if m.source and m.source.factory and m.source.factory not in forgotten:
                 forget_local_modules(spec, m)  # import the factory's files as they are now
                 forgotten.add(m.source.factory)
             _check_source(spec, m)
+            exporter.check_source(spec, m)
     if any(ctx.resolved[s.model].skip_reason for s in m.steps):
         skip = f"step of '{m.name}' skipped: " + "; ".join(
             str(ctx.resolved[s.model].skip_reason) for s in m.steps if ctx.resolved[s.model].skip_reason
@@ -129,10 +131,9 @@ def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         artifact_key=art,
         reuse=ModelRecord.from_dict(reuse) if reuse and not skip else None,
     )
-    if m.format == "torchscript" and skip is None:
-        w = compat.torchscript_warning(ctx.tools.get("torch", "0"), spec.triton_version)
-        if w:
-            ctx.warn(f"model '{m.name}': {w}")
+    if skip is None:
+        for w in exporter.warnings(spec, m, ctx.tools):
+            ctx.warn(w)
     for w in m.warnings():
         ctx.warn(w)
 
@@ -155,43 +156,13 @@ def _trusted(ctx: BuildContext, name: str, key: str, record: dict[str, Any] | No
     return record
 
 
-def _tensorrt_target(spec: BuildSpec, m: ModelSpec) -> str | None:
-    """Why an optional TensorRT model that must be built is skipped here (None when it can be built):
-    no GPU or tensorrt, or a GPU of another architecture than the endpoints' (a plan is specific to
-    the GPU it is built on; a cached plan is checked against the endpoints when it is packaged)."""
-    if m.format != "tensorrt":
-        return None
-    skip = None
-    try:
-        _, cc, gpu_name = trt_export.require_tensorrt()
-        mismatch = local_arch_mismatch(spec, m, f"sm{cc[0]}{cc[1]}", gpu_name)
-        if mismatch and not m.tensorrt.plans:
-            if not m.optional:
-                raise BuildError(mismatch, code="PlanArchitectureMismatch")
-            skip = mismatch
-    except BuildError as exc:
-        if exc.code != "TensorRTUnavailable":
-            raise
-        if not m.tensorrt.plans:
-            if not m.optional:
-                raise
-            skip = str(exc)
-    return skip
-
-
 def _check_source(spec: BuildSpec, m: ModelSpec) -> None:
-    """Refuse sources the target cannot load: python model imports, ONNX files, factories, opsets."""
-    if m.format == "python" and m.source and m.source.python:
-        p = spec.resolve_path(m.source.python)
-        compat.check_python_model(p if p.is_dir() else p.parent, name=m.name)
+    """Refuse sources the target cannot load, by source kind: ONNX files, factories (the format's
+    exporter checks the rest: python model imports, opsets)."""
     if m.source and m.source.onnx:
         _check_onnx_file(spec, m)
     if m.source and m.source.factory:
         resolve_factory(spec, m)
-    if m.format == "onnx" and m.onnx.opset is not None:
-        compat.check_onnx_opset(
-            m.onnx.opset, None, spec.triton_version, what=f"model '{m.name}' (onnx.opset)"
-        )
 
 
 def _check_onnx_file(spec: BuildSpec, m: ModelSpec) -> None:
@@ -216,35 +187,4 @@ def _check_onnx_file(spec: BuildSpec, m: ModelSpec) -> None:
                 f"model '{m.name}': the ONNX graph's {group} are {graph}, the declaration says "
                 f"{[t.name for t in declared]}; declare the graph's names",
                 code="TensorNameMismatch",
-            )
-
-
-def local_arch_mismatch(spec: BuildSpec, m: ModelSpec, arch: str, gpu_name: str) -> str | None:
-    """Why a plan built on this GPU cannot serve the endpoints that contain ``m`` (None if it can)."""
-    for ep in spec.endpoints:
-        if not any(m.name in spec.closure(r) for r in ep.models):
-            continue
-        for it in ep.instance_types:
-            info = tables.instance_type_info(it)
-            if info is None or info.sm != arch:
-                want = f"{info.gpu} ({info.sm})" if info else "no known GPU"
-                return (
-                    f"model '{m.name}': this GPU is {gpu_name} ({arch}) but endpoint '{ep.name}' runs on {it} "
-                    f"with {want}; build the plan on that GPU, or add prebuilt plans (tensorrt.plans)"
-                )
-    return None
-
-
-def check_prebuilt_plans(spec: BuildSpec, m: ModelSpec) -> None:
-    """Refuse prebuilt plans for another GPU before anything is written."""
-    metas = [trt_export.load_plan_dir(spec.resolve_path(d), model=m.name)[1] for d in m.tensorrt.plans]
-    trt_export.plan_layout(metas, model=m.name)
-    for ep in spec.endpoints:
-        if any(m.name in spec.closure(r) for r in ep.models):
-            trt_export.check_plans(
-                metas,
-                ep.instance_types,
-                model=m.name,
-                triton_version=spec.triton_version,
-                max_batch_size=m.max_batch_size,
             )

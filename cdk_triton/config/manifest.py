@@ -76,7 +76,7 @@ class ModelEntry:
     """One Triton model the build wrote (a directory ``<name>/`` with config.pbtxt and versions)."""
 
     name: str
-    format: str  # torchscript | onnx | tensorrt | python | ensemble
+    format: str  # a format of the registry (config/formats.py)
     platform: str | None  # e.g. onnxruntime_onnx, pytorch_libtorch, tensorrt_plan, ensemble
     backend: str | None  # e.g. python, onnxruntime, pytorch, tensorrt
     config: dict[str, Any]  # the ModelConfig as JSON (protobuf json_format, preserving field names)

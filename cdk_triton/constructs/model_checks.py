@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cdk_triton.config import tables
+from cdk_triton.config import formats, tables
 from cdk_triton.config.manifest import ModelEntry
 from cdk_triton.config.placement import Group, check_gpu_placement, gpu_memory_warning
 from cdk_triton.constructs._tokens import is_token
@@ -73,8 +73,10 @@ def check_release_agreement(
     warnings: list[Warning] = []
     image = f"sagemaker-tritonserver:{triton_version}-py3"
     for name, entry in built_models.items():
+        row = formats.FORMATS.get(entry.format)
+        fact = row.release_fact if row else None  # the release fact giving the format's backend version
         trt = rel.tensorrt.value
-        if entry.format == "tensorrt" and entry.tensorrt_version and trt:  # noqa: SIM102
+        if fact == "tensorrt" and entry.tensorrt_version and trt:  # noqa: SIM102
             if entry.tensorrt_version.split(".")[:3] != trt.split(".")[:3]:
                 errs.append(
                     catalogued(
@@ -91,7 +93,7 @@ def check_release_agreement(
                 )
         torch = tool_versions.get("torch")
         libtorch = rel.libtorch
-        if entry.format == "torchscript" and torch and libtorch.value and libtorch.confirmed:  # noqa: SIM102
+        if fact == "libtorch" and torch and libtorch.value and libtorch.confirmed:  # noqa: SIM102
             if tables.is_newer(tables.minor(torch) or "", tables.minor(libtorch.value) or ""):
                 errs.append(
                     catalogued(
@@ -104,9 +106,9 @@ def check_release_agreement(
                         fix="export with the torch of the target release, or deploy a newer image",
                     )
                 )
-        if entry.format == "onnx" and (entry.onnx_opset is not None or entry.onnx_ir_version is not None):
+        if fact == "onnxruntime" and (entry.onnx_opset is not None or entry.onnx_ir_version is not None):
             errs += _onnx_too_new(name, entry, rel, image)
-        elif entry.format == "onnx" and built_for and built_for != triton_version:
+        elif fact == "onnxruntime" and built_for and built_for != triton_version:
             warnings += _onnx_warning(name, rel, built_for, image)  # a manifest without the record
     return errs, warnings
 

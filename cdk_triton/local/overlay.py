@@ -3,8 +3,9 @@
 It touches exactly three things in each non-ensemble model's config.pbtxt and nothing else:
 
 - ``instance_group``: one group ``{kind: KIND_CPU, count: N}`` (a GPU group cannot load on CPU);
-- the backend's thread parameters: ``intra_op_thread_count`` / ``inter_op_thread_count``
-  (onnxruntime) or ``INTRA_OP_THREAD_COUNT`` / ``INTER_OP_THREAD_COUNT`` (pytorch).
+- the backend's thread parameters, named by the format registry's ``cpu_threads``:
+  ``intra_op_thread_count`` / ``inter_op_thread_count`` (onnxruntime) or ``INTRA_OP_THREAD_COUNT`` /
+  ``INTER_OP_THREAD_COUNT`` (pytorch).
 
 Defaults follow what was measured with a real Triton server on CPU: one instance per core with one
 intra-op thread each (2 instances gave 1.8-2.2x the throughput of one at concurrency 8; dynamic
@@ -21,17 +22,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.config import formats
+
 log = logging.getLogger("cdk_triton.local")
 
-_THREAD_KEYS = {
-    "onnxruntime": ("intra_op_thread_count", "inter_op_thread_count"),
-    "pytorch": ("INTRA_OP_THREAD_COUNT", "INTER_OP_THREAD_COUNT"),
-}
-_PLATFORM_BACKEND = {
-    "onnxruntime_onnx": "onnxruntime",
-    "pytorch_libtorch": "pytorch",
-    "tensorrt_plan": "tensorrt",
-}
+
+def _thread_keys(backend: str) -> tuple[str, ...]:
+    """The backend's intra-op / inter-op thread parameters (the format registry's ``cpu_threads``)."""
+    return next((f.cpu_threads for f in formats.FORMATS.values() if f.backend == backend), ())
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -69,9 +67,9 @@ class OverlayChange:
 
 def backend_of(config: Any) -> str | None:
     """The Triton backend serving a ModelConfig (platform mapped to backend name), None for ensembles."""
-    if config.platform == "ensemble":
+    if config.platform in formats.composed_platforms():
         return None
-    return config.backend or _PLATFORM_BACKEND.get(config.platform) or None
+    return config.backend or formats.by_platform().get(config.platform) or None
 
 
 def overlay_config(config: Any, overlay: CpuOverlay) -> list[OverlayChange]:
@@ -91,7 +89,7 @@ def overlay_config(config: Any, overlay: CpuOverlay) -> list[OverlayChange]:
         config.instance_group.append(group)
         changes.append(OverlayChange(model=config.name, field="instance_group", before=before, after=after))
     for key, value in zip(
-        _THREAD_KEYS.get(backend, ()), (overlay.intra_op_threads, overlay.inter_op_threads), strict=False
+        _thread_keys(backend), (overlay.intra_op_threads, overlay.inter_op_threads), strict=False
     ):
         old = config.parameters[key].string_value if key in config.parameters else None
         if old != str(value):

@@ -2,8 +2,8 @@
 
 The wheel bundles a ``tritonserver`` with the SageMaker endpoint compiled in and only the python
 backend. :func:`prepare_backend_directory` builds a backend directory from it: the python backend
-(library, utils, the stub for this interpreter) plus cdk-triton's CPU python-based backends
-(``onnxruntime``, ``pytorch``, ``tensorrt``). :func:`check_stub` runs ``ldd`` on the stub first,
+(library, utils, the stub for this interpreter) plus the CPU python-based stand-ins the format
+registry names (``onnxruntime``, ``pytorch``, ``tensorrt``; a registered format adds its own). :func:`check_stub` runs ``ldd`` on the stub first,
 because a stub that cannot start makes the server hang forever (LOCAL_TRITON.md).
 """
 
@@ -17,11 +17,20 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from cdk_triton.config import formats
 from cdk_triton.local.errors import LocalServerError
 
 BACKENDS_DIR = Path(__file__).resolve().parent / "backends"
-#: The CPU python-based backends shipped with cdk-triton (directory name = Triton backend name).
-CPU_BACKENDS = ("onnxruntime", "pytorch", "tensorrt")
+
+
+def cpu_stand_ins() -> dict[str, Path]:
+    """Triton backend name -> the directory of its CPU python-based stand-in (the format registry's
+    ``cpu_stand_in``, relative to :data:`BACKENDS_DIR` or absolute)."""
+    return {
+        str(f.backend): BACKENDS_DIR / f.cpu_stand_in
+        for f in formats.FORMATS.values()
+        if f.cpu_stand_in and f.backend
+    }
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -96,10 +105,10 @@ def prepare_backend_directory(install: TritonInstall, dest: Path) -> Path:
         shutil.copy2(install.python_backend / name, python_dir / name)
     shutil.copy2(install.stub, python_dir / "triton_python_backend_stub")
     common = BACKENDS_DIR / "common" / "cpu_backend.py"
-    for backend in CPU_BACKENDS:
+    for backend, stand_in in cpu_stand_ins().items():
         target = dest / backend
         target.mkdir(exist_ok=True)
-        shutil.copy2(BACKENDS_DIR / backend / "model.py", target / "model.py")
+        shutil.copy2(stand_in / "model.py", target / "model.py")
         shutil.copy2(common, target / "cpu_backend.py")
     return dest
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from cdk_triton.config import tables
+from cdk_triton.config import formats, tables
 from cdk_triton.errors import TritonValidationError, raise_all
 
 CODEBUILD = "codebuild"
@@ -172,7 +172,7 @@ def read_declaration(path: str | Path) -> dict[str, Any]:
 
 
 def tensorrt_models(declaration: dict[str, Any]) -> list[str]:
-    return [str(m["name"]) for m in declaration.get("models") or [] if m.get("format") == "tensorrt"]
+    return [str(m["name"]) for m in declaration.get("models") or [] if formats.is_gpu_only(m.get("format"))]
 
 
 def _endpoint_types(declaration: dict[str, Any], model: str) -> dict[str, list[str]]:

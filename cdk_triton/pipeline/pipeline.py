@@ -28,14 +28,15 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import pipelines
 from constructs import Construct, IValidation
 
-from cdk_triton.config import tables
+from cdk_triton.config import formats, tables
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import gpu_targets
 from cdk_triton.pipeline._nag import acknowledge_pipeline
 from cdk_triton.pipeline.verify_checks import target_model_parameter_path, verify_checks
 
-CPU_FORMATS = "torchscript,onnx,python,ensemble"
+#: the formats the CPU build stage builds (the GPU-only ones are built by the GPU job)
+CPU_FORMATS = ",".join(formats.where(gpu_only=False))
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 GPU_OUT = "build/out-gpu"
 GPU_INPUT_DIR = "gpu"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cdk_triton.builder import run_build
+from cdk_triton.config import formats
 from cdk_triton.config.manifest import Manifest, read_manifest
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local import CpuOverlay, LocalEndpoint
@@ -92,7 +93,7 @@ class LocalSource:
         self.base = load_document(self.config)
 
     def skip_reason(self, variant: Variant) -> str | None:
-        if any(c.get("format") == "tensorrt" for c in variant.changes.values()):
+        if any(formats.is_gpu_only(c.get("format")) for c in variant.changes.values()):
             return "TensorRT plans need a GPU: measure this variant on the target instance (--endpoint-name)"
         return None
 
@@ -169,11 +170,11 @@ def tuning_declaration(
         for old, new in renames.items():
             entry = by_name[old]
             entry["name"] = new
-            if entry.get("format") == "ensemble":
+            if formats.is_composed(entry.get("format")):
                 for step in entry.get("steps") or []:
                     step["model"] = renames.get(str(step["model"]), step["model"])
             models.append(entry)
-        if top.get("format") == "ensemble" and model not in v.changes:
+        if formats.is_composed(top.get("format")) and model not in v.changes:
             entry = by_name[model]
             entry["name"] = v.name
             for step in entry.get("steps") or []:

@@ -15,16 +15,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_triton.config import formats as format_rows
 from cdk_triton.errors import TritonValidationError
 
 #: the fields a variant may change, in the order they are written back
 TUNED_FIELDS = ("format", "dynamic_batching", "instance_groups")
-#: formats a factory-built model can be exported to
-EXPORTABLE = ("onnx", "torchscript", "tensorrt")
-#: formats the local CPU stand-ins can serve (TensorRT needs a GPU)
-LOCAL_FORMATS = ("onnx", "torchscript", "python", "ensemble")
 #: default queue-delay candidates (microseconds) for the dynamic batcher
 DEFAULT_QUEUE_DELAYS_US = (100,)
+
+
+def exportable() -> tuple[str, ...]:
+    """Formats a factory-built model can be exported to (the registry's ``tunable`` rows)."""
+    return format_rows.where(tunable=True)
+
+
+def local_formats() -> tuple[str, ...]:
+    """Formats the local CPU stand-ins can serve (a GPU-only format needs a GPU)."""
+    return format_rows.where(gpu_only=False)
 
 
 @dataclass(frozen=True)
@@ -104,12 +111,12 @@ def find_model(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 def tuned_models(doc: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
     """The entries whose fields a variant changes: the model, or an ensemble's steps that are not ensembles."""
     entry = find_model(doc, name)
-    if entry.get("format") != "ensemble":
+    if not format_rows.is_composed(entry.get("format")):
         return [entry]
     out = []
     for step in entry.get("steps") or []:
         step_entry = find_model(doc, str(step.get("model")))
-        if step_entry.get("format") != "ensemble" and step_entry not in out:
+        if not format_rows.is_composed(step_entry.get("format")) and step_entry not in out:
             out.append(step_entry)
     return out
 
@@ -134,17 +141,20 @@ def batching_candidates(max_batch_size: int, delays: Sequence[int]) -> list[dict
 
 def _formats_for(entry: Mapping[str, Any], axes: Axes, in_ensemble: bool) -> list[str]:
     declared = str(entry.get("format"))
+    row = format_rows.lookup(declared)
+    src = entry.get("source") or {}
     if axes.formats is not None:
-        if declared in ("python", "ensemble"):
+        if row is None or row.kind != format_rows.EXPORTED:
             return [declared]
-        src = entry.get("source") or {}
-        if "factory" not in src:
-            allowed = {declared} | ({"tensorrt"} if declared == "onnx" else set())
+        if "factory" not in src:  # a file source: the formats that can be made from that file
+            allowed = {declared} | {
+                f for f in exportable() if set(src) & set(format_rows.get(f).source_kinds)
+            }
             return [f for f in axes.formats if f in allowed] or [declared]
         return list(dict.fromkeys(axes.formats))
-    if in_ensemble or declared not in EXPORTABLE or "factory" not in (entry.get("source") or {}):
+    if in_ensemble or declared not in exportable() or "factory" not in src:
         return [declared]
-    return [declared] + [f for f in ("onnx", "torchscript") if f != declared]
+    return [declared] + [f for f in exportable() if f != declared and f in local_formats()]
 
 
 def _instance_groups(entry: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
@@ -176,7 +186,7 @@ def generate(doc: Mapping[str, Any], name: str, axes: Axes = Axes()) -> list[Var
             "pass microseconds >= 0",
         )
     entries = tuned_models(doc, name)
-    in_ensemble = find_model(doc, name).get("format") == "ensemble"
+    in_ensemble = format_rows.is_composed(find_model(doc, name).get("format"))
     current = Variant(f"{name}__current", {str(e["name"]): current_fields(e) for e in entries}, current=True)
     variants, seen = [current], {_key(current)}
     formats = _formats_for(entries[0], axes, in_ensemble) if not in_ensemble else [None]

@@ -1,4 +1,6 @@
-"""Exporters: TorchScript, ONNX and TensorRT. torch / onnx / tensorrt are imported inside them only."""
+"""One exporter module per format (the ``Exporter`` protocol of ``base.py``; the format registry's row
+names the module): torchscript, onnx, tensorrt, python, ensemble. ``step.py`` dispatches to them.
+torch / onnx / tensorrt are imported inside their functions only."""
 
 from __future__ import annotations
 

@@ -1,15 +1,20 @@
-"""ONNX export via torch.onnx.export: dynamic batch dim, named outputs, one file unless > 2 GB."""
+"""The onnx format's exporter: torch.onnx.export of the factory's module (dynamic batch dim, named
+outputs, one file unless > 2 GB), or a copy of the given ONNX file. The tensorrt exporter starts
+from the same ONNX export (:func:`write_onnx`)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cdk_triton.builder import compat
 from cdk_triton.builder.compat import check_onnx_model
-from cdk_triton.builder.export import check_io
+from cdk_triton.builder.context import BuildContext, Exported
+from cdk_triton.builder.export import artifact, check_io
 from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.builder.reference import Runner
-from cdk_triton.config.declaration import ModelSpec, TensorSpec
+from cdk_triton.config.declaration import BuildSpec, ModelSpec, TensorSpec
 from cdk_triton.errors import BuildError
 
 if TYPE_CHECKING:
@@ -262,3 +267,48 @@ def load_runner(path: Path, spec: ModelSpec) -> Runner:
         return dict(zip(out_names, res, strict=True))
 
     return run
+
+
+# ---------------------------------------------------------------------------- the Exporter protocol
+
+skip_reason = artifact.no_skip
+warnings = artifact.no_warnings
+
+
+def check_source(spec: BuildSpec, m: ModelSpec) -> None:
+    """A declared ``onnx.opset`` the target release's ONNX Runtime cannot load is refused."""
+    if m.onnx.opset is not None:
+        compat.check_onnx_opset(
+            m.onnx.opset, None, spec.triton_version, what=f"model '{m.name}' (onnx.opset)"
+        )
+
+
+def export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
+    """Export the factory's module (or copy the file) to ``1/model.onnx`` and check its parity."""
+    return artifact.export_model(ctx, m, tmp, write=_write)
+
+
+def _write(ctx: BuildContext, m: ModelSpec, src: artifact.Source) -> artifact.Written:
+    return write_onnx(ctx, m, src, src.version_dir / str(m.row.artifact), what=f"the {m.format} artifact")
+
+
+def write_onnx(
+    ctx: BuildContext, m: ModelSpec, src: artifact.Source, onnx_file: Path, *, what: str
+) -> artifact.Written:
+    """Export (or copy) the ONNX file to ``onnx_file`` and read it back with ONNX Runtime."""
+    if src.module is not None:
+        opset = compat.choose_opset(ctx.spec.triton_version, m.onnx.opset, torch_max=torch_max_opset())
+        export(src.module, m, src.export_sample, onnx_file, opset=opset)
+    else:
+        assert m.source is not None
+        shutil.copyfile(ctx.spec.resolve_path(m.source.onnx or ""), onnx_file)
+    ins, outs, info = inspect(onnx_file, m, triton_version=ctx.spec.triton_version)
+    runner = load_runner(onnx_file, m)
+    return artifact.Written(
+        inputs=ins, outputs=outs, runner=runner, what=what, onnx=info, onnx_file=onnx_file
+    )
+
+
+def artifact_runner(ctx: BuildContext, m: ModelSpec, entry: Path) -> Runner:
+    """The built ``1/model.onnx`` on CPU (ONNX Runtime)."""
+    return load_runner(entry / "1" / str(m.row.artifact), m)

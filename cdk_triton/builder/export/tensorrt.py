@@ -1,4 +1,5 @@
-"""TensorRT plans from the ONNX export, with the tensorrt Python builder (GPU only).
+"""The tensorrt format's exporter: TensorRT plans from the ONNX export, with the tensorrt Python
+builder (GPU only), plus the declared prebuilt plans; and the GPU checks of preflight.
 
 The pure parts (optimization profiles, builder flags, plan metadata, the architecture check) run
 anywhere and are unit-tested on CPU; :func:`build_plan` needs CUDA and the ``tensorrt`` package
@@ -9,13 +10,18 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.builder.context import BuildContext, Exported
+from cdk_triton.builder.export import artifact
+from cdk_triton.builder.export import onnx as onnx_export
 from cdk_triton.builder.pbtxt import IoTensor
+from cdk_triton.builder.reference import Runner
 from cdk_triton.config import tables
-from cdk_triton.config.declaration import ModelSpec
+from cdk_triton.config.declaration import BuildSpec, ModelSpec
 from cdk_triton.errors import BuildError
 
 METADATA_FILE = "plan.json"
@@ -286,3 +292,120 @@ def check_plans(
                     f"{prof['max'][0]} for '{prof['name']}' but max_batch_size is {max_batch_size}; rebuild the plan",
                     code="PlanProfileMismatch",
                 )
+
+
+# ---------------------------------------------------------------------------- the Exporter protocol
+
+warnings = artifact.no_warnings
+
+
+def skip_reason(spec: BuildSpec, m: ModelSpec) -> str | None:
+    """Why an optional TensorRT model that must be built is skipped here (None when it can be built):
+    no GPU or tensorrt, or a GPU of another architecture than the endpoints' (a plan is specific to
+    the GPU it is built on; a cached plan is checked against the endpoints when it is packaged)."""
+    skip = None
+    try:
+        _, cc, gpu_name = require_tensorrt()
+        mismatch = local_arch_mismatch(spec, m, f"sm{cc[0]}{cc[1]}", gpu_name)
+        if mismatch and not m.tensorrt.plans:
+            if not m.optional:
+                raise BuildError(mismatch, code="PlanArchitectureMismatch")
+            skip = mismatch
+    except BuildError as exc:
+        if exc.code != "TensorRTUnavailable":
+            raise
+        if not m.tensorrt.plans:
+            if not m.optional:
+                raise
+            skip = str(exc)
+    return skip
+
+
+def check_source(spec: BuildSpec, m: ModelSpec) -> None:
+    """Nothing beyond the source checks every format gets (prebuilt plans: :func:`check_prebuilt_plans`)."""
+
+
+def local_arch_mismatch(spec: BuildSpec, m: ModelSpec, arch: str, gpu_name: str) -> str | None:
+    """Why a plan built on this GPU cannot serve the endpoints that contain ``m`` (None if it can)."""
+    for ep in spec.endpoints:
+        if not any(m.name in spec.closure(r) for r in ep.models):
+            continue
+        for it in ep.instance_types:
+            info = tables.instance_type_info(it)
+            if info is None or info.sm != arch:
+                want = f"{info.gpu} ({info.sm})" if info else "no known GPU"
+                return (
+                    f"model '{m.name}': this GPU is {gpu_name} ({arch}) but endpoint '{ep.name}' runs on {it} "
+                    f"with {want}; build the plan on that GPU, or add prebuilt plans (tensorrt.plans)"
+                )
+    return None
+
+
+def check_prebuilt_plans(spec: BuildSpec, m: ModelSpec) -> None:
+    """Refuse prebuilt plans for another GPU before anything is written."""
+    metas = [load_plan_dir(spec.resolve_path(d), model=m.name)[1] for d in m.tensorrt.plans]
+    plan_layout(metas, model=m.name)
+    for ep in spec.endpoints:
+        if any(m.name in spec.closure(r) for r in ep.models):
+            check_plans(
+                metas,
+                ep.instance_types,
+                model=m.name,
+                triton_version=spec.triton_version,
+                max_batch_size=m.max_batch_size,
+            )
+
+
+def export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
+    """Export to ONNX beside ``tmp``, check its parity, then build the plan on this GPU (when there
+    is one) and add the declared prebuilt plans."""
+    return artifact.export_model(ctx, m, tmp, write=_write, after=_after)
+
+
+def _write(ctx: BuildContext, m: ModelSpec, src: artifact.Source) -> artifact.Written:
+    onnx_file = src.tmp.parent / f"{src.tmp.name}.onnx"
+    return onnx_export.write_onnx(ctx, m, src, onnx_file, what="the ONNX export feeding TensorRT")
+
+
+def _after(ctx: BuildContext, m: ModelSpec, written: artifact.Written, vdir: Path) -> artifact.After:
+    assert written.onnx_file is not None
+    cc_files, plans = _plans(ctx, m, written.onnx_file, written.inputs, vdir)
+    written.onnx_file.unlink(missing_ok=True)
+    return artifact.After(cc_model_filenames=cc_files, plans=plans, parity=False)  # parity ran on the ONNX
+
+
+def _plans(
+    ctx: BuildContext, m: ModelSpec, onnx_file: Path, ins: list[IoTensor], vdir: Path
+) -> tuple[dict[str, str] | None, list[dict[str, Any]]]:
+    """Build a plan on this GPU (when there is one) and add the declared prebuilt plans.
+
+    Returns (cc_model_filenames, the metadata of every plan)."""
+    plans: list[tuple[Path, dict[str, Any]]] = []
+    try:
+        require_tensorrt()
+        has_gpu = True
+    except BuildError:
+        if not m.tensorrt.plans:
+            raise
+        has_gpu = False
+    if has_gpu:
+        built = onnx_file.with_suffix(".plan")
+        cache_file = Path(m.tensorrt.timing_cache) if m.tensorrt.timing_cache else ctx.out / "tensorrt.cache"
+        meta = build_plan(onnx_file, m, ins, built, timing_cache=cache_file)
+        (built.parent / METADATA_FILE).unlink(missing_ok=True)
+        plans.append((built, meta))
+    for d in m.tensorrt.plans:
+        plans.append(load_plan_dir(ctx.spec.resolve_path(d), model=m.name))
+    names, cc_files = plan_layout([meta for _, meta in plans], model=m.name)
+    for (src, meta), name in zip(plans, names, strict=True):
+        shutil.copyfile(src, vdir / name)
+        stem = name.removesuffix(".plan").replace("model", "plan", 1)
+        (vdir / f"{stem}.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    if has_gpu:
+        plans[0][0].unlink(missing_ok=True)
+    return cc_files, [meta for _, meta in plans]
+
+
+def artifact_runner(ctx: BuildContext, m: ModelSpec, entry: Path) -> Runner:
+    """None: a plan runs only on a GPU (parity ran on the ONNX export)."""
+    raise BuildError(f"model '{m.name}': a {m.format} model cannot run on CPU", code="TensorRTUnavailable")

@@ -1,17 +1,21 @@
-"""TorchScript export (trace, or script when asked). Config names ``INPUT__n`` / ``OUTPUT__n``."""
+"""The torchscript format's exporter: trace (or script, when asked) the factory's module, or copy the
+given TorchScript file. Config names ``INPUT__n`` / ``OUTPUT__n``."""
 
 from __future__ import annotations
 
 import io
 import re
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdk_triton.builder.export import check_io
+from cdk_triton.builder import compat
+from cdk_triton.builder.context import BuildContext, Exported
+from cdk_triton.builder.export import artifact, check_io
 from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.builder.reference import Runner, torch_runner
 from cdk_triton.builder.samples import triton_dtype
-from cdk_triton.config.declaration import ModelSpec
+from cdk_triton.config.declaration import BuildSpec, ModelSpec
 from cdk_triton.errors import BuildError
 
 if TYPE_CHECKING:
@@ -170,3 +174,39 @@ def inspect(
         for o, t in zip(outs_io, spec.outputs, strict=True)
     ]
     return ins, outs_io, runner
+
+
+# ---------------------------------------------------------------------------- the Exporter protocol
+
+skip_reason = artifact.no_skip
+
+
+def check_source(spec: BuildSpec, m: ModelSpec) -> None:
+    """Nothing to refuse before the export (the torch version is a warning: :func:`warnings`)."""
+
+
+def warnings(spec: BuildSpec, m: ModelSpec, tools: dict[str, str]) -> list[str]:
+    """TorchScript saved by a newer torch than the target release's libtorch may not load."""
+    w = compat.torchscript_warning(tools.get("torch", "0"), spec.triton_version)
+    return [f"model '{m.name}': {w}"] if w else []
+
+
+def export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
+    """Trace/script the factory's module (or copy the file) to ``1/model.pt`` and check its parity."""
+    return artifact.export_model(ctx, m, tmp, write=_write)
+
+
+def _write(ctx: BuildContext, m: ModelSpec, src: artifact.Source) -> artifact.Written:
+    target = src.version_dir / str(m.row.artifact)
+    if src.module is not None:
+        export(src.module, m, src.export_sample, target)
+    else:
+        assert m.source is not None
+        shutil.copyfile(ctx.spec.resolve_path(m.source.torchscript or ""), target)
+    ins, outs, runner = inspect(target, m, src.sample)
+    return artifact.Written(inputs=ins, outputs=outs, runner=runner, what=f"the {m.format} artifact")
+
+
+def artifact_runner(ctx: BuildContext, m: ModelSpec, entry: Path) -> Runner:
+    """The built ``1/model.pt`` on CPU."""
+    return load_runner(entry / "1" / str(m.row.artifact), m)

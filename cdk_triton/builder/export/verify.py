@@ -1,4 +1,5 @@
-"""CPU runners for parity checks: the eager reference of a model and its built artifact.
+"""CPU runners for parity checks: the eager reference of a model (by its source kind) and its built
+artifact (by its format's exporter).
 
 A runner maps named numpy inputs to named outputs; ensembles chain the runners of their steps.
 """
@@ -9,9 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cdk_triton.builder.context import BuildContext
-from cdk_triton.builder.export import onnx as onnx_export
-from cdk_triton.builder.export import torchscript as ts_export
-from cdk_triton.builder.python_model import PythonModelRunner
+from cdk_triton.builder.export.base import exporter_of, file_runner
 from cdk_triton.builder.reference import Runner, build_eager, torch_runner
 from cdk_triton.config.declaration import ModelSpec
 from cdk_triton.errors import BuildError
@@ -28,10 +27,9 @@ def reference_runner(ctx: BuildContext, m: ModelSpec) -> Runner:
     assert src is not None
     if src.factory:
         runner = torch_runner(build_eager(ctx.spec, m), m)
-    elif src.torchscript:
-        runner = ts_export.load_runner(ctx.spec.resolve_path(src.torchscript), m)
-    elif src.onnx:
-        runner = onnx_export.load_runner(ctx.spec.resolve_path(src.onnx), m)
+    elif src.torchscript or src.onnx:  # the given file, read back by the format of that name
+        path = ctx.spec.resolve_path(src.torchscript or src.onnx or "")
+        runner = file_runner(src.kind, path, m)
     else:
         runner = artifact_runner(ctx, m)
     ctx.runners[m.name] = runner
@@ -39,19 +37,10 @@ def reference_runner(ctx: BuildContext, m: ModelSpec) -> Runner:
 
 
 def artifact_runner(ctx: BuildContext, m: ModelSpec) -> Runner:
-    """A CPU runner of the built artifact (from the cache)."""
+    """A CPU runner of the built artifact (from the cache), by the format's exporter."""
     p = ctx.resolved[m.name]
     assert p.record is not None
-    d = ctx.cache.entry_dir(m.name, p.key)
-    if m.format == "onnx":
-        return onnx_export.load_runner(d / "1" / "model.onnx", m)
-    if m.format == "torchscript":
-        return ts_export.load_runner(d / "1" / "model.pt", m)
-    if m.format == "python":
-        return PythonModelRunner(d / "1" / "model.py", p.record.exported.config, name=m.name)
-    if m.format == "ensemble":
-        return chain(ctx, m, lambda step: artifact_runner(ctx, step))
-    raise BuildError(f"model '{m.name}': a {m.format} model cannot run on CPU", code="TensorRTUnavailable")
+    return exporter_of(m).artifact_runner(ctx, m, ctx.cache.entry_dir(m.name, p.key))
 
 
 def chain(ctx: BuildContext, m: ModelSpec, runner_of: Callable[[ModelSpec], Runner]) -> Runner:

@@ -37,7 +37,6 @@ from cdk_triton.config.declaration.source import ModelSource
 from cdk_triton.config.declaration.tensors import ShapeRange, TensorSpec
 from cdk_triton.config.declaration.vocabulary import (
     DTYPES,
-    FORMATS,
     INSTANCE_KINDS,
     ONNX_EXPORTERS,
     PACKAGINGS,
@@ -50,7 +49,6 @@ from cdk_triton.config.declaration.vocabulary import (
 
 __all__ = [
     "DTYPES",
-    "FORMATS",
     "INSTANCE_KINDS",
     "ONNX_EXPORTERS",
     "PACKAGINGS",

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from cdk_triton.config import tables
+from cdk_triton.config import formats, tables
 from cdk_triton.config.declaration.options import (
     DynamicBatching,
     InstanceGroup,
@@ -15,15 +15,10 @@ from cdk_triton.config.declaration.options import (
     TensorRTOptions,
     Warmup,
 )
-from cdk_triton.config.declaration.sequence import IMPLICIT_STATE_FORMATS, SequenceBatching
+from cdk_triton.config.declaration.sequence import SequenceBatching
 from cdk_triton.config.declaration.source import ModelSource
 from cdk_triton.config.declaration.tensors import TensorSpec, tensors_from_list
-from cdk_triton.config.declaration.vocabulary import (
-    FORMATS,
-    MODEL_NAME,
-    SOURCES_FOR_FORMAT,
-    TORCHSCRIPT_MODES,
-)
+from cdk_triton.config.declaration.vocabulary import MODEL_NAME, TORCHSCRIPT_MODES
 from cdk_triton.config.parse import Errors, check_keys, closest, is_mapping, one_of, str_map, typed
 
 T = TypeVar("T")
@@ -63,7 +58,8 @@ class ModelSpec:
 
     Attributes:
         name: the model directory name (unique in the declaration).
-        format: torchscript, onnx, tensorrt, python or ensemble.
+        format: a format of the registry (``cdk_triton.config.formats``): torchscript, onnx, tensorrt,
+            python or ensemble.
         source: where the model comes from (none for an ensemble).
         inputs / outputs: the declared tensors (cross-checked with the exported artifact).
         max_batch_size: 0 = no batching; > 0 needs a leading batch dim on every tensor. Default: 0.
@@ -103,8 +99,14 @@ class ModelSpec:
     optional: bool = False
 
     @property
+    def row(self) -> formats.Format:
+        """The format's registry row."""
+        return formats.get(self.format)
+
+    @property
     def is_ensemble(self) -> bool:
-        return self.format == "ensemble"
+        """Whether the model is composed of other models (Triton's ensemble scheduling)."""
+        return self.row.kind == formats.COMPOSED
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: Errors) -> ModelSpec | None:
@@ -163,7 +165,7 @@ class ModelSpec:
 
     def _validate_own(self, path: str, errs: Errors) -> None:
         """The checks that need the whole model (not its neighbours: see ``rules``)."""
-        if self.format == "ensemble":
+        if self.is_ensemble:
             _check_ensemble_has_steps_only(self, path, errs)
         else:
             _check_source_fits_format(self, path, errs)
@@ -212,15 +214,15 @@ def _name(d: dict[str, Any], path: str, errs: Errors) -> str | None:
 def _format(d: dict[str, Any], path: str, errs: Errors) -> str | None:
     """The format, or None when missing or unknown (an UnknownFormat error naming the closest)."""
     fmt = typed(d, "format", str, path, errs, required=True)
-    if fmt is not None and fmt not in FORMATS:
-        close = closest(fmt, FORMATS)
+    if fmt is not None and fmt not in formats.FORMATS:
+        close = closest(fmt, formats.names())
         errs.add(
             "UnknownFormat",
             f"{path}.format",
             "format",
             fmt,
             "is not a model format",
-            ", ".join(FORMATS),
+            formats.listed(),
             f"use {close}" if close else "use one of the allowed formats",
         )
         return None
@@ -288,7 +290,7 @@ def _pytorch_parameters(d: dict[str, Any], fmt: str | None, path: str, errs: Err
     for k, v in typed(d, "pytorch_parameters", dict, path, errs, default={}).items():
         _check_pytorch_parameter(k, f"{path}.pytorch_parameters.{k}", errs)
         params[str(k)] = ("true" if v else "false") if isinstance(v, bool) else str(v)
-    if params and fmt not in (None, "torchscript"):
+    if params and fmt is not None and formats.get(fmt).backend != "pytorch":
         errs.add(
             "InvalidOption",
             f"{path}.pytorch_parameters",
@@ -334,7 +336,7 @@ def _check_sequence_batching(spec: ModelSpec, sb: SequenceBatching, path: str, e
             "one of dynamic_batching, sequence_batching",
             "remove dynamic_batching (the oldest strategy batches across sequences)",
         )
-    if spec.format == "ensemble":
+    if spec.is_ensemble:
         errs.add(
             "InvalidSequenceBatching",
             path,
@@ -344,14 +346,14 @@ def _check_sequence_batching(spec: ModelSpec, sb: SequenceBatching, path: str, e
             "a step model",
             "declare sequence_batching on the stateful step model",
         )
-    if sb.state and spec.format not in IMPLICIT_STATE_FORMATS:
+    if sb.state and not spec.row.implicit_state:
         errs.add(
             "InvalidSequenceBatching",
             f"{path}.state",
             "state",
             [s.input_name for s in sb.state],
             f"is implicit state, which the {spec.format} backend does not keep",
-            ", ".join(f"format: {f}" for f in IMPLICIT_STATE_FORMATS),
+            ", ".join(f"format: {f}" for f in formats.where(implicit_state=True)),
             "keep the state inside the model (python: a dict per correlation id) and remove state",
         )
     declared = {t.name for t in spec.inputs}
@@ -381,7 +383,7 @@ def _check_sequence_batching(spec: ModelSpec, sb: SequenceBatching, path: str, e
 
 def _check_tensorrt_shape_ranges(spec: ModelSpec, path: str, errs: Errors) -> None:
     """A TensorRT plan needs an optimization profile for every dynamic input dim: a shape_range."""
-    if spec.format != "tensorrt":
+    if not spec.row.builds_plans:
         return
     for i, t in enumerate(spec.inputs):
         if t.dynamic_axes and t.shape_range is None:
@@ -445,7 +447,7 @@ def _check_source_fits_format(spec: ModelSpec, path: str, errs: Errors) -> None:
             "add a source",
         )
         return
-    allowed = SOURCES_FOR_FORMAT[fmt]
+    allowed = spec.row.source_kinds
     if src.kind not in allowed and src.kind != "none":
         errs.add(
             "SourceFormatMismatch",
@@ -489,7 +491,7 @@ def _check_tensor_names_and_dtypes(spec: ModelSpec, path: str, errs: Errors) -> 
                     "rename one of them",
                 )
             seen.add(t.name)
-            if t.dtype == "STRING" and fmt in ("onnx", "tensorrt", "torchscript"):
+            if t.dtype == "STRING" and spec.row.kind == formats.EXPORTED:
                 errs.add(
                     "UnknownDtype",
                     f"{path}.{group}[{i}].dtype",

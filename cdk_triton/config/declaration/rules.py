@@ -117,7 +117,7 @@ def check_state_dict_exists(spec: DeclarationView, i: int, m: ModelSpec) -> Prob
 
 def check_opt_batch_size_fits(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
     opt = m.tensorrt.opt_batch_size
-    if not (m.max_batch_size > 0 and m.format == "tensorrt" and opt and opt > m.max_batch_size):
+    if not (m.max_batch_size > 0 and m.row.builds_plans and opt and opt > m.max_batch_size):
         return []
     return [
         problem(
@@ -149,7 +149,7 @@ def check_tensorrt_plans_exist(spec: DeclarationView, i: int, m: ModelSpec) -> P
 
 
 def check_tensorrt_plans_only_for_tensorrt(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
-    if not m.tensorrt.plans or m.format == "tensorrt":
+    if not m.tensorrt.plans or m.row.builds_plans:
         return []
     return [
         problem(

@@ -17,8 +17,6 @@ from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, posi
 SEQUENCE_STRATEGIES = ("direct", "oldest")
 #: Data types of the CONTROL_SEQUENCE_CORRID tensor.
 CORRID_DTYPES = ("UINT64", "INT64", "UINT32", "INT32", "STRING")
-#: Formats whose backend keeps implicit state (the python backend does not).
-IMPLICIT_STATE_FORMATS = ("onnx", "torchscript", "tensorrt")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -1,4 +1,5 @@
-"""The declaration's vocabulary: the words a ``models.yaml`` may use for dtypes, formats and options."""
+"""The declaration's vocabulary: the words a ``models.yaml`` may use for dtypes, sources and options
+(formats: ``cdk_triton.config.formats``)."""
 
 from __future__ import annotations
 
@@ -21,16 +22,9 @@ DTYPES: dict[str, str] = {
     "BF16": "bfloat16",
     "STRING": "object",
 }
-FORMATS = ("torchscript", "onnx", "tensorrt", "python", "ensemble")
-#: The kinds of model source, in the order ``ModelSource.kind`` looks for them.
+#: The kinds of model source, in the order ``ModelSource.kind`` looks for them (the formats, and the
+#: source kinds each accepts, are rows of ``cdk_triton.config.formats``).
 SOURCE_KINDS = ("factory", "torchscript", "onnx", "python")
-#: format -> the source kinds that can produce it (an ensemble has no source).
-SOURCES_FOR_FORMAT: dict[str, tuple[str, ...]] = {
-    "torchscript": ("factory", "torchscript"),
-    "onnx": ("factory", "onnx"),
-    "tensorrt": ("factory", "onnx"),
-    "python": ("python",),
-}
 PACKAGINGS = ("directory", "tar.gz")
 INSTANCE_KINDS = ("KIND_GPU", "KIND_CPU", "KIND_AUTO", "KIND_MODEL")
 PRECISIONS = ("fp32", "tf32", "fp16", "int8")

@@ -169,7 +169,7 @@ def _leftovers(out: Path) -> list[str]:
 @pytest.mark.parametrize(
     ("target", "where"),
     [
-        ("cdk_triton.builder.export.step._export_python", "cache/models/pre-"),
+        ("cdk_triton.builder.export.python.export_model", "cache/models/pre-"),
         ("cdk_triton.builder.package.write_tar", "mme/m/pre.tar.gz"),
         ("cdk_triton.builder.package.copy_model_dir", "sme/s/repository"),
         ("cdk_triton.builder.samples.json_text", None),

@@ -21,6 +21,8 @@ HEAVY = (
     "tritonclient",
     "google",
     "isal",
+    "ruamel",
+    "matplotlib",
 )
 MODULES = sorted(m.name for m in pkgutil.walk_packages(cdk_triton.builder.__path__, "cdk_triton.builder."))
 REPORT = f"import sys; print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))"

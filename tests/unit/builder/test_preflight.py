@@ -41,7 +41,7 @@ def test_fails_plan_for_another_gpu_or_profile(tmp_path: Path) -> None:
 
 def test_plan_built_on_another_gpu_is_refused_or_skipped(tmp_path: Path) -> None:
     from cdk_triton.builder.declarations import load_spec
-    from cdk_triton.builder.preflight import local_arch_mismatch
+    from cdk_triton.builder.export.tensorrt import local_arch_mismatch
     from tests.unit.builder.helpers import EXAMPLE
 
     spec = load_spec(EXAMPLE)
