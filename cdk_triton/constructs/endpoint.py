@@ -24,10 +24,11 @@ from constructs import Construct, Node
 from cdk_triton.config import tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import InstanceTypeInfo
-from cdk_triton.constructs import _nag, checks, model_checks
+from cdk_triton.constructs import _nag, checks
 from cdk_triton.constructs._tokens import is_token, props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.checks import CFN_RESOURCE_LIMIT
+from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.deployment import (
     DEFAULT_WAIT_INTERVAL,
     DataCapture,

@@ -19,9 +19,10 @@ from cdk_triton.config import tables
 from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
-from cdk_triton.constructs import _nag, checks, model_checks
+from cdk_triton.constructs import _nag, checks
 from cdk_triton.constructs._tokens import assume_role_document, props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
+from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.image import ImageConfig, TritonImage
 from cdk_triton.errors import TritonValidationError, raise_all
