@@ -1,6 +1,6 @@
 """A complete Triton endpoint: Model, EndpointConfig and Endpoint, checked against the instance type.
 
-The checks are functions in ``checks.py``, the deployment guardrails and data capture in
+The checks are functions in the ``checks`` package, the deployment guardrails and data capture in
 ``deployment.py``, the metrics in ``metrics.py``; the scalable target (``scaling.py``) receives the
 endpoint's names, never the endpoint.
 """
@@ -24,11 +24,16 @@ from constructs import Construct, Node
 from cdk_triton.config import tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import InstanceTypeInfo
-from cdk_triton.constructs import _nag, checks
+from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import is_token, props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
-from cdk_triton.constructs.checks import CFN_RESOURCE_LIMIT
 from cdk_triton.constructs.checks import models as model_checks
+from cdk_triton.constructs.checks.data_capture import check_data_capture
+from cdk_triton.constructs.checks.deployment import check_deployment
+from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT, check_headroom
+from cdk_triton.constructs.checks.instance import check_instance, has_local_storage
+from cdk_triton.constructs.checks.names import check_names
+from cdk_triton.constructs.checks.variant import check_variant
 from cdk_triton.constructs.deployment import (
     DEFAULT_WAIT_INTERVAL,
     DataCapture,
@@ -240,8 +245,8 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             self.instance_type,
             self.instance_count,
         )
-        errs = checks.check_names(endpoint_name, variant_name)
-        errs += checks.check_variant(
+        errs = check_names(endpoint_name, variant_name)
+        errs += check_variant(
             instance_type=instance_type,
             local_storage=self.has_local_storage,
             instance_count=instance_count,
@@ -255,11 +260,11 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             model_data_download_timeout_seconds=_seconds_or_none(model_data_download_timeout),
             sampling_percentage=data_capture.sampling_percentage if data_capture is not None else None,
         )
-        errs += checks.check_data_capture(
+        errs += check_data_capture(
             data_capture, data_capture.bucket.bucket_name if data_capture is not None else None
         )
         if deployment is not None:
-            errs += checks.check_deployment(deployment, instance_count=instance_count)
+            errs += check_deployment(deployment, instance_count=instance_count)
         return errs
 
     def _check_against_models(self, instance_type: str, instance_count: int) -> list[TritonValidationError]:
@@ -268,7 +273,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         Warnings go to Annotations at once; the errors are returned for the endpoint to raise.
         """
         art = self.model.artifacts
-        found, warnings = checks.check_instance(
+        found, warnings = check_instance(
             instance_type,
             self.instance_info,
             triton_version=self.model.triton_version,
@@ -442,7 +447,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
     @property
     def has_local_storage(self) -> bool:
         """Whether the instance type has local NVMe storage (no volume KMS key allowed)."""
-        return checks.has_local_storage(self.instance_type, self.instance_info)
+        return has_local_storage(self.instance_type, self.instance_info)
 
     @property
     def metrics_namespace(self) -> str | None:
@@ -500,7 +505,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         )
         # the id only appears in the over-the-limit error: no jsii read below the limit
         endpoint_id = self.node.id if resources > CFN_RESOURCE_LIMIT else ""
-        errs, warn = checks.check_headroom(resources, endpoint_resources=mine, endpoint_id=endpoint_id)
+        errs, warn = check_headroom(resources, endpoint_resources=mine, endpoint_id=endpoint_id)
         self._raise(errs)
         if warn:
             cdk.Annotations.of(stack).add_warning_v2(

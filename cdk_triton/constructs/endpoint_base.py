@@ -34,7 +34,8 @@ from constructs import Construct, Node
 from cdk_triton.config import tables
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import is_token
-from cdk_triton.constructs.checks import check_imported, check_names
+from cdk_triton.constructs.checks.imported import check_imported
+from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.errors import raise_all

@@ -19,10 +19,12 @@ from cdk_triton.config import tables
 from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
-from cdk_triton.constructs import _nag, checks
+from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import assume_role_document, props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.checks import models as model_checks
+from cdk_triton.constructs.checks.environment import check_environment_values
+from cdk_triton.constructs.checks.names import check_sagemaker_model_name
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.image import ImageConfig, TritonImage
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -134,8 +136,8 @@ class TritonModel(Construct):
         )
         raw_env = dict(environment or {})
         errs += _check_environment(raw_env)
-        errs += checks.check_environment_values(raw_env)
-        errs += checks.check_sagemaker_model_name(model_name)
+        errs += check_environment_values(raw_env)
+        errs += check_sagemaker_model_name(model_name)
         errs += self._image_source.validate()
         self.metrics_namespace: str | None = None
         if metrics is not None:
