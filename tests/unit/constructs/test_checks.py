@@ -6,7 +6,7 @@ import aws_cdk as cdk
 
 from cdk_triton.config import tables
 from cdk_triton.constructs import DeploymentGuardrails, TrafficStep
-from cdk_triton.constructs.checks import deployment, headroom, instance, names, variant
+from cdk_triton.constructs.checks import deployment, headroom, instance, names, stacks, variant
 
 
 def _codes(errs: list) -> list[str]:
@@ -152,3 +152,12 @@ def test_headroom() -> None:
     errs, warn = headroom.check_headroom(501, endpoint_resources=10, endpoint_id="E")
     assert _codes(errs) == ["StackResourceLimit"] and warn
     assert "at most 40 endpoints" in errs[0].fix and "create E in a new stack" in errs[0].fix
+
+
+def test_model_environment() -> None:
+    assert stacks.check_model_environment("S/M", ("1", "us-east-1"), ("1", "us-east-1")) == []
+    unresolved = cdk.Aws.REGION
+    assert stacks.check_model_environment("S/M", ("1", unresolved), ("1", "eu-west-1")) == []
+    [err] = stacks.check_model_environment("S/M", ("1", "us-east-1"), ("2", "us-east-1"))
+    assert (err.code, err.prop, err.value) == ("ModelInOtherEnvironment", "model", "S/M")
+    assert err.problem.startswith("is in account 1, and the endpoint in account 2;")

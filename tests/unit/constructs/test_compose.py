@@ -197,3 +197,27 @@ def test_a_given_model_is_verified_with_its_own_recorded_samples() -> None:
     verification = ep.add_verification()
     assert verification.node.path.startswith("TestStack/Ep/Verification")
     assert len(template(stack).find_resources("Custom::TritonVerification")) == 1
+
+
+def test_a_given_model_keeps_its_own_metrics_namespace() -> None:
+    stack = new_stack()
+    model = TritonModel(stack, "Shared", artifacts=_classifier(), metrics=TritonMetrics())
+    ep = TritonEndpoint(stack, "Ep", model=model, instance_type="ml.g5.xlarge", endpoint_name="classifier")
+    assert (
+        model.metrics_namespace is not None
+        and model.metrics_namespace == f"Triton/{cdk.Names.unique_id(model)}"
+    )
+    assert ep.metrics_namespace == model.metrics_namespace  # one environment for every endpoint of the model
+    assert model.environment["SAGEMAKER_TRITON_CLOUDWATCH_METRIC_NAMESPACE"] == model.metrics_namespace
+
+
+def test_an_endpoints_own_model_can_serve_a_second_endpoint() -> None:
+    stack = new_stack()
+    first = TritonEndpoint(
+        stack, "First", artifacts=_classifier(), instance_type="ml.g5.xlarge", endpoint_name="one"
+    )
+    TritonEndpoint(stack, "Second", model=first.model, instance_type="ml.g5.xlarge", endpoint_name="two")
+    groups = [_group(r) for r in _statements(stack, first.model)["EndpointLogGroup"]["Resource"]]
+    assert groups == ["/aws/sagemaker/Endpoints/one", "/aws/sagemaker/Endpoints/two"]
+    acks = json.dumps([m.data for m in first.model.node.metadata])  # the second endpoint's, on the model
+    assert "Endpoints/two:*" in acks and "Endpoints/one:*" not in acks
