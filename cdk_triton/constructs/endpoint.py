@@ -200,7 +200,11 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         if wrong_source:
             self._raise(errs + wrong_source)
         given = model is not None
-        self.model = model or self._define_model(errs, cast(ModelArtifacts, artifacts), model_props)
+        self.model: TritonModel = (
+            model
+            if model is not None
+            else self._define_model(errs, cast(ModelArtifacts, artifacts), model_props)
+        )
         art = self.model.artifacts
         self._raise(errs + self._check_against_models(instance_type, instance_count))
         if given:  # the model learns of this endpoint: its log group, in the model's own policy
