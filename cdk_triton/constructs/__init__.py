@@ -6,12 +6,13 @@ Importing this package imports aws_cdk but never torch, protobuf or tritonclient
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.deployment import DataCapture, DeploymentGuardrails, TrafficStep
 from cdk_triton.constructs.endpoint import ResourceHeadroom, TritonEndpoint, resource_headroom
-from cdk_triton.constructs.endpoint_base import ITritonEndpoint
+from cdk_triton.constructs.endpoint_base import EndpointAttributes, ITritonEndpoint
 from cdk_triton.constructs.errors import ERROR_CODES
 from cdk_triton.constructs.image import ImageConfig, TritonImage
-from cdk_triton.constructs.model import TritonMetrics, TritonModel
+from cdk_triton.constructs.model import TritonModel
+from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps
 from cdk_triton.constructs.monitoring import TritonAlarms, TritonDashboard
-from cdk_triton.constructs.scaling import TritonScaling
+from cdk_triton.constructs.scaling import TargetTrackingOptions, TritonScaling
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck
 
 __all__ = [
@@ -19,10 +20,12 @@ __all__ = [
     "ArtifactsConfig",
     "DataCapture",
     "DeploymentGuardrails",
+    "EndpointAttributes",
     "ITritonEndpoint",
     "ImageConfig",
     "ModelArtifacts",
     "ResourceHeadroom",
+    "TargetTrackingOptions",
     "TrafficStep",
     "TritonAlarms",
     "TritonDashboard",
@@ -30,6 +33,7 @@ __all__ = [
     "TritonImage",
     "TritonMetrics",
     "TritonModel",
+    "TritonModelProps",
     "TritonScaling",
     "TritonVerification",
     "VerificationCheck",

@@ -23,8 +23,8 @@ from cdk_triton.config.manifest import (
     ModelEntry,
     read_manifest,
 )
-from cdk_triton.constructs import artifact_checks
 from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
+from cdk_triton.constructs.checks import artifacts as artifact_checks
 from cdk_triton.constructs.errors import catalogued, located, validation_error
 from cdk_triton.errors import TritonValidationError, raise_all
 

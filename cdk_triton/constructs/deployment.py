@@ -2,7 +2,7 @@
 
 ``DeploymentGuardrails`` renders the endpoint's ``DeploymentConfig`` (blue/green or rolling, with
 auto-rollback alarms); ``DataCapture`` renders the EndpointConfig's ``DataCaptureConfig``. Their
-checks are in ``checks.py``.
+checks are in ``checks/deployment.py`` and ``checks/data_capture.py``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A complete Triton endpoint: Model, EndpointConfig and Endpoint, checked against the instance type.
 
-The checks are functions in ``checks.py``, the deployment guardrails and data capture in
+The checks are functions in the ``checks`` package, the deployment guardrails and data capture in
 ``deployment.py``, the metrics in ``metrics.py``; the scalable target (``scaling.py``) receives the
 endpoint's names, never the endpoint.
 """
@@ -9,25 +9,29 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Unpack, cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
-from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct, Node
 
 from cdk_triton.config import tables
-from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import InstanceTypeInfo
-from cdk_triton.constructs import _nag, checks, model_checks
+from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import is_token, props, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
-from cdk_triton.constructs.checks import CFN_RESOURCE_LIMIT
+from cdk_triton.constructs.checks import models as model_checks
+from cdk_triton.constructs.checks.data_capture import check_data_capture
+from cdk_triton.constructs.checks.deployment import check_deployment
+from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT, check_headroom
+from cdk_triton.constructs.checks.instance import check_instance, has_local_storage
+from cdk_triton.constructs.checks.names import check_names
+from cdk_triton.constructs.checks.variant import check_variant
 from cdk_triton.constructs.deployment import (
     DEFAULT_WAIT_INTERVAL,
     DataCapture,
@@ -38,15 +42,18 @@ from cdk_triton.constructs.deployment import (
     render_deployment_config,
     rollback_alarm,
 )
-from cdk_triton.constructs.endpoint_base import ImportedTritonEndpoint, ITritonEndpoint, TritonEndpointBase
-from cdk_triton.constructs.image import TritonImage
-from cdk_triton.constructs.model import TritonMetrics, TritonModel, _DefersAcknowledgments
+from cdk_triton.constructs.endpoint_base import (
+    EndpointAttributes,
+    ImportedTritonEndpoint,
+    ITritonEndpoint,
+    TritonEndpointBase,
+)
+from cdk_triton.constructs.errors import catalogued
+from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
+from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_all
-
-if TYPE_CHECKING:
-    from aws_cdk import aws_ec2 as ec2
 
 __all__ = [
     "CFN_RESOURCE_LIMIT",
@@ -55,6 +62,7 @@ __all__ = [
     "SSM_STANDARD_LIMIT",
     "DataCapture",
     "DeploymentGuardrails",
+    "EndpointAttributes",
     "ResourceHeadroom",
     "TrafficStep",
     "ITritonEndpoint",
@@ -130,17 +138,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         scope: Construct,
         construct_id: str,
         *,
-        artifacts: ModelArtifacts,
         instance_type: str,
-        image: TritonImage | None = None,
-        role: iam.IRole | None = None,
-        server_options: ServerOptions | None = None,
-        environment: Mapping[str, str] | None = None,
-        metrics: TritonMetrics | None = None,
-        vpc: ec2.IVpc | None = None,
-        vpc_subnets: ec2.SubnetSelection | None = None,
-        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
-        network_isolation: bool = False,
+        model: TritonModel | None = None,
+        artifacts: ModelArtifacts | None = None,
         endpoint_name: str | None = None,
         variant_name: str = "AllTraffic",
         instance_count: int = 1,
@@ -150,18 +150,16 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         model_data_download_timeout: cdk.Duration | None = None,
         data_capture: DataCapture | None = None,
         deployment: DeploymentGuardrails | None = None,
+        **model_props: Unpack[TritonModelProps],
     ) -> None:
         """Define the endpoint.
 
         Args:
-            artifacts: the model repository (``ModelArtifacts.from_manifest(path, "classifier")``).
             instance_type: ``ml.<family>.<size>``, e.g. ``ml.g5.xlarge``.
-            image: Default: the SageMaker Triton image of the manifest's (or the default) release.
-            role: execution role. Default: a new least-privilege role.
-            server_options: Triton settings. Default: container defaults.
-            environment: extra container variables. Default: none.
-            metrics: publish Triton's metrics to CloudWatch. Default: off.
-            vpc / vpc_subnets / security_groups / network_isolation: see ``TritonModel``.
+            model: the ``TritonModel`` to serve (it may serve other endpoints too). Default: a
+                model this endpoint defines (child "Model") from ``artifacts`` and ``model_props``.
+            artifacts: the model repository of the model this endpoint defines
+                (``ModelArtifacts.from_manifest(path, "classifier")``). Required unless ``model``.
             endpoint_name: Default: a deterministic name derived from the construct path (a
                 physical name, so the role's log grant can name the endpoint's log group).
             variant_name: production variant name; keep it stable across updates. Default: AllTraffic.
@@ -173,10 +171,13 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             model_data_download_timeout: 60 s..1 h. Default: SageMaker's default.
             data_capture: capture requests/responses to S3. Default: off.
             deployment: blue/green or rolling update guardrails. Default: SageMaker's default update.
+            model_props: ``TritonModelProps`` of the model this endpoint defines (image, role,
+                server_options, environment, metrics, vpc, ...); not with ``model``. The metrics
+                namespace defaults to ``Triton/<endpoint name>``.
         """
+        check_prop_names("TritonEndpoint", model_props)
         super().__init__(scope, construct_id)
         self._stack = remember_stack_info(self, scope)
-        self._artifacts_source = artifacts  # add_verification() reads the recorded samples
         self.instance_type = instance_type
         self.variant_name = variant_name
         self.instance_count = instance_count
@@ -195,22 +196,19 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             "data_capture": data_capture,
         }
         errs = self._check_own_props(endpoint_name=endpoint_name, deployment=deployment, **variant_props)
-        self.model = self._define_model(
-            errs,
-            artifacts=artifacts,
-            image=image,
-            role=role,
-            server_options=server_options,
-            environment=environment,
-            metrics=_default_namespace(metrics, endpoint_name),
-            vpc=vpc,
-            vpc_subnets=vpc_subnets,
-            security_groups=security_groups,
-            network_isolation=network_isolation,
-            endpoint_name=endpoint_name,
+        wrong_source = _check_model_source(model, artifacts, model_props)
+        if wrong_source:
+            self._raise(errs + wrong_source)
+        given = model is not None
+        self.model: TritonModel = (
+            model
+            if model is not None
+            else self._define_model(errs, cast(ModelArtifacts, artifacts), model_props)
         )
         art = self.model.artifacts
         self._raise(errs + self._check_against_models(instance_type, instance_count))
+        if given:  # the model learns of this endpoint: its log group, in the model's own policy
+            self.model.bind_endpoint(self, endpoint_name)
 
         self._define_endpoint_config(**variant_props)
         self._acknowledge_nag_findings()
@@ -239,8 +237,8 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             self.instance_type,
             self.instance_count,
         )
-        errs = checks.check_names(endpoint_name, variant_name)
-        errs += checks.check_variant(
+        errs = check_names(endpoint_name, variant_name)
+        errs += check_variant(
             instance_type=instance_type,
             local_storage=self.has_local_storage,
             instance_count=instance_count,
@@ -254,11 +252,11 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             model_data_download_timeout_seconds=_seconds_or_none(model_data_download_timeout),
             sampling_percentage=data_capture.sampling_percentage if data_capture is not None else None,
         )
-        errs += checks.check_data_capture(
+        errs += check_data_capture(
             data_capture, data_capture.bucket.bucket_name if data_capture is not None else None
         )
         if deployment is not None:
-            errs += checks.check_deployment(deployment, instance_count=instance_count)
+            errs += check_deployment(deployment, instance_count=instance_count)
         return errs
 
     def _check_against_models(self, instance_type: str, instance_count: int) -> list[TritonValidationError]:
@@ -267,7 +265,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         Warnings go to Annotations at once; the errors are returned for the endpoint to raise.
         """
         art = self.model.artifacts
-        found, warnings = checks.check_instance(
+        found, warnings = check_instance(
             instance_type,
             self.instance_info,
             triton_version=self.model.triton_version,
@@ -293,10 +291,14 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             path = self.node.path
             raise_all([e if e.path else e.at(path) for e in errs])
 
-    def _define_model(self, errs: list[TritonValidationError], **props: Any) -> TritonModel:
-        """The Model; its errors join the endpoint's own so that one synth reports them all."""
+    def _define_model(
+        self, errs: list[TritonValidationError], artifacts: ModelArtifacts, model_props: TritonModelProps
+    ) -> TritonModel:
+        """The Model from the props; its errors join the endpoint's own so that one synth reports them all."""
+        props = model_props.copy()
+        props["metrics"] = _default_namespace(model_props.get("metrics"), self.endpoint_name)
         try:
-            return TritonModel(self, "Model", **props)
+            return TritonModel(self, "Model", artifacts=artifacts, endpoint_name=self.endpoint_name, **props)
         except TritonValidationError as err:
             self._raise(errs + (err.errors if isinstance(err, TritonValidationErrors) else [err]))
             raise
@@ -441,7 +443,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
     @property
     def has_local_storage(self) -> bool:
         """Whether the instance type has local NVMe storage (no volume KMS key allowed)."""
-        return checks.has_local_storage(self.instance_type, self.instance_info)
+        return has_local_storage(self.instance_type, self.instance_info)
 
     @property
     def metrics_namespace(self) -> str | None:
@@ -499,7 +501,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         )
         # the id only appears in the over-the-limit error: no jsii read below the limit
         endpoint_id = self.node.id if resources > CFN_RESOURCE_LIMIT else ""
-        errs, warn = checks.check_headroom(resources, endpoint_resources=mine, endpoint_id=endpoint_id)
+        errs, warn = check_headroom(resources, endpoint_resources=mine, endpoint_id=endpoint_id)
         self._raise(errs)
         if warn:
             cdk.Annotations.of(stack).add_warning_v2(
@@ -536,7 +538,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             endpoint_name=self.endpoint_name,
             endpoint_arn=self.endpoint_arn,
             mode=art.mode,
-            checks=checks if checks is not None else recorded_checks(self, self._artifacts_source),
+            checks=checks if checks is not None else recorded_checks(self, self.model.artifacts_source),
             verified=[self.model.resource, self.endpoint_config, *self.target_model_parameters],
             target_model_parameter_path=getattr(self, "target_model_parameter_path", None),
             artifacts_key_arn=art.kms_key_arn,
@@ -560,48 +562,19 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
     # ------------------------------------------------------------------ import
     @staticmethod
     def from_endpoint_attributes(
-        scope: Construct,
-        construct_id: str,
-        *,
-        endpoint_name: str,
-        endpoint_arn: str | None = None,
-        variant_name: str | None = None,
-        instance_type: str | None = None,
-        gpu_count: int | None = None,
-        mode: str | None = None,
-        instance_count: int | None = None,
-        metrics_namespace: str | None = None,
+        scope: Construct, construct_id: str, attributes: EndpointAttributes
     ) -> ITritonEndpoint:
         """An endpoint defined in another stack (or outside CDK), for metrics, scaling, alarms and grants.
 
-        Args:
-            endpoint_name: the endpoint's name (all features).
-            endpoint_arn: Default: the ARN of ``endpoint_name`` in this stack's account and region.
-            variant_name: the production variant (scaling, metrics, dashboard, alarms). Default: unknown.
-            instance_type: Default: unknown (no burstable check; GPU count from ``gpu_count``).
-            gpu_count: GPUs per instance (GPU scaling, GPU graph and alarm). Default: the instance
-                type's, else unknown.
-            mode: 'SME' or 'MME' (the MME-only metrics and graphs). Default: unknown.
-            instance_count: the variant's instance count (dashboard, capacity warning). Default: unknown.
-            metrics_namespace: where Triton's own metrics are published (dashboard). Default: none.
+        ``attributes``: ``EndpointAttributes(endpoint_name=..., variant_name=..., ...)``, or the
+        ``attributes`` of an endpoint defined elsewhere in the app.
         """
-        return ImportedTritonEndpoint(
-            scope,
-            construct_id,
-            endpoint_name=endpoint_name,
-            endpoint_arn=endpoint_arn,
-            variant_name=variant_name,
-            instance_type=instance_type,
-            gpu_count=gpu_count,
-            mode=mode,
-            instance_count=instance_count,
-            metrics_namespace=metrics_namespace,
-        )
+        return ImportedTritonEndpoint(scope, construct_id, attributes)
 
     @staticmethod
     def from_endpoint_name(scope: Construct, construct_id: str, endpoint_name: str) -> ITritonEndpoint:
         """An endpoint known by name only: ``grant_invoke`` (other features need more attributes)."""
-        return ImportedTritonEndpoint(scope, construct_id, endpoint_name=endpoint_name)
+        return ImportedTritonEndpoint(scope, construct_id, EndpointAttributes(endpoint_name=endpoint_name))
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -612,6 +585,38 @@ def _default_name(scope: Construct) -> str:
     name = re.sub(r"[^A-Za-z0-9-]", "", raw).strip("-")
     name = re.sub(r"-{2,}", "-", name)
     return name[:63].rstrip("-") or "triton"
+
+
+def _check_model_source(
+    model: TritonModel | None, artifacts: ModelArtifacts | None, model_props: TritonModelProps
+) -> list[TritonValidationError]:
+    """Either a model, or the props of the model to define (artifacts at least): not both, not neither."""
+    given = sorted([*(["artifacts"] if artifacts is not None else []), *model_props])
+    if model is not None and given:
+        return [
+            catalogued(
+                "ModelGivenTwice",
+                prop=", ".join(given),
+                value=model.node.path,
+                problem="are props of the model, and model= gives a model already",
+                allowed="either model=TritonModel(...) or the model's props (artifacts=..., image=..., ...)",
+                fix=f"pass {', '.join(given)} to the TritonModel you give, or drop model= and let the "
+                "endpoint define its model",
+            )
+        ]
+    if model is None and artifacts is None:
+        return [
+            catalogued(
+                "ModelRequired",
+                prop="model/artifacts",
+                value=None,
+                problem="are both unset: the endpoint has no model to serve",
+                allowed="model=TritonModel(...), or artifacts=ModelArtifacts.from_manifest(...) with the "
+                "model's other props",
+                fix="pass artifacts=ModelArtifacts.from_manifest(path, key), or model=TritonModel(...)",
+            )
+        ]
+    return []
 
 
 def _default_namespace(metrics: TritonMetrics | None, endpoint_name: str) -> TritonMetrics | None:

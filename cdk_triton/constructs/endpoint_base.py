@@ -5,25 +5,15 @@
 attributes, so that ``TritonEndpoint`` and an endpoint imported with
 ``TritonEndpoint.from_endpoint_attributes`` share one implementation (aws-cdk's ``EndpointBase``).
 
-An imported endpoint knows only the attributes it was given. Which feature needs which:
-
-======================  ==========================================================
-endpoint_name           always: metrics' dimension, the ARN of ``grant_invoke``
-variant_name            scaling, every ``metric_*``, the dashboard, the alarms
-gpu_count (or           ``scale_on_gpu_utilization`` (target = percent x GPUs), the
-instance_type)          dashboard's GPU graph and the alarms' GPU-memory alarm
-mode (SME / MME)        the MME-only ``metric_*``; the dashboard's MME graphs
-instance_type           the burstable check of ``auto_scale``
-instance_count          the dashboard's initial-count line, the capacity warning
-metrics_namespace       the dashboard's graphs of Triton's own metrics
-======================  ==========================================================
-
-A feature asked of an endpoint imported without what it needs raises
-``TritonValidationError`` ``MissingEndpointAttribute`` naming the attribute.
+An imported endpoint knows only the ``EndpointAttributes`` it was given (one frozen value, aws-cdk's
+``EndpointAttributes``; its docstring says which feature needs which). A feature asked of an endpoint
+imported without what it needs raises ``TritonValidationError`` ``MissingEndpointAttribute`` naming
+the attribute. ``endpoint.attributes`` gives the value of any endpoint, to import it elsewhere.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import aws_cdk as cdk
@@ -34,13 +24,52 @@ from constructs import Construct, Node
 from cdk_triton.config import tables
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import is_token
-from cdk_triton.constructs.checks import check_imported, check_names
+from cdk_triton.constructs.checks.imported import check_imported
+from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.errors import raise_all
 
-#: The endpoint modes of ``from_endpoint_attributes``.
+#: The endpoint modes of ``EndpointAttributes``.
 MODES = ("SME", "MME")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class EndpointAttributes:
+    """What an endpoint defined elsewhere is known by (``TritonEndpoint.from_endpoint_attributes``).
+
+    Which feature needs which attribute:
+
+    ======================  ==========================================================
+    endpoint_name           always: metrics' dimension, the ARN of ``grant_invoke``
+    variant_name            scaling, every ``metric_*``, the dashboard, the alarms
+    gpu_count (or           ``scale_on_gpu_utilization`` (target = percent x GPUs), the
+    instance_type)          dashboard's GPU graph and the alarms' GPU-memory alarm
+    mode (SME / MME)        the MME-only ``metric_*``; the dashboard's MME graphs
+    instance_type           the burstable check of ``auto_scale``
+    instance_count          the dashboard's initial-count line, the capacity warning
+    metrics_namespace       the dashboard's graphs of Triton's own metrics
+    ======================  ==========================================================
+
+    Attributes:
+        endpoint_name: the endpoint's name (all features).
+        endpoint_arn: Default: the ARN of ``endpoint_name`` in the importing stack's account and region.
+        variant_name: the production variant. Default: unknown.
+        instance_type: Default: unknown (no burstable check; GPU count from ``gpu_count``).
+        gpu_count: GPUs per instance. Default: the instance type's, else unknown.
+        mode: 'SME' or 'MME'. Default: unknown.
+        instance_count: the variant's instance count. Default: unknown.
+        metrics_namespace: where Triton's own metrics are published. Default: none.
+    """
+
+    endpoint_name: str
+    endpoint_arn: str | None = None
+    variant_name: str | None = None
+    instance_type: str | None = None
+    gpu_count: int | None = None
+    mode: str | None = None
+    instance_count: int | None = None
+    metrics_namespace: str | None = None
 
 
 @runtime_checkable
@@ -76,6 +105,9 @@ class ITritonEndpoint(Protocol):
 
     @property
     def scaling(self) -> TritonScaling | None: ...
+
+    @property
+    def attributes(self) -> EndpointAttributes: ...
 
     def metric(
         self,
@@ -136,7 +168,7 @@ def require(endpoint: ITritonEndpoint, attribute: str, feature: str) -> Any:
             value=None,
             problem=f"is needed for {feature}, and the endpoint was imported without it",
             allowed=f"an endpoint imported with {attribute}=..., or one defined with TritonEndpoint",
-            fix=f"pass {attribute}=... to TritonEndpoint.from_endpoint_attributes",
+            fix=f"pass EndpointAttributes({attribute}=...) to TritonEndpoint.from_endpoint_attributes",
             path=endpoint.node.path,
         )
     return value
@@ -171,6 +203,20 @@ class TritonEndpointBase(Construct):
     @property
     def metrics_namespace(self) -> str | None:
         raise NotImplementedError
+
+    @property
+    def attributes(self) -> EndpointAttributes:
+        """This endpoint's attributes, to import it in another stack (the ARN is derived there)."""
+        multi = self.is_multi_model
+        return EndpointAttributes(
+            endpoint_name=self.endpoint_name,
+            variant_name=self.variant_name,
+            instance_type=self.instance_type,
+            gpu_count=self.gpu_count,
+            mode=None if multi is None else MODES[int(multi)],
+            instance_count=self.instance_count,
+            metrics_namespace=self.metrics_namespace,
+        )
 
     def _scaling_endpoint_name(self) -> str:
         """The name the scalable target refers to (a reference to the endpoint when defined here)."""
@@ -299,29 +345,17 @@ class TritonEndpointBase(Construct):
 class ImportedTritonEndpoint(TritonEndpointBase):
     """An endpoint defined elsewhere, known by its attributes (``TritonEndpoint.from_endpoint_attributes``)."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        endpoint_name: str,
-        endpoint_arn: str | None = None,
-        variant_name: str | None = None,
-        instance_type: str | None = None,
-        gpu_count: int | None = None,
-        mode: str | None = None,
-        instance_count: int | None = None,
-        metrics_namespace: str | None = None,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, attributes: EndpointAttributes) -> None:
         super().__init__(scope, construct_id)
-        errs = check_names(endpoint_name, variant_name or "AllTraffic")
-        errs += check_imported(instance_type, gpu_count, instance_count)
-        if mode is not None and mode not in MODES:
+        a = attributes
+        errs = check_names(a.endpoint_name, a.variant_name or "AllTraffic")
+        errs += check_imported(a.instance_type, a.gpu_count, a.instance_count)
+        if a.mode is not None and a.mode not in MODES:
             errs.append(
                 catalogued(
                     "InvalidEndpointMode",
                     prop="mode",
-                    value=mode,
+                    value=a.mode,
                     problem="is not an endpoint mode",
                     allowed="'SME' (single-model) or 'MME' (multi-model)",
                     fix="pass mode='SME' or mode='MME', or leave it unset",
@@ -330,29 +364,33 @@ class ImportedTritonEndpoint(TritonEndpointBase):
         if errs:
             path = self.node.path
             raise_all([e.at(path) for e in errs])
-        self.endpoint_name = endpoint_name
-        self.variant_name = variant_name
-        self.instance_type = instance_type
-        self.instance_count = instance_count
+        self.endpoint_name = a.endpoint_name
+        self.variant_name = a.variant_name
+        self.instance_type = a.instance_type
+        self.instance_count = a.instance_count
         self.scaling = None
-        self._mode = mode
-        self._metrics_namespace = metrics_namespace
-        info = (
-            tables.instance_type_info(instance_type)
-            if instance_type is not None and not is_token(instance_type)
-            else None
-        )
-        if gpu_count is None and instance_type is not None and not is_token(instance_type):
+        self._attributes = a
+        it = a.instance_type
+        gpu_count = a.gpu_count
+        if gpu_count is None and it is not None and not is_token(it):
+            info = tables.instance_type_info(it)
             gpu_count = info.gpu_count if info is not None else 0
         self._gpu_count = gpu_count
+        endpoint_arn = a.endpoint_arn
         if endpoint_arn is None:
+            name = a.endpoint_name
             endpoint_arn = cdk.Stack.of(self).format_arn(
                 service="sagemaker",
                 resource="endpoint",
                 # SageMaker writes endpoint ARNs in lower case.
-                resource_name=endpoint_name if is_token(endpoint_name) else endpoint_name.lower(),
+                resource_name=name if is_token(name) else name.lower(),
             )
         self._endpoint_arn = endpoint_arn
+
+    @property
+    def attributes(self) -> EndpointAttributes:
+        """The attributes it was imported with."""
+        return self._attributes
 
     @property
     def endpoint_arn(self) -> str:
@@ -367,8 +405,9 @@ class ImportedTritonEndpoint(TritonEndpointBase):
     @property
     def is_multi_model(self) -> bool | None:
         """True for mode 'MME', False for 'SME', None when the mode was not given."""
-        return None if self._mode is None else self._mode == "MME"
+        mode = self._attributes.mode
+        return None if mode is None else mode == "MME"
 
     @property
     def metrics_namespace(self) -> str | None:
-        return self._metrics_namespace
+        return self._attributes.metrics_namespace

@@ -101,6 +101,10 @@ ERROR_CODES: dict[str, str] = {
     "DashboardTooLarge": "more widgets than CloudWatch allows on one dashboard",
     # scale
     "StackResourceLimit": "the stack would exceed CloudFormation's resource limit; split endpoints into more stacks",
+    # composition (TritonEndpoint holds a TritonModel)
+    "ModelGivenTwice": "TritonEndpoint given model= together with props of the model (artifacts, image, ...)",
+    "ModelRequired": "TritonEndpoint given neither model= nor artifacts=",
+    "ModelInOtherEnvironment": "a TritonModel given to an endpoint in another account or region",
     # imported endpoints
     "MissingEndpointAttribute": "a feature asked of an imported endpoint that was imported without the attribute it needs",
     "InvalidEndpointMode": "from_endpoint_attributes mode is neither 'SME' nor 'MME'",

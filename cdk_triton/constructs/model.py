@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
-from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
@@ -19,11 +17,22 @@ from cdk_triton.config import tables
 from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
-from cdk_triton.constructs import _nag, checks, model_checks
-from cdk_triton.constructs._tokens import assume_role_document, props, pseudo, remember_stack_info
+from cdk_triton.constructs import _nag
+from cdk_triton.constructs._tokens import (
+    assume_role_document,
+    props,
+    pseudo,
+    remember_stack_info,
+    stack_info,
+)
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
+from cdk_triton.constructs.checks import models as model_checks
+from cdk_triton.constructs.checks.environment import check_environment_values
+from cdk_triton.constructs.checks.names import check_sagemaker_model_name
+from cdk_triton.constructs.checks.stacks import check_model_environment
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.image import ImageConfig, TritonImage
+from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
 from cdk_triton.errors import TritonValidationError, raise_all
 
 if TYPE_CHECKING:
@@ -31,28 +40,6 @@ if TYPE_CHECKING:
 
 #: Placeholder used to validate ServerOptions when the log group name is a token.
 _LOG_GROUP_PLACEHOLDER = "/cdk-triton/placeholder"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TritonMetrics:
-    """Publish Triton's own Prometheus metrics to CloudWatch (AWS-built images 23.07+).
-
-    Sets SAGEMAKER_TRITON_ALLOW_METRICS, _PUBLISH_METRICS_TO_CLOUDWATCH, _CLOUDWATCH_LOG_GROUP,
-    _CLOUDWATCH_METRIC_NAMESPACE and _METRICS_PORT, creates the log group and grants exactly what
-    publishing needs (logs on that group, cloudwatch:PutMetricData limited to the namespace).
-
-    Attributes:
-        namespace: the CloudWatch namespace. Default: ``Triton/<endpoint name>``.
-        log_retention: retention of the metrics log group. Default: one month.
-        encryption_key: KMS key of the log group (its key policy must allow CloudWatch Logs).
-            Default: CloudWatch Logs' own encryption.
-        metrics_port: Triton's metrics port. Default: 8002.
-    """
-
-    namespace: str | None = None
-    log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH
-    encryption_key: kms.IKey | None = None
-    metrics_port: int | None = None
 
 
 class _DefersAcknowledgments:
@@ -77,74 +64,29 @@ class TritonModel(Construct):
         construct_id: str,
         *,
         artifacts: ModelArtifacts,
-        image: TritonImage | None = None,
-        role: iam.IRole | None = None,
-        server_options: ServerOptions | None = None,
-        environment: Mapping[str, str] | None = None,
-        metrics: TritonMetrics | None = None,
-        vpc: ec2.IVpc | None = None,
-        vpc_subnets: ec2.SubnetSelection | None = None,
-        security_groups: Sequence[ec2.ISecurityGroup] | None = None,
-        network_isolation: bool = False,
         model_name: str | None = None,
         endpoint_name: str | None = None,
+        **props: Unpack[TritonModelProps],
     ) -> None:
         """Define the model.
 
         Args:
             artifacts: where the model repository is (``ModelArtifacts.from_manifest(...)``).
-            image: the Triton image. Default: ``TritonImage.for_version`` of the manifest's Triton
-                version, else ``DEFAULT_TRITON_VERSION``.
-            role: the execution role; it gets the same grants. Default: a new role.
-            server_options: Triton settings rendered to the container environment. Default:
-                the container defaults; multi_model and the default model follow the artifacts.
-            environment: extra container variables; unknown ``SAGEMAKER_TRITON_*`` names and the
-                ones ServerOptions manages are rejected. Default: none.
-            metrics: publish Triton's metrics to CloudWatch. Default: not published.
-            vpc: run the model in this VPC. Default: no VPC.
-            vpc_subnets: subnets in ``vpc``. Default: the VPC's private subnets.
-            security_groups: security groups in ``vpc``. Default: a new one allowing all outbound.
-            network_isolation: no outbound network from the container. Default: False.
             model_name: the physical model name. Default: generated by CloudFormation.
-            endpoint_name: grant the endpoint's log group ``/aws/sagemaker/Endpoints/<name>``
-                (``TritonEndpoint`` passes its name). Default: no endpoint log grant.
+            endpoint_name: grant the log group ``/aws/sagemaker/Endpoints/<name>`` now (the
+                ``TritonEndpoint`` that defines its model passes its name; one given a model calls
+                ``bind_endpoint``). Default: no endpoint log grant until an endpoint binds the model.
+            props: ``TritonModelProps`` (image, role, server_options, environment, metrics, vpc,
+                vpc_subnets, security_groups, network_isolation), each with its default there.
         """
+        check_prop_names("TritonModel", props)
         super().__init__(scope, construct_id)
         self._stack = remember_stack_info(self, scope)
+        self._artifacts_source = artifacts
         self._artifacts = artifacts.bind(self)
         art = self._artifacts
-        triton_version = (
-            image.triton_version if image is not None else (art.triton_version or DEFAULT_TRITON_VERSION)
-        )
-        self._image_source = image or TritonImage.for_version(triton_version or DEFAULT_TRITON_VERSION)
-        self.triton_version: str | None = self._image_source.triton_version
-
-        opts, errs = _resolve_server_options(art, server_options)
-        errs += _check_props(
-            opts,
-            metrics=metrics,
-            triton_version=self.triton_version,
-            network_isolation=network_isolation,
-            network_without_vpc=(
-                [sg.node.path for sg in security_groups or []] or "vpc_subnets"
-                if vpc is None and (security_groups or vpc_subnets is not None)
-                else None
-            ),
-        )
-        raw_env = dict(environment or {})
-        errs += _check_environment(raw_env)
-        errs += checks.check_environment_values(raw_env)
-        errs += checks.check_sagemaker_model_name(model_name)
-        errs += self._image_source.validate()
-        self.metrics_namespace: str | None = None
-        if metrics is not None:
-            self.metrics_namespace = metrics.namespace or f"Triton/{cdk.Names.unique_id(self)}"
-            opts = _with_metrics(opts, metrics, self.metrics_namespace)
-        errs += opts.validate()
-        errs += self._check_release_agreement(art, opts, raw_env)
-        if errs:  # the checks' and config-layer errors carry no path: locate them here (a jsii call)
-            path = self.node.path
-            raise_all([e if e.path else e.at(path) for e in errs])
+        metrics = props.get("metrics")
+        opts, raw_env = self._validate(art, props, model_name)
 
         self.environment: dict[str, str] = self._define_environment(opts, metrics, raw_env)
         self._image: ImageConfig = self._image_source.bind(self)
@@ -156,13 +98,61 @@ class TritonModel(Construct):
             self._grant_metrics(self.metrics_log_group.attr_arn, self.metrics_namespace or "")
         if endpoint_name is not None:
             self._grant_endpoint_logs(endpoint_name)
-        vpc_config = self._vpc_config(vpc, vpc_subnets, security_groups)
-        self._define_role(role)
-        self._define_model(art, vpc_config, network_isolation=network_isolation, model_name=model_name)
+        vpc_config = self._vpc_config(
+            props.get("vpc"), props.get("vpc_subnets"), props.get("security_groups")
+        )
+        self._define_role(props.get("role"))
+        self._define_model(
+            art, vpc_config, network_isolation=props.get("network_isolation", False), model_name=model_name
+        )
         if not isinstance(scope, _DefersAcknowledgments):
             self._flush_acks()
 
     # ------------------------------------------------------------------ steps
+    def _validate(
+        self, art: ArtifactsConfig, props: TritonModelProps, model_name: str | None
+    ) -> tuple[ServerOptions, dict[str, str]]:
+        """The image, the server options with metrics, and every check of the props (raised at once)."""
+        image, metrics = props.get("image"), props.get("metrics")
+        vpc, vpc_subnets, security_groups = (
+            props.get("vpc"),
+            props.get("vpc_subnets"),
+            props.get("security_groups"),
+        )
+        triton_version = (
+            image.triton_version if image is not None else (art.triton_version or DEFAULT_TRITON_VERSION)
+        )
+        self._image_source = image or TritonImage.for_version(triton_version or DEFAULT_TRITON_VERSION)
+        self.triton_version: str | None = self._image_source.triton_version
+
+        opts, errs = _resolve_server_options(art, props.get("server_options"))
+        errs += _check_props(
+            opts,
+            metrics=metrics,
+            triton_version=self.triton_version,
+            network_isolation=props.get("network_isolation", False),
+            network_without_vpc=(
+                [sg.node.path for sg in security_groups or []] or "vpc_subnets"
+                if vpc is None and (security_groups or vpc_subnets is not None)
+                else None
+            ),
+        )
+        raw_env = dict(props.get("environment") or {})
+        errs += _check_environment(raw_env)
+        errs += check_environment_values(raw_env)
+        errs += check_sagemaker_model_name(model_name)
+        errs += self._image_source.validate()
+        self.metrics_namespace: str | None = None
+        if metrics is not None:
+            self.metrics_namespace = metrics.namespace or f"Triton/{cdk.Names.unique_id(self)}"
+            opts = _with_metrics(opts, metrics, self.metrics_namespace)
+        errs += opts.validate()
+        errs += self._check_release_agreement(art, opts, raw_env)
+        if errs:  # the checks' and config-layer errors carry no path: locate them here (a jsii call)
+            path = self.node.path
+            raise_all([e if e.path else e.at(path) for e in errs])
+        return opts, raw_env
+
     def _check_release_agreement(
         self, art: ArtifactsConfig, opts: ServerOptions, raw_env: dict[str, str]
     ) -> list[TritonValidationError]:
@@ -318,6 +308,11 @@ class TritonModel(Construct):
         return self._artifacts
 
     @property
+    def artifacts_source(self) -> ModelArtifacts:
+        """The artifacts as given (``from_manifest`` keeps the samples a deploy verification reads)."""
+        return self._artifacts_source
+
+    @property
     def image(self) -> ImageConfig:
         """The bound image."""
         return self._image
@@ -351,15 +346,21 @@ class TritonModel(Construct):
         reason: str | None = None,
         conditions: dict[str, Any] | None = None,
     ) -> None:
-        statement: dict[str, Any] = {
-            "Sid": sid,
-            "Effect": "Allow",
-            "Action": actions[0] if len(actions) == 1 else sorted(actions),
-            "Resource": resources[0] if len(resources) == 1 else resources,
-        }
-        if conditions:
-            statement["Condition"] = conditions
-        self._statements.append(statement)
+        same = next((st for st in self._statements if st["Sid"] == sid), None)
+        if same is not None:  # a second endpoint of this model: one statement, its resources added
+            known = same["Resource"] if isinstance(same["Resource"], list) else [same["Resource"]]
+            resources = [r for r in resources if r not in known]
+            same["Resource"] = [*known, *resources]
+        else:
+            statement: dict[str, Any] = {
+                "Sid": sid,
+                "Effect": "Allow",
+                "Action": actions[0] if len(actions) == 1 else sorted(actions),
+                "Resource": resources[0] if len(resources) == 1 else resources,
+            }
+            if conditions:
+                statement["Condition"] = conditions
+            self._statements.append(statement)
         if reason:
             for res in resources:
                 flat = _nag.flatten_string(self, res)
@@ -445,6 +446,31 @@ class TritonModel(Construct):
         """Let the container write its logs to ``/aws/sagemaker/Endpoints/<endpoint_name>``."""
         self._grant_endpoint_logs(endpoint_name)
         self._flush_acks()
+
+    def bind_endpoint(self, endpoint: Construct, endpoint_name: str) -> None:
+        """Serve this model from ``endpoint`` (a ``TritonEndpoint`` given ``model=`` calls it).
+
+        Grants the endpoint's log group on this model's policy and acknowledges its cdk-nag finding
+        here, on the model (the policy is not under the endpoint). Each endpoint of the model adds its
+        log group to the same two statements. The metrics namespace stays the model's own. An
+        endpoint in another stack must be in the model's account and region
+        (``ModelInOtherEnvironment``); CloudFormation exports the model name to it.
+        """
+        theirs, mine = stack_info(endpoint), self._stack
+        if theirs.stack is not mine.stack:
+            self._raise_at(
+                endpoint,
+                check_model_environment(
+                    self.node.path, (mine.account, mine.region), (theirs.account, theirs.region)
+                ),
+            )
+        self._grant_endpoint_logs(endpoint_name)
+        self._flush_acks()
+
+    @staticmethod
+    def _raise_at(scope: Construct, errs: list[TritonValidationError]) -> None:
+        if errs:
+            raise_all([e.at(scope.node.path) for e in errs])
 
     def grant_data_capture(self, bucket_arn: str, prefix: str, kms_key_arn: str | None = None) -> None:
         """Let the endpoint write captured requests under ``s3://<bucket>/<prefix>``."""

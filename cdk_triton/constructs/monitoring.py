@@ -18,9 +18,9 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
-from cdk_triton.constructs import checks
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import StackInfo, is_token, pseudo, seconds, stack_info
+from cdk_triton.constructs.checks.monitoring import check_dashboard_name, check_evaluation, check_period
 from cdk_triton.constructs.endpoint_base import ITritonEndpoint, require
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -61,8 +61,8 @@ class TritonDashboard(Construct):
         """
         super().__init__(scope, construct_id)
         self.period = seconds(period) if period is not None else 60
-        errs = checks.check_dashboard_name(dashboard_name)
-        errs += checks.check_period("period", self.period, high_resolution=(1, 5, 10, 30))
+        errs = check_dashboard_name(dashboard_name)
+        errs += check_period("period", self.period, high_resolution=(1, 5, 10, 30))
         if errs:
             path = self.node.path
             raise_all([e.at(path) for e in errs])
@@ -325,8 +325,8 @@ class TritonAlarms(Construct):
                     fix="pass e.g. cdk.Duration.millis(500)",
                 )
             )
-        found = checks.check_period("period", period_s, high_resolution=(10, 30))
-        found += checks.check_evaluation(period_s, evaluation_periods)
+        found = check_period("period", period_s, high_resolution=(10, 30))
+        found += check_evaluation(period_s, evaluation_periods)
         if found:
             path = self.node.path
             errs += [e.at(path) for e in found]

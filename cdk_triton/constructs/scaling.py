@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_applicationautoscaling as appscaling
 from constructs import Construct
 
 from cdk_triton.config import tables
+from cdk_triton.constructs._kwargs import refuse_unknown
 from cdk_triton.constructs._tokens import is_token, known_duration, props, seconds
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.constructs.metrics import GPU_UTILIZATION, dimension_list
@@ -17,6 +18,34 @@ from cdk_triton.errors import TritonValidationError, raise_all
 #: Seed example of the service docs: scale in slowly, scale out fast.
 DEFAULT_SCALE_IN_COOLDOWN = known_duration(cdk.Duration.seconds(600), 600)
 DEFAULT_SCALE_OUT_COOLDOWN = known_duration(cdk.Duration.seconds(200), 200)
+
+
+class TargetTrackingOptions(TypedDict, total=False):
+    """The options every target-tracking policy shares (aws-cdk's ``BaseTargetTrackingProps``).
+
+    Attributes:
+        scale_in_cooldown: how long after a scale-in before the next one. Default: 600 s.
+        scale_out_cooldown: how long after a scale-out before the next one. Default: 200 s.
+        disable_scale_in: only scale out (remove instances yourself). Default: False.
+    """
+
+    scale_in_cooldown: cdk.Duration
+    scale_out_cooldown: cdk.Duration
+    disable_scale_in: bool
+
+
+#: The names of ``TargetTrackingOptions``.
+TARGET_TRACKING_OPTIONS: frozenset[str] = frozenset(TargetTrackingOptions.__optional_keys__)
+
+
+def _tracking(owner: str, options: TargetTrackingOptions) -> dict[str, Any]:
+    """The options' part of a TargetTrackingScalingPolicyConfiguration, defaults applied."""
+    refuse_unknown(owner, options, TARGET_TRACKING_OPTIONS)
+    return {
+        "scale_in_cooldown": seconds(options.get("scale_in_cooldown", DEFAULT_SCALE_IN_COOLDOWN)),
+        "scale_out_cooldown": seconds(options.get("scale_out_cooldown", DEFAULT_SCALE_OUT_COOLDOWN)),
+        "disable_scale_in": options.get("disable_scale_in", False) or None,
+    }
 
 
 class TritonScaling(Construct):
@@ -109,10 +138,7 @@ class TritonScaling(Construct):
     def scale_on_gpu_utilization(
         self,
         target_percent: float = 60,
-        *,
-        scale_in_cooldown: cdk.Duration = DEFAULT_SCALE_IN_COOLDOWN,
-        scale_out_cooldown: cdk.Duration = DEFAULT_SCALE_OUT_COOLDOWN,
-        disable_scale_in: bool = False,
+        **options: Unpack[TargetTrackingOptions],
     ) -> appscaling.CfnScalingPolicy:
         """Track GPUUtilization at ``target_percent`` per GPU.
 
@@ -121,10 +147,9 @@ class TritonScaling(Construct):
 
         Args:
             target_percent: per-GPU utilization to hold (1..100). Default: 60.
-            scale_in_cooldown: Default: 600 s.
-            scale_out_cooldown: Default: 200 s.
-            disable_scale_in: Default: False.
+            options: ``TargetTrackingOptions`` (cooldowns, disable_scale_in).
         """
+        tracking = _tracking("scale_on_gpu_utilization", options)
         gpus = self.gpu_count
         errs: list[TritonValidationError] = []
         if gpus is None:
@@ -137,7 +162,7 @@ class TritonScaling(Construct):
                     problem="is needed for scale_on_gpu_utilization (the target is the per-GPU percentage "
                     "times the GPU count), and the endpoint was imported without it",
                     allowed="an endpoint imported with instance_type=... or gpu_count=...",
-                    fix="pass instance_type=... or gpu_count=... to TritonEndpoint.from_endpoint_attributes",
+                    fix="pass EndpointAttributes(instance_type=... or gpu_count=...) to TritonEndpoint.from_endpoint_attributes",
                 )
             )
         elif gpus == 0 and not (self.instance_type is not None and is_token(self.instance_type)):
@@ -178,28 +203,22 @@ class TritonScaling(Construct):
                         for d in dimension_list(self.endpoint_name, self.variant_name)
                     ],
                 ),
-                scale_in_cooldown=seconds(scale_in_cooldown),
-                scale_out_cooldown=seconds(scale_out_cooldown),
-                disable_scale_in=disable_scale_in or None,
+                **tracking,
             ),
         )
 
     def scale_on_invocations_per_instance(
         self,
         invocations_per_minute: float,
-        *,
-        scale_in_cooldown: cdk.Duration = DEFAULT_SCALE_IN_COOLDOWN,
-        scale_out_cooldown: cdk.Duration = DEFAULT_SCALE_OUT_COOLDOWN,
-        disable_scale_in: bool = False,
+        **options: Unpack[TargetTrackingOptions],
     ) -> appscaling.CfnScalingPolicy:
         """Track SageMakerVariantInvocationsPerInstance (invocations per instance per minute).
 
         Args:
             invocations_per_minute: the target per instance (> 0).
-            scale_in_cooldown: Default: 600 s.
-            scale_out_cooldown: Default: 200 s.
-            disable_scale_in: Default: False.
+            options: ``TargetTrackingOptions`` (cooldowns, disable_scale_in).
         """
+        tracking = _tracking("scale_on_invocations_per_instance", options)
         if not invocations_per_minute > 0:
             raise validation_error(
                 self,
@@ -217,9 +236,7 @@ class TritonScaling(Construct):
                 predefined_metric_specification=props(
                     predefined_metric_type="SageMakerVariantInvocationsPerInstance",
                 ),
-                scale_in_cooldown=seconds(scale_in_cooldown),
-                scale_out_cooldown=seconds(scale_out_cooldown),
-                disable_scale_in=disable_scale_in or None,
+                **tracking,
             ),
         )
 

@@ -9,7 +9,7 @@ import pytest
 
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.constructs import ModelArtifacts, TritonEndpoint
-from cdk_triton.constructs.artifact_checks import (
+from cdk_triton.constructs.checks.artifacts import (
     TARGET_MODEL_MAX,
     check_manifest_entry,
     check_model_names,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import aws_cdk as cdk
 
 from cdk_triton.config import tables
-from cdk_triton.constructs import DeploymentGuardrails, TrafficStep, checks
+from cdk_triton.constructs import DeploymentGuardrails, TrafficStep
+from cdk_triton.constructs.checks import deployment, headroom, instance, names, stacks, variant
 
 
 def _codes(errs: list) -> list[str]:
@@ -13,15 +14,15 @@ def _codes(errs: list) -> list[str]:
 
 
 def test_names() -> None:
-    assert checks.check_names("classifier-1", "AllTraffic") == []
-    errs = checks.check_names("bad_name", "-bad")
+    assert names.check_names("classifier-1", "AllTraffic") == []
+    errs = names.check_names("bad_name", "-bad")
     assert _codes(errs) == ["InvalidEndpointName", "InvalidVariantName"]
     assert errs[0].prop == "endpoint_name" and errs[0].value == "bad_name" and errs[0].path is None
 
 
 def test_instance_type_shape_and_gpu_rules() -> None:
     g5 = tables.instance_type_info("ml.g5.xlarge")
-    ok, warnings = checks.check_instance(
+    ok, warnings = instance.check_instance(
         "ml.g5.xlarge",
         g5,
         triton_version=None,
@@ -30,7 +31,7 @@ def test_instance_type_shape_and_gpu_rules() -> None:
         multi_model=False,
     )
     assert ok == [] and warnings == []
-    errs, _ = checks.check_instance(
+    errs, _ = instance.check_instance(
         "g5.xlarge",
         None,
         triton_version=None,
@@ -39,7 +40,7 @@ def test_instance_type_shape_and_gpu_rules() -> None:
         multi_model=False,
     )
     assert _codes(errs) == ["InvalidInstanceType"]
-    errs, _ = checks.check_instance(
+    errs, _ = instance.check_instance(
         "ml.c6i.xlarge",
         None,
         triton_version=None,
@@ -49,7 +50,7 @@ def test_instance_type_shape_and_gpu_rules() -> None:
     )
     assert _codes(errs) == ["GpuArtifactsOnCpuInstance"]
     big = tables.instance_type_info("ml.g5.12xlarge")
-    errs, _ = checks.check_instance(
+    errs, _ = instance.check_instance(
         "ml.g5.12xlarge",
         big,
         triton_version=None,
@@ -61,7 +62,7 @@ def test_instance_type_shape_and_gpu_rules() -> None:
 
 
 def test_instance_warnings_come_back_as_pairs() -> None:
-    errs, warnings = checks.check_instance(
+    errs, warnings = instance.check_instance(
         "ml.g99.xlarge",
         None,
         triton_version=None,
@@ -71,7 +72,7 @@ def test_instance_warnings_come_back_as_pairs() -> None:
     )
     assert errs == [] and [w[0] for w in warnings] == ["cdk-triton:UnknownGpuInstanceType"]
     g5 = tables.instance_type_info("ml.g5.2xlarge")
-    _, warnings = checks.check_instance(
+    _, warnings = instance.check_instance(
         "ml.g5.2xlarge",
         g5,
         triton_version=None,
@@ -84,7 +85,7 @@ def test_instance_warnings_come_back_as_pairs() -> None:
 
 def test_tokens_are_skipped() -> None:
     token = cdk.Token.as_string(cdk.Fn.ref("InstanceType"))
-    assert checks.check_instance(
+    assert instance.check_instance(
         token,
         None,
         triton_version=None,
@@ -95,14 +96,14 @@ def test_tokens_are_skipped() -> None:
 
 
 def test_local_storage() -> None:
-    assert checks.has_local_storage("ml.c5d.xlarge", None)
-    assert not checks.has_local_storage("ml.c5.xlarge", None)
-    assert checks.has_local_storage("ml.g5.xlarge", tables.instance_type_info("ml.g5.xlarge"))
+    assert instance.has_local_storage("ml.c5d.xlarge", None)
+    assert not instance.has_local_storage("ml.c5.xlarge", None)
+    assert instance.has_local_storage("ml.g5.xlarge", tables.instance_type_info("ml.g5.xlarge"))
 
 
 def test_variant() -> None:
-    assert checks.check_variant(instance_type="ml.g5.xlarge", local_storage=True, instance_count=1) == []
-    errs = checks.check_variant(
+    assert variant.check_variant(instance_type="ml.g5.xlarge", local_storage=True, instance_count=1) == []
+    errs = variant.check_variant(
         instance_type="ml.g5.xlarge",
         local_storage=True,
         instance_count=0,
@@ -124,30 +125,39 @@ def test_variant() -> None:
 
 
 def test_deployment() -> None:
-    assert checks.check_deployment(DeploymentGuardrails.canary(percent=10), instance_count=4) == []
-    assert _codes(checks.check_deployment(DeploymentGuardrails.canary(percent=60), instance_count=4)) == [
+    assert deployment.check_deployment(DeploymentGuardrails.canary(percent=10), instance_count=4) == []
+    assert _codes(deployment.check_deployment(DeploymentGuardrails.canary(percent=60), instance_count=4)) == [
         "CanaryTooLarge"
     ]
-    assert _codes(checks.check_deployment(DeploymentGuardrails(), instance_count=1)) == [
+    assert _codes(deployment.check_deployment(DeploymentGuardrails(), instance_count=1)) == [
         "InvalidDeploymentPolicy"
     ]
     bad_step = DeploymentGuardrails(traffic_routing="LINEAR", step=TrafficStep(percent=0))
-    assert _codes(checks.check_deployment(bad_step, instance_count=2)) == ["InvalidTrafficStep"]
+    assert _codes(deployment.check_deployment(bad_step, instance_count=2)) == ["InvalidTrafficStep"]
     slow = DeploymentGuardrails.all_at_once(wait_interval=cdk.Duration.hours(2))
-    assert _codes(checks.check_deployment(slow, instance_count=1)) == ["InvalidTimeout"]
+    assert _codes(deployment.check_deployment(slow, instance_count=1)) == ["InvalidTimeout"]
 
 
 def test_step_shares() -> None:
-    assert checks.check_step_shares(DeploymentGuardrails.linear(percent=20), instance_count=5) == []
-    errs = checks.check_step_shares(DeploymentGuardrails.linear(percent=5), instance_count=5)
+    assert deployment.check_step_shares(DeploymentGuardrails.linear(percent=20), instance_count=5) == []
+    errs = deployment.check_step_shares(DeploymentGuardrails.linear(percent=5), instance_count=5)
     assert _codes(errs) == ["InvalidTrafficStep"] and errs[0].prop == "deployment.step"
-    errs = checks.check_step_shares(DeploymentGuardrails.rolling(instance_count=3), instance_count=4)
+    errs = deployment.check_step_shares(DeploymentGuardrails.rolling(instance_count=3), instance_count=4)
     assert _codes(errs) == ["InvalidTrafficStep"] and "75 %" in errs[0].problem
 
 
 def test_headroom() -> None:
-    assert checks.check_headroom(100, endpoint_resources=10, endpoint_id="E") == ([], False)
-    assert checks.check_headroom(400, endpoint_resources=10, endpoint_id="E") == ([], True)
-    errs, warn = checks.check_headroom(501, endpoint_resources=10, endpoint_id="E")
+    assert headroom.check_headroom(100, endpoint_resources=10, endpoint_id="E") == ([], False)
+    assert headroom.check_headroom(400, endpoint_resources=10, endpoint_id="E") == ([], True)
+    errs, warn = headroom.check_headroom(501, endpoint_resources=10, endpoint_id="E")
     assert _codes(errs) == ["StackResourceLimit"] and warn
     assert "at most 40 endpoints" in errs[0].fix and "create E in a new stack" in errs[0].fix
+
+
+def test_model_environment() -> None:
+    assert stacks.check_model_environment("S/M", ("1", "us-east-1"), ("1", "us-east-1")) == []
+    unresolved = cdk.Aws.REGION
+    assert stacks.check_model_environment("S/M", ("1", unresolved), ("1", "eu-west-1")) == []
+    [err] = stacks.check_model_environment("S/M", ("1", "us-east-1"), ("2", "us-east-1"))
+    assert (err.code, err.prop, err.value) == ("ModelInOtherEnvironment", "model", "S/M")
+    assert err.problem.startswith("is in account 1, and the endpoint in account 2;")

@@ -8,6 +8,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Annotations, Match
 
 from cdk_triton.constructs import (
+    EndpointAttributes,
     ITritonEndpoint,
     ModelArtifacts,
     TritonAlarms,
@@ -43,11 +44,13 @@ def test_stack_b_scales_watches_and_grants_an_endpoint_of_stack_a() -> None:
     imported = TritonEndpoint.from_endpoint_attributes(
         b,
         "Classifier",
-        endpoint_name="classifier-prod",
-        variant_name="AllTraffic",
-        instance_type="ml.g5.12xlarge",
-        mode="SME",
-        instance_count=1,
+        EndpointAttributes(
+            endpoint_name="classifier-prod",
+            variant_name="AllTraffic",
+            instance_type="ml.g5.12xlarge",
+            mode="SME",
+            instance_count=1,
+        ),
     )
     assert imported.gpu_count == 4 and imported.is_multi_model is False
     scaling = imported.auto_scale(max_capacity=4)
@@ -108,7 +111,9 @@ def test_a_name_only_import_grants_invoke_and_its_arn_is_lower_case() -> None:
     imported = TritonEndpoint.from_endpoint_name(b, "Imported", "Classifier-Prod")
     assert b.resolve(imported.endpoint_arn)["Fn::Join"][1][-1].endswith(":endpoint/classifier-prod")
     given = TritonEndpoint.from_endpoint_attributes(
-        b, "Given", endpoint_name="x", endpoint_arn="arn:aws:sagemaker:us-east-1:1:endpoint/x"
+        b,
+        "Given",
+        EndpointAttributes(endpoint_name="x", endpoint_arn="arn:aws:sagemaker:us-east-1:1:endpoint/x"),
     )
     assert given.endpoint_arn == "arn:aws:sagemaker:us-east-1:1:endpoint/x"
 
@@ -133,7 +138,7 @@ def test_features_name_the_attribute_they_miss() -> None:
         assert err.prop == "variant_name" and err.path is not None and err.path.startswith("Operations/")
         assert "from_endpoint_attributes" in err.fix
     no_gpus = TritonEndpoint.from_endpoint_attributes(
-        b, "NoGpus", endpoint_name="e", variant_name="AllTraffic"
+        b, "NoGpus", EndpointAttributes(endpoint_name="e", variant_name="AllTraffic")
     )
     err = _missing(lambda: no_gpus.auto_scale(max_capacity=2).scale_on_gpu_utilization(60))
     assert err.prop == "gpu_count"
@@ -144,7 +149,7 @@ def test_features_name_the_attribute_they_miss() -> None:
 def test_a_variant_only_import_gets_a_dashboard_and_alarms_without_gpu_parts() -> None:
     _, b, _ = _two_stacks()
     ep = TritonEndpoint.from_endpoint_attributes(
-        b, "Ep", endpoint_name="e", variant_name="AllTraffic", mode="MME"
+        b, "Ep", EndpointAttributes(endpoint_name="e", variant_name="AllTraffic", mode="MME")
     )
     assert ep.metric_model_cache_hit().metric_name == "ModelCacheHit"
     dash = TritonDashboard(b, "Dash", endpoints=[ep])
@@ -163,5 +168,37 @@ def test_a_variant_only_import_gets_a_dashboard_and_alarms_without_gpu_parts() -
 def test_an_invalid_mode_is_refused() -> None:
     _, b, _ = _two_stacks()
     with pytest.raises(TritonValidationError) as info:
-        TritonEndpoint.from_endpoint_attributes(b, "Ep", endpoint_name="e", mode="multi")
+        TritonEndpoint.from_endpoint_attributes(b, "Ep", EndpointAttributes(endpoint_name="e", mode="multi"))
     assert info.value.code == "InvalidEndpointMode" and info.value.prop == "mode"
+
+
+def test_a_defined_endpoints_attributes_import_it_in_another_stack() -> None:
+    """One EndpointAttributes value: what a TritonEndpoint gives is what from_endpoint_attributes takes."""
+    import dataclasses
+
+    a, b, ep = _two_stacks()
+    attrs = ep.attributes
+    assert attrs == EndpointAttributes(
+        endpoint_name="classifier-prod",
+        variant_name="AllTraffic",
+        instance_type="ml.g5.xlarge",
+        gpu_count=1,
+        mode="SME",
+        instance_count=1,
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        attrs.mode = "MME"  # type: ignore[misc]
+    imported = TritonEndpoint.from_endpoint_attributes(b, "Imported", attrs)
+    assert imported.attributes is attrs
+    for name in (
+        "endpoint_name",
+        "variant_name",
+        "instance_type",
+        "gpu_count",
+        "is_multi_model",
+        "instance_count",
+    ):
+        assert getattr(imported, name) == getattr(ep, name), name
+    assert a.resolve(ep.metric_invocations().to_metric_config().metric_stat.dimensions) == b.resolve(
+        imported.metric_invocations().to_metric_config().metric_stat.dimensions
+    )

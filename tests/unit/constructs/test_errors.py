@@ -24,6 +24,7 @@ from cdk_triton.constructs import (
     ERROR_CODES,
     DataCapture,
     DeploymentGuardrails,
+    EndpointAttributes,
     ModelArtifacts,
     TrafficStep,
     TritonAlarms,
@@ -71,6 +72,12 @@ def _with_libtorch(stack: cdk.Stack) -> TritonEndpoint:
 
 def _bucket(stack: cdk.Stack) -> s3.IBucket:
     return s3.Bucket.from_bucket_name(stack, "B", "models-123456789012")
+
+
+def _model_in_other_region(stack: cdk.Stack) -> None:
+    far = cdk.Stack(stack.node.root, "Far", env=cdk.Environment(account="123456789012", region="eu-west-1"))
+    model = TritonModel(far, "M", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"))
+    TritonEndpoint(stack, "Ep", model=model, instance_type="ml.g5.xlarge")
 
 
 def _too_many_resources(stack: cdk.Stack) -> None:
@@ -238,8 +245,13 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "MissingEndpointAttribute": lambda s: TritonEndpoint.from_endpoint_name(
         s, "Imported", "other"
     ).auto_scale(max_capacity=2),
+    "ModelGivenTwice": lambda s: sme(
+        s, model=TritonModel(s, "M", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"))
+    ),
+    "ModelRequired": lambda s: TritonEndpoint(s, "Ep", instance_type="ml.g5.xlarge"),
+    "ModelInOtherEnvironment": _model_in_other_region,
     "InvalidEndpointMode": lambda s: TritonEndpoint.from_endpoint_attributes(
-        s, "Imported", endpoint_name="other", mode="multi"
+        s, "Imported", EndpointAttributes(endpoint_name="other", mode="multi")
     ),
     "NoRecordedSamples": lambda s: mme(s).add_verification(),
     "SampleFileMissing": lambda s: sme(
@@ -277,7 +289,7 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
         image=TritonImage.from_ecr_repository(ecr.Repository.from_repository_name(s, "R", "r"), "v1:latest"),
     ),
     "InvalidGpuCount": lambda s: TritonEndpoint.from_endpoint_attributes(
-        s, "Imported", endpoint_name="other", gpu_count=-1
+        s, "Imported", EndpointAttributes(endpoint_name="other", gpu_count=-1)
     ),
     "InvalidPeriod": lambda s: TritonAlarms(s, "Alarms", endpoint=sme(s), period=cdk.Duration.seconds(45)),
     "InvalidEvaluationPeriods": lambda s: TritonAlarms(s, "Alarms", endpoint=sme(s), evaluation_periods=0),
@@ -308,6 +320,9 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "InvalidByteSize": ("response_cache_byte_size", 0),
     "InvalidCapacity": ("min_capacity/max_capacity", (3, 2)),
     "InvalidEndpointMode": ("mode", "multi"),
+    "ModelGivenTwice": ("artifacts", "TestStack/M"),
+    "ModelRequired": ("model/artifacts", None),
+    "ModelInOtherEnvironment": ("model", "Far/M"),
     "InvalidDeploymentPolicy": ("deployment", "blue/green and rolling"),
     "InvalidEndpointName": ("endpoint_name", "my_endpoint"),
     "InvalidGpuLimit": ("model_load_gpu_limit", 1.5),

@@ -18,7 +18,14 @@ from aws_cdk import aws_s3 as s3
 
 from cdk_triton.config.manifest import Manifest
 from cdk_triton.config.server_options import ServerOptions
-from cdk_triton.constructs import ModelArtifacts, TritonAlarms, TritonDashboard, TritonMetrics, TritonModel
+from cdk_triton.constructs import (
+    EndpointAttributes,
+    ModelArtifacts,
+    TritonAlarms,
+    TritonDashboard,
+    TritonMetrics,
+    TritonModel,
+)
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 from tests.unit.constructs.support import EXAMPLE, manifest_with, new_stack
 from tests.unit.constructs.test_errors import CASES, EXPECTED, STACK_ENV, _edited, _mme_bucket, _target, sme
@@ -153,6 +160,9 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
      "deployment.wait_interval"),
     ("TritonEndpoint", "deployment.rollback_alarms", "at most 10", "TooManyRollbackAlarms", None, None),
     ("TritonEndpoint", "(the stack)", "<= 500 CloudFormation resources", "StackResourceLimit", None, None),
+    ("TritonEndpoint", "model", "either model= or the model's props (artifacts, image, ...), not both", "ModelGivenTwice", None, None),
+    ("TritonEndpoint", "model / artifacts", "one of them", "ModelRequired", None, None),
+    ("TritonEndpoint", "model", "a model of the endpoint's account and region", "ModelInOtherEnvironment", None, None),
     # ---- scaling
     ("auto_scale", "min_capacity / max_capacity", "1 <= min <= max", "InvalidCapacity", None, None),
     ("auto_scale", "(instance_type)", "not burstable", "BurstableNotScalable", None, None),
@@ -216,7 +226,9 @@ def _guardrails(*, wait: cdk.Duration) -> Any:
 def _imported(s: cdk.Stack, **kw: Any) -> Any:
     from cdk_triton.constructs import TritonEndpoint
 
-    return TritonEndpoint.from_endpoint_attributes(s, "Imported", **{"endpoint_name": "other", **kw})
+    return TritonEndpoint.from_endpoint_attributes(
+        s, "Imported", EndpointAttributes(**{"endpoint_name": "other", **kw})
+    )
 
 
 def _ids() -> list[str]:

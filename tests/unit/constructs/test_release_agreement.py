@@ -10,7 +10,8 @@ from aws_cdk import assertions
 
 from cdk_triton.config import tables
 from cdk_triton.config.server_options import ServerOptions
-from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonImage, model_checks
+from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, TritonImage
+from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.errors import TritonValidationErrors
 from tests.unit.constructs.support import TENSORRT, manifest_with, new_stack
 

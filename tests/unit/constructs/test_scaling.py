@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import aws_cdk as cdk
+import pytest
 
-from cdk_triton.constructs import ModelArtifacts, TritonEndpoint
+from cdk_triton.constructs import ModelArtifacts, TargetTrackingOptions, TritonEndpoint
+from cdk_triton.constructs.scaling import TARGET_TRACKING_OPTIONS
 from tests.unit.constructs.support import EXAMPLE, new_stack, only, template
 
 
@@ -93,3 +95,47 @@ def test_instance_count_outside_range_warns() -> None:
     stack = new_stack()
     _ep(stack, instance_count=5).auto_scale(min_capacity=1, max_capacity=3)
     assert Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("outside 1..3"))
+
+
+def test_one_options_value_serves_both_policies() -> None:
+    """TargetTrackingOptions is written once; each policy renders the same cooldown block from it."""
+    stack = new_stack()
+    options: TargetTrackingOptions = {
+        "scale_in_cooldown": cdk.Duration.minutes(15),
+        "scale_out_cooldown": cdk.Duration.seconds(90),
+        "disable_scale_in": True,
+    }
+    scaling = _ep(stack).auto_scale(max_capacity=4)
+    scaling.scale_on_gpu_utilization(50, **options)
+    scaling.scale_on_invocations_per_instance(800, **options)
+    policies = template(stack).find_resources("AWS::ApplicationAutoScaling::ScalingPolicy").values()
+    blocks = [
+        {
+            k: v
+            for k, v in p["Properties"]["TargetTrackingScalingPolicyConfiguration"].items()
+            if k in _OPTION_KEYS
+        }
+        for p in policies
+    ]
+    assert blocks == [{"ScaleInCooldown": 900, "ScaleOutCooldown": 90, "DisableScaleIn": True}] * 2
+
+
+def test_options_default_to_the_seed_example_and_refuse_unknown_names() -> None:
+    stack = new_stack()
+    scaling = _ep(stack).auto_scale(max_capacity=4)
+    scaling.scale_on_invocations_per_instance(800)
+    config = only(template(stack), "AWS::ApplicationAutoScaling::ScalingPolicy")["Properties"][
+        "TargetTrackingScalingPolicyConfiguration"
+    ]
+    assert {k: v for k, v in config.items() if k in _OPTION_KEYS} == {
+        "ScaleInCooldown": 600,
+        "ScaleOutCooldown": 200,
+    }
+    with pytest.raises(
+        TypeError, match="scale_on_gpu_utilization.. got an unexpected keyword argument 'cooldown'"
+    ):
+        scaling.scale_on_gpu_utilization(60, cooldown=cdk.Duration.seconds(60))  # type: ignore[call-arg]
+    assert {"scale_in_cooldown", "scale_out_cooldown", "disable_scale_in"} == TARGET_TRACKING_OPTIONS
+
+
+_OPTION_KEYS = {"ScaleInCooldown", "ScaleOutCooldown", "DisableScaleIn"}
