@@ -28,7 +28,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import pipelines
 from constructs import Construct, IValidation
 
-from cdk_triton.config import tables
+from cdk_triton.config import layout, tables
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import gpu_targets
@@ -402,7 +402,9 @@ class TritonPipeline(Construct):
             ),
             iam.PolicyStatement(
                 actions=["s3:GetObject"],
-                resources=[self.artifact_bucket.arn_for_objects(f"{self.artifact_prefix}samples/*")],
+                resources=[
+                    self.artifact_bucket.arn_for_objects(layout.samples_key_pattern(self.artifact_prefix))
+                ],
             ),
         ]
         if self.artifact_key is not None:
