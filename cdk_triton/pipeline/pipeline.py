@@ -135,7 +135,7 @@ class TritonPipeline(Construct):
         self._stages: list[str] = []
         self._source = source
         decl = gpu_targets.read_declaration(self.root / declaration)
-        self.triton_version = str(decl.get("triton_version") or tables.DEFAULT_TRITON_VERSION)
+        self.triton_version = decl.triton_version or tables.DEFAULT_TRITON_VERSION
         self.gpu_target = gpu_targets.gpu_build_targets(decl, options=gpu_build, source=f"{declaration}")
         self.gpu_build_step = self._gpu_step() if self.gpu_target else None
         self.synth_step = self._synth_step(cdk_app)

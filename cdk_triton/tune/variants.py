@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.errors import TritonValidationError
 
 #: the fields a variant may change, in the order they are written back
@@ -87,16 +88,15 @@ def _bad(prop: str, value: Any, problem: str, allowed: str, fix: str) -> TritonV
 
 def find_model(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     """The ``models[]`` entry called ``name``; a clear error naming the declared ones otherwise."""
-    models = doc.get("models") or []
-    for entry in models:
-        if isinstance(entry, Mapping) and entry.get("name") == name:
-            return entry
-    names = [str(m.get("name")) for m in models if isinstance(m, Mapping)]
+    view = RawDeclaration(doc)
+    entry = view.model(name)
+    if entry is not None:
+        return entry
     raise _bad(
         "--model",
         name,
         "is not declared in models.yaml",
-        ", ".join(names),
+        ", ".join(view.model_names),
         "pass one of the declared model names",
     )
 
@@ -107,8 +107,8 @@ def tuned_models(doc: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
     if entry.get("format") != "ensemble":
         return [entry]
     out = []
-    for step in entry.get("steps") or []:
-        step_entry = find_model(doc, str(step.get("model")))
+    for step in RawDeclaration(doc).steps(name):
+        step_entry = find_model(doc, step)
         if step_entry.get("format") != "ensemble" and step_entry not in out:
             out.append(step_entry)
     return out
