@@ -242,8 +242,9 @@ def prune_outputs(out: Path, manifest: Manifest) -> None:
         for f in (m.sample.request, m.sample.response)
         if f
     }
-    if (out / "samples").is_dir():
-        for f in (out / "samples").glob("*.json"):
+    samples = out / layout.SAMPLES_FOLDER
+    if samples.is_dir():
+        for f in samples.glob("*.json"):
             if f.name not in keep:
                 f.unlink(missing_ok=True)
     for mode, multi in ((layout.SME_FOLDER, False), (layout.MME_FOLDER, True)):
