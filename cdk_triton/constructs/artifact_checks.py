@@ -94,7 +94,7 @@ def check_target_models(
 
 def _invalid_target_model(prop: str, name: str, value: str) -> TritonValidationError | None:
     ok = len(value) <= TARGET_MODEL_MAX and _PRINTABLE.fullmatch(value) and not value.startswith("/")
-    if is_token(value) or (ok and value.endswith(".tar.gz")):
+    if is_token(value) or (ok and value.endswith(layout.ARCHIVE_SUFFIX)):
         return None
     return catalogued(
         "InvalidTargetModel",
