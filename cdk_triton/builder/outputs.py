@@ -15,7 +15,7 @@ from cdk_triton.builder import merge, space
 from cdk_triton.builder import upload as upload_mod
 from cdk_triton.builder.context import Artifact, BuildContext, ModelRecord, StepOutput, StepStatus
 from cdk_triton.builder.samples import json_text, write_json_if_changed
-from cdk_triton.config import formats
+from cdk_triton.config import formats, layout
 from cdk_triton.config.manifest import (
     MANIFEST_FILENAME,
     SCHEMA_VERSION,
@@ -24,7 +24,6 @@ from cdk_triton.config.manifest import (
     Sample,
     manifest_from_dict,
     read_manifest,
-    sample_uri_base,
     write_manifest,
 )
 from cdk_triton.errors import BuildError, TritonValidationError
@@ -56,7 +55,7 @@ def lock(out: Path) -> Any:
 
 def clean_leftovers(out: Path) -> None:
     """Remove temp files and directories a killed build left (never trusted; only space)."""
-    for sub in ("sme", "mme", "samples", "cache"):
+    for sub in (layout.SME_FOLDER, layout.MME_FOLDER, layout.SAMPLES_FOLDER, "cache"):
         root = out / sub
         if not root.is_dir():
             continue
@@ -75,14 +74,14 @@ def write_samples(ctx: BuildContext) -> StepOutput:
     loc = ctx.spec.artifact_location
     for n in ctx.built:
         s = ctx.record(n).exported.sample
-        req = ctx.out / "samples" / f"{n}.request.json"
-        resp = ctx.out / "samples" / f"{n}.response.json"
+        req = ctx.out / layout.sample_path(n, "request")
+        resp = ctx.out / layout.sample_path(n, "response")
         written += int(write_json_if_changed(req, s.request))
         written += int(write_json_if_changed(resp, s.response))
         uris: dict[str, str] = {}
         if ctx.upload:
             texts = [json_text(s.request), json_text(s.response)]
-            base = sample_uri_base(loc, texts[0], texts[1])
+            base = loc.uri + layout.sample_prefix_key(texts[0], texts[1])
             for kind, path, text in (("request", req, texts[0]), ("response", resp, texts[1])):
                 uri = base + path.name
                 data = text.encode()
@@ -90,8 +89,8 @@ def write_samples(ctx: BuildContext) -> StepOutput:
                 ctx.artifacts.append(Artifact(local_path=path, s3_uri=uri, sha256=sha, size=len(data)))
                 uris[f"{kind}_s3_uri"] = uri
         ctx.samples[n] = Sample(
-            request=f"samples/{n}.request.json",
-            response=f"samples/{n}.response.json",
+            request=layout.sample_path(n, "request"),
+            response=layout.sample_path(n, "response"),
             atol=s.atol,
             rtol=s.rtol,
             **uris,
@@ -243,11 +242,12 @@ def prune_outputs(out: Path, manifest: Manifest) -> None:
         for f in (m.sample.request, m.sample.response)
         if f
     }
-    if (out / "samples").is_dir():
-        for f in (out / "samples").glob("*.json"):
+    samples = out / layout.SAMPLES_FOLDER
+    if samples.is_dir():
+        for f in samples.glob("*.json"):
             if f.name not in keep:
                 f.unlink(missing_ok=True)
-    for mode, multi in (("sme", False), ("mme", True)):
+    for mode, multi in ((layout.SME_FOLDER, False), (layout.MME_FOLDER, True)):
         if not (out / mode).is_dir():
             continue
         for d in sorted((out / mode).iterdir()):

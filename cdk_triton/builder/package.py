@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from cdk_triton.builder import space
+from cdk_triton.config import layout
 
 BLOCK = 1 << 20
 COMPRESS_LEVEL = 1  # isal levels 0-3; 1 is ~300 MB/s per core with ratios close to gzip -6
@@ -117,7 +118,10 @@ def pack(
     dest_dir.mkdir(parents=True, exist_ok=True)
     tmp = dest_dir / f".{stem}.{os.urandom(16).hex()}.tmp"
     try:
-        with space.guard(dest_dir / f"{stem}.tar.gz", lambda: tree_size(dirs)), tmp.open("wb") as raw:
+        with (
+            space.guard(dest_dir / f"{stem}{layout.ARCHIVE_SUFFIX}", lambda: tree_size(dirs)),
+            tmp.open("wb") as raw,
+        ):
             hw = _HashingWriter(raw)
             from isal import igzip_threaded
 
@@ -131,7 +135,7 @@ def pack(
             raw.flush()
             os.fsync(raw.fileno())
         digest = hw.sha.hexdigest()
-        final = dest_dir / f"{stem}-{digest[:12]}.tar.gz"
+        final = dest_dir / layout.archive_name(stem, digest)
         os.replace(tmp, final)
         return final, digest, hw.size
     except BaseException:

@@ -23,6 +23,7 @@ from cdk_triton.builder.context import Artifact, BuildContext, StepOutput, StepS
 from cdk_triton.builder.export import step as export_step
 from cdk_triton.builder.export import tensorrt as trt_export
 from cdk_triton.builder.package import check_tree, copy_model_dir, file_sizes, pack, sha256_file, tree_digest
+from cdk_triton.config import layout
 from cdk_triton.config.declaration import EndpointSpec
 from cdk_triton.config.manifest import EndpointEntry, TargetModel
 from cdk_triton.errors import BuildError
@@ -241,7 +242,7 @@ def _package_sme(
 ) -> tuple[EndpointEntry, list[Artifact], int]:
     base_uri = ctx.spec.artifact_location.uri
     members = sorted({n for r in roots for n in ctx.spec.closure(r)})
-    folder = ctx.out / "sme" / ep.name
+    folder = ctx.out / layout.sme_folder(ep.name)
     repo = folder / "repository"
     digest, files, size, rebuilt = assemble(
         ctx.model_dirs(members),
@@ -253,7 +254,7 @@ def _package_sme(
     )
     default = ep.default_model or roots[0]
     if ep.packaging == "directory":
-        s3_uri = f"{base_uri}sme/{ep.name}/{digest[:16]}/"
+        s3_uri = base_uri + layout.sme_directory_key(ep.name, digest)
         local = repo
         artifacts = [
             Artifact(
@@ -276,7 +277,7 @@ def _package_sme(
         )
         _write_index(index_path, folder, index, new_index, keep={new_index["file"]}, packed=now)
         sha, nbytes, packed = new_index["sha256"], new_index["size"], int(now)
-        s3_uri = f"{base_uri}sme/{ep.name}/{local.name}"
+        s3_uri = base_uri + layout.sme_archive_key(ep.name, local.name)
         artifacts = [Artifact(local_path=local, s3_uri=s3_uri, sha256=sha, size=nbytes)]
     entry = EndpointEntry(
         name=ep.name,
@@ -297,10 +298,10 @@ def _package_sme(
 def _package_mme(
     ctx: BuildContext, ep: EndpointSpec, roots: list[str]
 ) -> tuple[EndpointEntry, list[Artifact], int]:
-    folder = ctx.out / "mme" / ep.name
+    folder = ctx.out / layout.mme_folder(ep.name)
     index_path = folder / "index.json"
     index = _read_json(index_path)
-    prefix = f"{ctx.spec.artifact_location.uri}mme/{ep.name}/"
+    prefix = ctx.spec.artifact_location.uri + layout.mme_prefix_key(ep.name)
     targets: dict[str, TargetModel] = {}
     artifacts: list[Artifact] = []
     packed = 0
@@ -318,7 +319,11 @@ def _package_mme(
             members=members,
         )
         packed += int(now)
-        sha, size, uri = new_index[r]["sha256"], new_index[r]["size"], prefix + archive.name
+        sha, size, uri = (
+            new_index[r]["sha256"],
+            new_index[r]["size"],
+            layout.target_model_uri(prefix, archive.name),
+        )
         targets[r] = TargetModel(
             logical_name=r,
             target_model=archive.name,
@@ -364,6 +369,6 @@ def _write_index(
         return
     path.parent.mkdir(parents=True, exist_ok=True)
     _write_json(path, new)
-    for p in folder.glob("*.tar.gz"):
+    for p in folder.glob(f"*{layout.ARCHIVE_SUFFIX}"):
         if p.name not in keep:
             p.unlink(missing_ok=True)

@@ -9,7 +9,6 @@ Paths inside the manifest (``local_path``, samples) are relative to the manifest
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -433,29 +432,3 @@ def write_manifest(manifest: Manifest, path: str | os.PathLike[str]) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return p
-
-
-def sample_uri_base(location: ArtifactLocation, request_text: str, response_text: str) -> str:
-    """Where ``cdk-triton build --upload`` puts a sample pair: ``<prefix>samples/<sha12>/``.
-
-    Content-addressed: sha12 is the first 12 hex digits of sha256(request text + NUL + response text).
-    """
-    sha12 = hashlib.sha256(f"{request_text}\0{response_text}".encode()).hexdigest()[:12]
-    return f"{location.uri}samples/{sha12}/"
-
-
-def sample_s3_uris(manifest: Manifest, sample: Sample) -> tuple[str, str] | None:
-    """The S3 URIs of a recorded sample pair: as recorded by an uploading build, else derived with
-    :func:`sample_uri_base` from the files beside the manifest; None when neither is possible."""
-    if sample.request_s3_uri and sample.response_s3_uri:
-        return sample.request_s3_uri, sample.response_s3_uri
-    if sample.response is None:
-        return None
-    base_dir = Path(manifest.path).parent if manifest.path else Path.cwd()
-    files = [base_dir / sample.request, base_dir / sample.response]
-    if not all(f.is_file() for f in files):
-        return None
-    base = sample_uri_base(
-        manifest.artifact_location, files[0].read_text("utf-8"), files[1].read_text("utf-8")
-    )
-    return base + files[0].name, base + files[1].name

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import aws_cdk as cdk
 from constructs import Construct
 
+from cdk_triton.config import layout
 from cdk_triton.config.manifest import (
     MANIFEST_FILENAME,
     MULTI_MODEL,
@@ -275,7 +276,8 @@ class _BucketArtifacts(ModelArtifacts):
         is_prefix = key.endswith("/")
         errs = []
         if not is_token(key) and (
-            (self._multi_model and not is_prefix) or (not is_prefix and not key.endswith(".tar.gz"))
+            (self._multi_model and not is_prefix)
+            or (not is_prefix and not key.endswith(layout.ARCHIVE_SUFFIX))
         ):
             allowed = (
                 "a prefix ending '/'" if self._multi_model else "a prefix ending '/' or a .tar.gz object key"
@@ -322,7 +324,7 @@ class _AssetArtifacts(ModelArtifacts):
 
     def bind(self, scope: Construct) -> ArtifactsConfig:
         _raise_at(scope, artifact_checks.check_model_names(self._default_model, []))
-        if not self._path.is_file() or not self._path.name.endswith(".tar.gz"):
+        if not self._path.is_file() or not self._path.name.endswith(layout.ARCHIVE_SUFFIX):
             raise validation_error(
                 scope,
                 "InvalidAssetPath",

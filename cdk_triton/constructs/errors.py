@@ -11,17 +11,13 @@ from typing import Any
 
 from constructs import IConstruct
 
+from cdk_triton.config.errors import pick
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 
-#: code -> what it means. Codes marked "(config)" come from ServerOptions / tables / manifest and are
-#: re-raised by the constructs with the construct path.
-ERROR_CODES: dict[str, str] = {
+#: The codes the constructs own: code -> what it means.
+CONSTRUCT_ERRORS: dict[str, str] = {
     # image
-    "UnknownTritonVersion": "(config) the Triton version has no SageMaker image in the vendored tables",
-    "ImageNotInRegion": "(config) the stack's concrete region has no sagemaker-tritonserver image of that version",
     # artifacts
-    "UnknownManifestEndpoint": "(config) the endpoint key is not in the build manifest",
-    "ManifestNotFound": "(config) the manifest path does not exist",
     "InvalidArtifactKey": "from_bucket key is neither a prefix ending '/' nor a .tar.gz object",
     "InvalidAssetPath": "from_asset path is not an existing .tar.gz file",
     "DefaultModelNotInArtifacts": "the default model is not one of the models in the artifacts",
@@ -35,42 +31,19 @@ ERROR_CODES: dict[str, str] = {
     "ManifestHashMismatch": "a manifest hash that is not a sha256, or an MME archive name '<model>-<sha12>.tar.gz' that disagrees with it",
     "ManifestBrokenReference": "a manifest entry naming a model, step or URI the manifest does not hold (or a name unlike its key)",
     # server options / environment
-    "UnknownTritonEnvironmentVariable": "(config) a raw SAGEMAKER_TRITON_* variable that the container does not know",
     "ReservedEnvironmentVariable": "a raw environment variable that ServerOptions manages",
-    "InvalidPort": "(config) a port outside 1..65535",
-    "InvalidMetricNamespace": "(config) the Triton metrics namespace is not a custom CloudWatch namespace",
-    "MetricsPublishingNeedsMetrics": "(config) publishing to CloudWatch with Triton's metrics switched off",
     "UseTritonMetrics": "server_options.publish_metrics_to_cloudwatch set directly instead of metrics=TritonMetrics()",
-    "InvalidPortRange": "(config) safe_port_range is not (lo, hi) with 1 <= lo <= hi <= 65535",
-    "PortConflict": "(config) the SageMaker, gRPC and metrics ports are not distinct",
-    "InvalidThreadCount": "(config) thread_count < 1 or buffer_manager_thread_count < 0",
-    "InvalidLogLevel": "(config) log_verbose is negative",
-    "InvalidByteSize": "(config) a shared-memory or response-cache size that is not positive",
-    "InvalidGpuLimit": "(config) model_load_gpu_limit outside (0, 1]",
-    "DefaultModelInMme": "(config) default_model_name on a multi-model endpoint",
-    "InvalidModelName": "default_model_name (config), or from_bucket default_model / models, is not a model directory name",
-    "CloudWatchSettingsWithoutPublishing": "(config) a metrics namespace or log group without publishing",
-    "InvalidAdditionalArg": "(config) an additional tritonserver argument that is not a --flag",
-    "ManagedFlagInAdditionalArgs": "(config) additional_args sets a flag ServerOptions manages",
-    "InvalidManifest": "(config) the manifest file is not a valid cdk-triton manifest",
-    "UnsupportedManifestVersion": "(config) the manifest's schema_version is not supported",
     "MetricsNeedNewerImage": "Triton metrics publishing with a SageMaker Triton image older than 23.07 (no CloudWatch agent)",
     "MetricsNeedNetwork": "Triton metrics publishing on a network-isolated model (the agent cannot reach CloudWatch)",
     "TensorRTVersionMismatch": "a TensorRT plan deployed on an image whose TensorRT is another version than the one that built it",
     "TorchScriptTooNew": "TorchScript saved by a newer torch than the image's (confirmed) libtorch",
     "OnnxTooNewForImage": "an ONNX model whose recorded opset or IR version is above what the image's ONNX Runtime reads",
-    "ResponseCacheNotConfigured": "a model with response_cache enabled, and no response cache on the server (ServerOptions.response_cache_byte_size)",
     "SecurityGroupsWithoutVpc": "security groups or subnets given without a VPC",
     # instance type
-    "InvalidInstanceType": "instance_type is not a SageMaker hosting instance type 'ml.<family>.<size>'",
     "ComputeCapabilityTooLow": "the instance's GPU is older than the Triton release supports (e.g. ml.p2, K80 3.7 < 6.0)",
     "GpuArtifactsOnCpuInstance": "the artifacts need a GPU (TensorRT plans) and the instance type has none",
     "GpuArchitectureMismatch": "the TensorRT plans were built for another GPU architecture than the instance's",
     "MmeNeedsSingleGpu": "a GPU multi-model endpoint on an instance type with more than one GPU",
-    "GpuInstanceGroupOnCpuInstance": "a KIND_GPU instance group on an instance type without an NVIDIA GPU",
-    "GpuIndexOutOfRange": "an instance group GPU index beyond the instance type's GPUs",
-    "SequenceBatchingInstances": "a sequence-batched (stateful) model on an endpoint that can run more than one "
-    "instance (instance_count or the autoscaling maximum above 1)",
     "KmsKeyOnLocalStorage": "a volume KMS key on an instance type with local NVMe storage (CreateEndpointConfig fails)",
     "InvalidInstanceCount": "instance_count below 1",
     "InvalidVariantName": "variant_name does not match SageMaker's name pattern",
@@ -109,10 +82,46 @@ ERROR_CODES: dict[str, str] = {
     "MissingEndpointAttribute": "a feature asked of an imported endpoint that was imported without the attribute it needs",
     "InvalidEndpointMode": "from_endpoint_attributes mode is neither 'SME' nor 'MME'",
     # deploy verification
-    "NoRecordedSamples": "a deploy verification of an endpoint with no recorded sample (or an empty checks list)",
     "SampleFileMissing": "a recorded sample with no S3 URIs whose file is not next to the manifest",
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
 }
+
+#: Codes of the config layer (and of rules shared with it) that the constructs raise or re-raise
+#: with the construct path: their meanings live in ``cdk_triton.config.errors``.
+SURFACED: dict[str, str] = pick(
+    (
+        "UnknownTritonVersion",
+        "ImageNotInRegion",
+        "UnknownManifestEndpoint",
+        "ManifestNotFound",
+        "UnknownTritonEnvironmentVariable",
+        "InvalidPort",
+        "InvalidMetricNamespace",
+        "MetricsPublishingNeedsMetrics",
+        "InvalidPortRange",
+        "PortConflict",
+        "InvalidThreadCount",
+        "InvalidLogLevel",
+        "InvalidByteSize",
+        "InvalidGpuLimit",
+        "DefaultModelInMme",
+        "InvalidModelName",
+        "CloudWatchSettingsWithoutPublishing",
+        "InvalidAdditionalArg",
+        "ManagedFlagInAdditionalArgs",
+        "InvalidManifest",
+        "UnsupportedManifestVersion",
+        "ResponseCacheNotConfigured",
+        "InvalidInstanceType",
+        "GpuInstanceGroupOnCpuInstance",
+        "GpuIndexOutOfRange",
+        "SequenceBatchingInstances",
+        "NoRecordedSamples",
+    )
+)
+
+#: Every code a construct raises: its own, then the surfaced ones.
+ERROR_CODES: dict[str, str] = {**CONSTRUCT_ERRORS, **SURFACED}
 
 
 def validation_error(

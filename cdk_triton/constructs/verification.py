@@ -30,7 +30,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample, sample_s3_uris
+from cdk_triton.config import layout
+from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
@@ -116,8 +117,8 @@ class VerificationCheck:
 
 def derived_sample_uris(manifest: Manifest, sample: Sample) -> tuple[str, str] | None:
     """The sample's S3 URIs: recorded by ``cdk-triton build --upload``, else derived from the files
-    beside the manifest (``config.manifest.sample_s3_uris``, the builder's own rule)."""
-    return sample_s3_uris(manifest, sample)
+    beside the manifest (``config.layout.sample_s3_uris``, the builder's own rule)."""
+    return layout.sample_s3_uris(manifest, sample)
 
 
 def _check_of(scope: Construct, manifest: Manifest, model: str, sample: Sample) -> VerificationCheck:
@@ -413,7 +414,7 @@ def sample_prefixes(checks: Sequence[VerificationCheck]) -> list[str]:
     for check in checks:
         for uri in (check.request_s3_uri, check.response_s3_uri):
             bucket, key = _split_s3_uri(uri)
-            head, sep, _ = key.rpartition("samples/")
+            head, sep, _ = key.rpartition(f"{layout.SAMPLES_FOLDER}/")
             resource = f"{head}{sep}*" if sep and not is_token(key) else key
             arns.add(f"arn:{pseudo().partition}:s3:::{bucket}/{resource}")
     return sorted(arns)

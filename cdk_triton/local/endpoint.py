@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.config import layout
 from cdk_triton.config.manifest import Manifest
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import release
@@ -409,7 +410,7 @@ class LocalEndpoint:
                     "POST", f"/models/{urllib.parse.quote(tm.target_model, safe='')}/invoke", body, fwd
                 )
         except TritonValidationError:
-            key = f"{self.entry.s3_prefix or ''}{target}"
+            key = layout.target_model_uri(self.entry.s3_prefix or "", target)
             bucket, _, path = key.removeprefix("s3://").partition("/")
             return aws_error(
                 400,

@@ -10,6 +10,7 @@ a server that cannot start, answer or load raises :class:`LocalServerError` (exi
 
 from __future__ import annotations
 
+from cdk_triton.config.errors import pick
 from cdk_triton.errors import CdkTritonError
 
 #: Input errors (TritonValidationError): code -> what it means.
@@ -24,10 +25,10 @@ VALIDATION_ERRORS: dict[str, str] = {
     "ArtifactHashMismatch": "a built artifact's sha256 differs from the manifest's (it changed after the build)",
     "UnsafeArchiveMember": "an archive member that is not a file, directory or link inside the archive root",
     "InvalidModelConfig": "a config.pbtxt that does not parse as a Triton ModelConfig",
-    "ResponseCacheNotConfigured": "a served model enables response_cache and the server has no response cache "
-    "(as the manifest's release reads the settings)",
-    "InvalidEnvironmentValue": "a `serve --env` item that is not NAME=VALUE",
 }
+
+#: Codes of ``cdk_triton.config.errors`` the local endpoint raises (rules it checks as synth does).
+SURFACED: dict[str, str] = pick(("ResponseCacheNotConfigured", "InvalidEnvironmentValue"))
 
 #: Server errors (LocalServerError): code -> what it means.
 SERVER_ERRORS: dict[str, str] = {
@@ -58,7 +59,7 @@ FRONT_ERRORS: dict[str, str] = {
     "RequestTimeout": "408: the request body did not arrive within the front's body_timeout (60 s)",
 }
 
-#: Every code a local error carries (TritonValidationError or LocalServerError).
+#: The codes the local endpoint owns (TritonValidationError or LocalServerError).
 ALL_CODES: dict[str, str] = {**VALIDATION_ERRORS, **SERVER_ERRORS}
 
 

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cdk_triton.config import layout
 from cdk_triton.config.manifest import EndpointEntry, Manifest, TargetModel
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.errors import LocalServerError
@@ -125,13 +126,13 @@ class ModelManager:
         """A logical name (manifest key) or a hashed TargetModel value -> the TargetModel."""
         target = self._by_name.get(name)
         if target is None:
-            key = f"{self.manifest.artifact_location.normalized_prefix}{self.entry.s3_prefix or ''}{name}"
+            uri = layout.target_model_uri(self.entry.s3_prefix or "", name)
+            key = f"{self.manifest.artifact_location.normalized_prefix}{uri}"
             raise TritonValidationError(
                 "UnknownTargetModel",
                 prop="TargetModel",
                 value=name,
-                problem=f"is not a model of endpoint '{self.entry.name}' (no object at {self.entry.s3_prefix}{name}; "
-                f"key {key})",
+                problem=f"is not a model of endpoint '{self.entry.name}' (no object at {uri}; key {key})",
                 allowed=", ".join(sorted(self.entry.target_models)) + " or their TargetModel values",
                 fix="pass a logical name from the manifest or its hashed TargetModel value",
             )

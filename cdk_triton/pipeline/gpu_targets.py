@@ -16,6 +16,7 @@ rule. Errors are :class:`~cdk_triton.errors.TritonValidationError` with a stable
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -25,6 +26,7 @@ from typing import Any
 import yaml
 
 from cdk_triton.config import formats, tables
+from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.errors import TritonValidationError, raise_all
 
 CODEBUILD = "codebuild"
@@ -136,8 +138,9 @@ class GpuBuildTarget:
     endpoints: tuple[str, ...]
 
 
-def read_declaration(path: str | Path) -> dict[str, Any]:
-    """``models.yaml`` as a dict (``yaml.safe_load``); only ``triton_version``, ``models`` and ``endpoints`` are read."""
+def read_declaration(path: str | Path) -> RawDeclaration:
+    """``models.yaml`` (``yaml.safe_load``) through the lenient view: the rules are not run, and only
+    ``triton_version``, ``models`` and ``endpoints`` are read."""
     p = Path(path)
     if not p.is_file():
         raise TritonValidationError(
@@ -168,28 +171,11 @@ def read_declaration(path: str | Path) -> dict[str, Any]:
             allowed="a YAML mapping with models and endpoints",
             fix="write models.yaml as the build stage reads it (keys triton_version, models, endpoints)",
         )
-    return data
+    return RawDeclaration(data)
 
 
-def tensorrt_models(declaration: dict[str, Any]) -> list[str]:
-    return [str(m["name"]) for m in declaration.get("models") or [] if formats.is_gpu_only(m.get("format"))]
-
-
-def _endpoint_types(declaration: dict[str, Any], model: str) -> dict[str, list[str]]:
-    """endpoint name -> instance types, for the endpoints serving ``model`` (directly or in an ensemble)."""
-    by_name = {str(m["name"]): m for m in declaration.get("models") or []}
-
-    def reaches(name: str, seen: frozenset[str] = frozenset()) -> bool:
-        if name == model:
-            return True
-        steps = (by_name.get(name) or {}).get("steps") or []
-        return any(s.get("model") not in seen and reaches(str(s.get("model")), seen | {name}) for s in steps)
-
-    out: dict[str, list[str]] = {}
-    for ep in declaration.get("endpoints") or []:
-        if any(reaches(str(m)) for m in ep.get("models") or []):
-            out[str(ep["name"])] = [str(t) for t in ep.get("instance_types") or []]
-    return out
+def tensorrt_models(declaration: RawDeclaration) -> list[str]:
+    return [str(m["name"]) for m in declaration.models if formats.is_gpu_only(m.get("format"))]
 
 
 def _jobs_for_types(
@@ -271,7 +257,10 @@ def _tensorrt_errors(
 
 
 def gpu_build_targets(
-    declaration: dict[str, Any], *, options: GpuBuildOptions | None = None, source: str = "models.yaml"
+    declaration: Mapping[str, Any] | RawDeclaration,
+    *,
+    options: GpuBuildOptions | None = None,
+    source: str = "models.yaml",
 ) -> GpuBuildTarget | None:
     """The GPU build job for the declaration's TensorRT models, or None when it has none.
 
@@ -281,15 +270,16 @@ def gpu_build_targets(
     and a build job (forced kind, compute type or TensorRT pin) that differs from the endpoint's side.
     """
     opts = options or GpuBuildOptions()
-    models = tensorrt_models(declaration)
+    view = declaration if isinstance(declaration, RawDeclaration) else RawDeclaration(declaration)
+    models = tensorrt_models(view)
     if not models:
         return None
-    version = str(declaration.get("triton_version") or tables.DEFAULT_TRITON_VERSION)
+    version = view.triton_version or tables.DEFAULT_TRITON_VERSION
     errors: list[TritonValidationError] = []
     types: dict[str, tuple[str, str]] = {}  # instance type -> (model, endpoint)
     endpoints: set[str] = set()
     for model in models:
-        served = _endpoint_types(declaration, model)
+        served = view.serving(model)
         if not served:
             errors.append(
                 TritonValidationError(

@@ -28,7 +28,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import pipelines
 from constructs import Construct, IValidation
 
-from cdk_triton.config import formats, tables
+from cdk_triton.config import formats, layout, tables
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import gpu_targets
@@ -136,7 +136,7 @@ class TritonPipeline(Construct):
         self._stages: list[str] = []
         self._source = source
         decl = gpu_targets.read_declaration(self.root / declaration)
-        self.triton_version = str(decl.get("triton_version") or tables.DEFAULT_TRITON_VERSION)
+        self.triton_version = decl.triton_version or tables.DEFAULT_TRITON_VERSION
         self.gpu_target = gpu_targets.gpu_build_targets(decl, options=gpu_build, source=f"{declaration}")
         self.gpu_build_step = self._gpu_step() if self.gpu_target else None
         self.synth_step = self._synth_step(cdk_app)
@@ -403,7 +403,9 @@ class TritonPipeline(Construct):
             ),
             iam.PolicyStatement(
                 actions=["s3:GetObject"],
-                resources=[self.artifact_bucket.arn_for_objects(f"{self.artifact_prefix}samples/*")],
+                resources=[
+                    self.artifact_bucket.arn_for_objects(layout.samples_key_pattern(self.artifact_prefix))
+                ],
             ),
         ]
         if self.artifact_key is not None:

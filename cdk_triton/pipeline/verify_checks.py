@@ -3,14 +3,15 @@
 The spec is what ``lambda/verify/index.py --spec <file>`` reads (see lambda/README.md). Its sample
 URIs are where ``cdk-triton build --upload`` put the samples: recorded in the manifest, else derived
 from the files beside it (``<artifact location>samples/<sha12>/<model>.request.json``, content-addressed:
-``cdk_triton.config.manifest.sample_s3_uris``, the build's own rule).
+``cdk_triton.config.layout.sample_s3_uris``, the build's own rule).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample, sample_s3_uris
+from cdk_triton.config.layout import sample_s3_uris
+from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample
 from cdk_triton.errors import TritonValidationError
 
 DEFAULT_DEADLINE_S = 900

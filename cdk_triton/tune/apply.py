@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.builder.declarations import invalid_yaml
+from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.tune.variants import TUNED_FIELDS, Variant
 
 
@@ -60,11 +61,11 @@ def _flow(value: Any) -> Any:
 
 def apply_variant(doc: Any, variant: Variant) -> None:
     """Set the variant's fields on its models in ``doc`` (in place); ``None`` removes a field."""
-    entries: dict[str, Any] = {
-        str(e.get("name")): e for e in doc.get("models") or [] if isinstance(e, Mapping)
-    }
+    view = RawDeclaration(doc)
     for model, change in variant.changes.items():
-        entry = entries[model]
+        entry: Any = view.model(model)
+        if entry is None:
+            raise KeyError(model)
         for key in TUNED_FIELDS:
             if key not in change:
                 continue

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from cdk_triton.builder import run_build
 from cdk_triton.config import formats
+from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.config.manifest import Manifest, read_manifest
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local import CpuOverlay, LocalEndpoint
@@ -140,9 +141,10 @@ class LocalSource:
 
 
 def _instance_types(doc: Mapping[str, Any]) -> list[str]:
-    for ep in doc.get("endpoints") or []:
-        if ep.get("instance_types"):
-            return list(ep["instance_types"])
+    view = RawDeclaration(doc)
+    for ep in view.endpoints:
+        if types := view.instance_types(ep):
+            return types
     return ["ml.g5.xlarge"]
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cdk_triton.config import formats as format_rows
+from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.errors import TritonValidationError
 
 #: the fields a variant may change, in the order they are written back
@@ -94,16 +95,15 @@ def _bad(prop: str, value: Any, problem: str, allowed: str, fix: str) -> TritonV
 
 def find_model(doc: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     """The ``models[]`` entry called ``name``; a clear error naming the declared ones otherwise."""
-    models = doc.get("models") or []
-    for entry in models:
-        if isinstance(entry, Mapping) and entry.get("name") == name:
-            return entry
-    names = [str(m.get("name")) for m in models if isinstance(m, Mapping)]
+    view = RawDeclaration(doc)
+    entry = view.model(name)
+    if entry is not None:
+        return entry
     raise _bad(
         "--model",
         name,
         "is not declared in models.yaml",
-        ", ".join(names),
+        ", ".join(view.model_names),
         "pass one of the declared model names",
     )
 
@@ -114,8 +114,8 @@ def tuned_models(doc: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
     if not format_rows.is_composed(entry.get("format")):
         return [entry]
     out = []
-    for step in entry.get("steps") or []:
-        step_entry = find_model(doc, str(step.get("model")))
+    for step in RawDeclaration(doc).steps(name):
+        step_entry = find_model(doc, step)
         if not format_rows.is_composed(step_entry.get("format")) and step_entry not in out:
             out.append(step_entry)
     return out

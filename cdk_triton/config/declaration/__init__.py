@@ -35,6 +35,7 @@ from cdk_triton.config.declaration.sequence import (
 )
 from cdk_triton.config.declaration.source import ModelSource
 from cdk_triton.config.declaration.tensors import ShapeRange, TensorSpec
+from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.config.declaration.vocabulary import (
     DTYPES,
     INSTANCE_KINDS,
@@ -48,6 +49,7 @@ from cdk_triton.config.declaration.vocabulary import (
 )
 
 __all__ = [
+    "RawDeclaration",
     "DTYPES",
     "INSTANCE_KINDS",
     "ONNX_EXPORTERS",

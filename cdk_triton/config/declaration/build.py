@@ -11,6 +11,7 @@ from cdk_triton.config import tables
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.declaration.model import ModelSpec
 from cdk_triton.config.declaration.rules import run_rules
+from cdk_triton.config.declaration.view import closure_of
 from cdk_triton.config.manifest import ArtifactLocation
 from cdk_triton.config.parse import Errors, check_keys, typed
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -42,18 +43,7 @@ class BuildSpec:
 
     def closure(self, name: str) -> list[str]:
         """The model and, for an ensemble, every step model (recursively), ensemble first."""
-        out: list[str] = []
-
-        def walk(n: str) -> None:
-            if n in out:
-                return
-            out.append(n)
-            m = self.model(n)
-            for s in m.steps:
-                walk(s.model)
-
-        walk(name)
-        return out
+        return closure_of(name, lambda n: [s.model for s in self.model(n).steps])
 
     def resolve_path(self, relative: str) -> Path:
         return (Path(self.base_dir) / relative).resolve()

@@ -18,7 +18,8 @@ from cdk_triton.config.declaration.options import (
 from cdk_triton.config.declaration.sequence import SequenceBatching
 from cdk_triton.config.declaration.source import ModelSource
 from cdk_triton.config.declaration.tensors import TensorSpec, tensors_from_list
-from cdk_triton.config.declaration.vocabulary import MODEL_NAME, TORCHSCRIPT_MODES
+from cdk_triton.config.declaration.vocabulary import TORCHSCRIPT_MODES
+from cdk_triton.config.layout import MODEL_NAME_RULE, is_model_name
 from cdk_triton.config.parse import Errors, check_keys, closest, is_mapping, one_of, str_map, typed
 
 T = TypeVar("T")
@@ -198,14 +199,14 @@ class ModelSpec:
 
 def _name(d: dict[str, Any], path: str, errs: Errors) -> str | None:
     name = typed(d, "name", str, path, errs, required=True)
-    if name is not None and not MODEL_NAME.match(name):
+    if name is not None and not is_model_name(name):
         errs.add(
             "InvalidModelName",
             f"{path}.name",
             "model name",
             name,
             "is not a valid model directory name",
-            "letters, digits, '_', '-' and '.', starting with a letter or digit (at most 200)",
+            MODEL_NAME_RULE,
             "rename the model",
         )
     return name

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import re
-
 #: Triton data types (model_config.proto TYPE_<x>) the build accepts, with their numpy names.
 DTYPES: dict[str, str] = {
     "BOOL": "bool",
@@ -49,5 +47,3 @@ PYTORCH_PARAMETERS = (
 #: Removed parameters -> the last release that read them (tables.pytorch_parameters() has every
 #: parameter's release range; the declaration checks the target release against it).
 PYTORCH_REMOVED_PARAMETERS = {"ENABLE_NVFUSER": "23.11"}
-#: A Triton model directory name.
-MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from cdk_triton.config import layout
 from cdk_triton.config.manifest import MULTI_MODEL, EndpointEntry, Manifest
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.errors import catalogued
@@ -18,12 +19,8 @@ from cdk_triton.errors import TritonValidationError
 
 #: InvokeEndpoint's TargetModel: 1..1024 printable characters, not starting with whitespace.
 TARGET_MODEL_MAX = 1024
-#: A Triton model directory name (the build stage's rule).
-MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 GPU_ARCHITECTURE = re.compile(r"^sm\d{2,3}$")
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
-#: An MME archive the build wrote: ``<model>-<sha12>.tar.gz``.
-ARCHIVE_NAME = re.compile(r"^(?P<stem>.+)-(?P<sha12>[0-9a-f]{12})\.tar\.gz$")
 #: ``s3://<bucket>/<key>``. The bucket's own naming rules are not checked here: an offline example may
 #: carry a placeholder bucket (``...-ACCOUNT``) that the build replaces before upload.
 S3_URI = re.compile(r"^s3://[^/\s]{3,}/\S*$")
@@ -34,7 +31,7 @@ def check_model_names(default_model: str | None, models: Iterable[str]) -> list[
     """``default_model`` and ``models`` are Triton model directory names (tokens skipped)."""
     errs = []
     for prop, name in [("default_model", default_model), *(("models", m) for m in models)]:
-        if name is None or is_token(name) or MODEL_NAME.fullmatch(name):
+        if name is None or is_token(name) or layout.is_model_name(name):
             continue
         errs.append(
             catalogued(
@@ -42,7 +39,7 @@ def check_model_names(default_model: str | None, models: Iterable[str]) -> list[
                 prop=prop,
                 value=name,
                 problem="is not a Triton model directory name",
-                allowed="letters, digits, '_', '-' and '.', starting with a letter or digit (at most 200)",
+                allowed=layout.MODEL_NAME_RULE,
                 fix="use the model's directory name in the repository",
             )
         )
@@ -97,7 +94,7 @@ def check_target_models(
 
 def _invalid_target_model(prop: str, name: str, value: str) -> TritonValidationError | None:
     ok = len(value) <= TARGET_MODEL_MAX and _PRINTABLE.fullmatch(value) and not value.startswith("/")
-    if is_token(value) or (ok and value.endswith(".tar.gz")):
+    if is_token(value) or (ok and value.endswith(layout.ARCHIVE_SUFFIX)):
         return None
     return catalogued(
         "InvalidTargetModel",
@@ -161,25 +158,30 @@ def check_manifest_entry(manifest: Manifest, key: str) -> list[TritonValidationE
         uri_errs = _uri(f"{tw}.s3_uri", t.s3_uri)
         errs += uri_errs
         errs += _sha(f"{tw}.sha256", t.sha256)
-        match = ARCHIVE_NAME.fullmatch(t.target_model)
-        if SHA256.fullmatch(t.sha256) and (match is None or match["sha12"] != t.sha256[:12]):
+        archive = layout.parse_archive_name(t.target_model)
+        if SHA256.fullmatch(t.sha256) and (archive is None or not archive.carries(t.sha256)):
             errs.append(
                 _untrusted(
                     "ManifestHashMismatch",
                     f"{tw}.target_model",
                     t.target_model,
-                    f"does not carry its recorded sha256 {t.sha256[:12]}...",
-                    f"'<model>-{t.sha256[:12]}.tar.gz' (the archive name holds the first 12 hex of sha256)",
+                    f"does not carry its recorded sha256 {t.sha256[: layout.ARCHIVE_HASH_HEX]}...",
+                    f"{layout.archive_pattern(t.sha256)} (the archive name holds the first "
+                    f"{layout.ARCHIVE_HASH_HEX} hex of sha256)",
                 )
             )
-        if not prefix_errs and not uri_errs and t.s3_uri != f"{entry.s3_prefix}{t.target_model}":
+        if (
+            not prefix_errs
+            and not uri_errs
+            and t.s3_uri != layout.target_model_uri(entry.s3_prefix or "", t.target_model)
+        ):
             errs.append(
                 _untrusted(
                     "ManifestBrokenReference",
                     f"{tw}.s3_uri",
                     t.s3_uri,
                     "is not the endpoint's s3_prefix followed by the archive name",
-                    f"{entry.s3_prefix}{t.target_model}",
+                    layout.target_model_uri(entry.s3_prefix or "", t.target_model),
                 )
             )
     return errs

@@ -94,35 +94,6 @@ def test_pure_layer_imports_nothing_heavy() -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_sample_s3_uris_recorded_win_else_derived_from_the_files(tmp_path: Path) -> None:
-    import dataclasses
-    import hashlib
-
-    from cdk_triton.config.manifest import ArtifactLocation, Sample, sample_s3_uris, sample_uri_base
-
-    (tmp_path / "samples").mkdir()
-    (tmp_path / "samples" / "m.request.json").write_text('{"inputs": []}')
-    (tmp_path / "samples" / "m.response.json").write_text('{"outputs": []}')
-    manifest = dataclasses.replace(
-        read_manifest(Path(__file__).resolve().parents[2] / "fixtures" / "manifests" / "example.json"),
-        artifact_location=ArtifactLocation(bucket="b", prefix="p/"),
-        path=str(tmp_path / "manifest.json"),
-    )
-    sample = Sample(request="samples/m.request.json", response="samples/m.response.json")
-    sha12 = hashlib.sha256(b'{"inputs": []}\0{"outputs": []}').hexdigest()[:12]
-    assert (
-        sample_uri_base(manifest.artifact_location, '{"inputs": []}', '{"outputs": []}')
-        == f"s3://b/p/samples/{sha12}/"
-    )
-    assert sample_s3_uris(manifest, sample) == (
-        f"s3://b/p/samples/{sha12}/m.request.json",
-        f"s3://b/p/samples/{sha12}/m.response.json",
-    )
-    recorded = dataclasses.replace(sample, request_s3_uri="s3://x/a.json", response_s3_uri="s3://x/b.json")
-    assert sample_s3_uris(manifest, recorded) == ("s3://x/a.json", "s3://x/b.json")
-    assert sample_s3_uris(manifest, dataclasses.replace(sample, request="samples/gone.json")) is None
-
-
 def test_onnx_opset_and_ir_version_are_read_and_old_manifests_still_read(example_manifest_path: Path) -> None:
     data = _raw(example_manifest_path)
     old = manifest_from_dict(data).models["resnet"]

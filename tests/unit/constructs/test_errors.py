@@ -423,13 +423,6 @@ def test_unknown_environment_variable_suggests_the_closest_name() -> None:
     assert "SAGEMAKER_TRITON_THREAD_COUNT" in err.fix
 
 
-def test_readme_lists_every_code() -> None:
-    readme = (Path(__file__).resolve().parents[3] / "cdk_triton" / "constructs" / "README.md").read_text()
-    table = readme.split("## Error codes", 1)[1]
-    listed = [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")]
-    assert listed == list(ERROR_CODES)
-
-
 def test_catalogue_equals_the_codes_raised_in_tests() -> None:
     assert set(CASES) == set(ERROR_CODES) == set(EXPECTED)
     assert len(ERROR_CODES) >= 25

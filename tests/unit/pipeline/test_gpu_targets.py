@@ -182,4 +182,8 @@ def test_read_declaration_refuses_a_missing_broken_or_non_mapping_file(
 def test_read_declaration_reads_the_example(tmp_path: Path) -> None:
     path = tmp_path / "models.yaml"
     path.write_text("triton_version: '24.09'\nmodels: []\nendpoints: []\n")
-    assert gpu_targets.read_declaration(path) == {"triton_version": "24.09", "models": [], "endpoints": []}
+    assert gpu_targets.read_declaration(path).doc == {
+        "triton_version": "24.09",
+        "models": [],
+        "endpoints": [],
+    }

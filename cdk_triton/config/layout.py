@@ -1,0 +1,162 @@
+"""The layout contract between build, synth and serve: every name and key two layers must agree on.
+
+The build writes these names and keys (``cdk_triton.builder``), the constructs check and deploy
+them (``cdk_triton.constructs``), the local endpoint serves them (``cdk_triton.local``) and the
+pipeline verifies with them (``cdk_triton.pipeline``). Each rule is written here once and called by
+all of them: a new key (a hosting mode, a fan-out build) is added here, next to its siblings.
+
+Keys are relative to the artifact location (``s3://<bucket>/<prefix>/``) and, under the same names,
+to the build's output directory (``build/out/``)::
+
+    sme/<endpoint>/<tree sha256[:16]>/<model>/...   SME, packaging: directory (an uncompressed prefix)
+    sme/<endpoint>/<endpoint>-<sha256[:12]>.tar.gz  SME, packaging: tar.gz
+    mme/<endpoint>/<model>-<sha256[:12]>.tar.gz     MME: one archive per target model (its TargetModel)
+    samples/<model>.request.json                    the recorded sample pair, beside the manifest
+    samples/<sha256[:12]>/<model>.request.json      the uploaded sample pair (content-addressed)
+
+The digest lengths are part of every key already uploaded and every cache index already written:
+changing one re-uploads everything and invalidates every deployed TargetModel value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from cdk_triton.config.manifest import Manifest, Sample
+
+#: The folder (in S3 and in ``build/out/``) of single-model endpoints' repositories.
+SME_FOLDER = "sme"
+#: The folder (in S3 and in ``build/out/``) of multi-model endpoints' archives.
+MME_FOLDER = "mme"
+#: The folder (in S3 and in ``build/out/``) of the recorded sample pairs.
+SAMPLES_FOLDER = "samples"
+#: Every archive the build writes is a gzip-compressed tar.
+ARCHIVE_SUFFIX = ".tar.gz"
+
+#: Hex digits of the archive's sha256 in its name (``<model>-<sha12>.tar.gz``). The name is the MME
+#: TargetModel value callers send and SageMaker caches by: short enough to read and type, long enough
+#: (48 bits) that two builds of one model in one endpoint's prefix never share a name.
+ARCHIVE_HASH_HEX = 12
+#: Hex digits of the repository tree's digest in an SME directory prefix (``sme/<ep>/<sha16>/``). A
+#: prefix holds many objects that nobody types, and every change of any model of the endpoint makes a
+#: new one that must never meet an old prefix in a long-lived bucket: 64 bits.
+SME_PREFIX_HASH_HEX = 16
+#: Hex digits of sha256(request + NUL + response) in an uploaded sample prefix (``samples/<sha12>/``):
+#: the same reasoning as the archive name (a few pairs per model, never typed).
+SAMPLE_HASH_HEX = 12
+
+#: A Triton model directory name: the declaration's ``name``, the constructs' ``default_model`` and
+#: ``models``, the stem of an MME archive name.
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
+#: What :data:`MODEL_NAME` allows, in words (the ``allowed`` of an ``InvalidModelName`` error).
+MODEL_NAME_RULE = "letters, digits, '_', '-' and '.', starting with a letter or digit (at most 200)"
+_ARCHIVE_NAME = re.compile(
+    rf"^(?P<stem>.+)-(?P<sha>[0-9a-f]{{{ARCHIVE_HASH_HEX}}}){re.escape(ARCHIVE_SUFFIX)}$"
+)
+
+
+def is_model_name(name: str) -> bool:
+    """Whether ``name`` is a Triton model directory name (:data:`MODEL_NAME`)."""
+    return MODEL_NAME.fullmatch(name) is not None
+
+
+class ArchiveName(NamedTuple):
+    """An archive name the build wrote, read back: its stem and the sha256 prefix it carries."""
+
+    stem: str
+    sha: str
+
+    def carries(self, sha256: str) -> bool:
+        """Whether the name carries this sha256 (its first :data:`ARCHIVE_HASH_HEX` hex digits)."""
+        return self.sha == sha256[:ARCHIVE_HASH_HEX]
+
+
+def archive_name(stem: str, sha256: str) -> str:
+    """The name of an archive of ``stem`` (a model or an SME endpoint): ``<stem>-<sha12>.tar.gz``."""
+    return f"{stem}-{sha256[:ARCHIVE_HASH_HEX]}{ARCHIVE_SUFFIX}"
+
+
+def parse_archive_name(name: str) -> ArchiveName | None:
+    """The stem and hash of a name :func:`archive_name` wrote; None for any other name."""
+    match = _ARCHIVE_NAME.fullmatch(name)
+    return ArchiveName(match["stem"], match["sha"]) if match else None
+
+
+def archive_pattern(sha256: str) -> str:
+    """The archive name a sha256 requires, in words (``'<model>-<sha12>.tar.gz'``)."""
+    return f"'<model>-{sha256[:ARCHIVE_HASH_HEX]}{ARCHIVE_SUFFIX}'"
+
+
+def sme_folder(endpoint: str) -> str:
+    """The folder of an SME endpoint: ``sme/<endpoint>`` (under ``build/out/`` and the prefix)."""
+    return f"{SME_FOLDER}/{endpoint}"
+
+
+def sme_directory_key(endpoint: str, tree_digest: str) -> str:
+    """The S3 prefix of an SME repository uploaded as a directory: ``sme/<ep>/<sha16>/``."""
+    return f"{sme_folder(endpoint)}/{tree_digest[:SME_PREFIX_HASH_HEX]}/"
+
+
+def sme_archive_key(endpoint: str, archive: str) -> str:
+    """The S3 key of an SME repository uploaded as one archive: ``sme/<ep>/<archive name>``."""
+    return f"{sme_folder(endpoint)}/{archive}"
+
+
+def mme_folder(endpoint: str) -> str:
+    """The folder of an MME endpoint: ``mme/<endpoint>`` (under ``build/out/`` and the prefix)."""
+    return f"{MME_FOLDER}/{endpoint}"
+
+
+def mme_prefix_key(endpoint: str) -> str:
+    """The S3 prefix of an MME endpoint's archives (its ModelDataUrl): ``mme/<endpoint>/``."""
+    return f"{mme_folder(endpoint)}/"
+
+
+def target_model_uri(prefix_uri: str, target_model: str) -> str:
+    """Where SageMaker reads a TargetModel: the endpoint's prefix followed by the archive name."""
+    return f"{prefix_uri}{target_model}"
+
+
+def sample_file(model: str, kind: str) -> str:
+    """The file name of a model's sample ``kind`` (request or response): ``<model>.<kind>.json``."""
+    return f"{model}.{kind}.json"
+
+
+def sample_path(model: str, kind: str) -> str:
+    """The manifest's path of a sample file, relative to the manifest: ``samples/<model>.<kind>.json``."""
+    return f"{SAMPLES_FOLDER}/{sample_file(model, kind)}"
+
+
+def sample_prefix_key(request_text: str, response_text: str) -> str:
+    """Where ``cdk-triton build --upload`` puts a sample pair: ``samples/<sha12>/``.
+
+    Content-addressed: sha12 is the first 12 hex digits of sha256(request text + NUL + response text).
+    """
+    sha = hashlib.sha256(f"{request_text}\0{response_text}".encode()).hexdigest()
+    return f"{SAMPLES_FOLDER}/{sha[:SAMPLE_HASH_HEX]}/"
+
+
+def samples_key_pattern(prefix: str) -> str:
+    """The object pattern of every uploaded sample under a key prefix: ``<prefix>samples/*``."""
+    return f"{prefix}{SAMPLES_FOLDER}/*"
+
+
+def sample_s3_uris(manifest: Manifest, sample: Sample) -> tuple[str, str] | None:
+    """The S3 URIs of a recorded sample pair: as recorded by an uploading build, else derived with
+    :func:`sample_prefix_key` from the files beside the manifest; None when neither is possible."""
+    if sample.request_s3_uri and sample.response_s3_uri:
+        return sample.request_s3_uri, sample.response_s3_uri
+    if sample.response is None:
+        return None
+    base_dir = Path(manifest.path).parent if manifest.path else Path.cwd()
+    files = [base_dir / sample.request, base_dir / sample.response]
+    if not all(f.is_file() for f in files):
+        return None
+    base = manifest.artifact_location.uri + sample_prefix_key(
+        files[0].read_text("utf-8"), files[1].read_text("utf-8")
+    )
+    return base + files[0].name, base + files[1].name
