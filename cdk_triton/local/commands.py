@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 
 def register(subparsers: Any) -> None:
     """Add ``serve``, ``invoke``, ``stop`` and ``bench`` to the cdk-triton parser."""
+    _register_serve(subparsers)
+    _register_clients(subparsers)
+
+
+def _register_serve(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "serve",
         help="serve built endpoints with a real Triton server on this CPU",
@@ -66,6 +71,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--state-dir", default=DEFAULT_STATE_DIR, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_serve)
 
+
+def _register_clients(subparsers: Any) -> None:
     p = subparsers.add_parser("invoke", help="invoke a local endpoint started with `serve --detach`")
     p.add_argument("--endpoint", required=True, metavar="NAME")
     p.add_argument("--target-model", default=None, help="MME: logical name or TargetModel value")

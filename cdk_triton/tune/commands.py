@@ -61,6 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--concurrency", type=_ints, default=(16,), help="closed-loop clients per phase (default 16)"
     )
+    _add_run_options(p)
+    p.set_defaults(func=cmd_tune)
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """The objective, the measuring place and the outputs."""
     p.add_argument("--budget", type=float, default=120.0, help="seconds for the whole sweep (default 120)")
     p.add_argument(
         "--repeats", type=int, default=3, help="repeats per phase; the median is reported (default 3)"
@@ -106,7 +112,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="let --apply write results measured on the local CPU stand-ins",
     )
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    p.set_defaults(func=cmd_tune)
 
 
 def _request(args: argparse.Namespace) -> TuneRequest:
