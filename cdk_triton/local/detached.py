@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.config.manifest import Manifest, read_manifest
+from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.server import private_file, write_private
@@ -73,6 +74,10 @@ class ServeRequest:
     def environment(self) -> dict[str, str]:
         """The ``env`` items as a container environment (``InvalidEnvironmentValue``)."""
         return container_environment(self.env)
+
+    def server_options(self) -> ServerOptions:
+        """The container settings ``env`` gives, checked (``InvalidEnvironmentValue`` and the settings' codes)."""
+        return ServerOptions.from_environment(self.environment(), path="--env")
 
     def argv(self, names: Sequence[str], state_dir: Path) -> list[str]:
         """The command line of the detached serve process."""
@@ -238,7 +243,7 @@ def start(request: ServeRequest, *, state_dir: str | os.PathLike[str] = DEFAULT_
     before anything starts, ``DetachedServeFailed`` / ``DetachedServeTimeout`` naming the log.
     """
     _, names = request.read()
-    request.environment()  # InvalidEnvironmentValue before anything starts
+    request.server_options()  # bad --env items before anything starts
     state_dir = Path(state_dir)
     private_dir(state_dir)
     running = status(state_dir, names)

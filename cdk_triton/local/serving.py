@@ -20,7 +20,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.local.detached import ServeRequest, ServeState, publish, withdraw
 from cdk_triton.local.endpoint import LocalEndpoint
@@ -52,7 +51,7 @@ class Serving:
         self.request = request
         self.manifest, self.names = request.read()
         self.env = request.environment()
-        self.options = ServerOptions.from_environment(self.env, path="--env")
+        self.options = request.server_options()
         self.state_dir = state_dir
         self.front: RuntimeFront | None = None
         self.endpoints: list[LocalEndpoint] = []

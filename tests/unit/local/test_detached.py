@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cdk_triton.errors import TritonValidationError
 from cdk_triton.local import commands, detached
 
 
@@ -81,3 +82,11 @@ def test_only_a_serve_started_detached_publishes(monkeypatch: pytest.MonkeyPatch
     assert detached.child_state_dir("s") is None
     monkeypatch.setenv(detached.CHILD_MARK, "1")
     assert detached.child_state_dir("s") == Path("s")
+
+
+def test_fails_on_a_bad_container_setting_before_anything_starts(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "fixtures" / "manifests" / "example.json"
+    request = detached.ServeRequest(manifest=str(example), env=("SAGEMAKER_TRITON_ALLOW_GRPC=yes",))
+    with pytest.raises(TritonValidationError, match="SAGEMAKER_TRITON_ALLOW_GRPC"):
+        detached.start(request, state_dir=tmp_path / "state")
+    assert not (tmp_path / "state").exists()
