@@ -5,5 +5,6 @@ cdk-nag as a validation plugin) -> cfn-lint every template -> serve each endpoin
 Triton server -> invoke every model with its sample and compare with the eager model's outputs.
 
 Modules: ``stages`` (the stages and :func:`~cdk_triton.demo.stages.run_demo`), ``commands`` (the
-subcommand: parse, run, print). Importing this package is light.
+subcommand: parse, run, print); both were ``cdk_triton/demo.py`` before issue 19. Importing this
+package is light.
 """
