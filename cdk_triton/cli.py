@@ -19,7 +19,7 @@ _COMMAND_MODULES = (
     "cdk_triton.builder.commands",
     "cdk_triton.local.commands",
     "cdk_triton.tune.commands",
-    "cdk_triton.demo",
+    "cdk_triton.demo.commands",
 )
 
 #: subcommands parsed with their own module alone: `cdk-triton build` never imports the other layers

@@ -9,8 +9,6 @@ import argparse
 import sys
 from typing import Any
 
-from cdk_triton.builder.steps import run_build
-
 DEFAULT_CONFIG = "build/models.yaml"
 
 
@@ -56,6 +54,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the build and print a summary table."""
+    from cdk_triton.builder.steps import run_build
+
     result = run_build(
         args.config,
         out_dir=args.out,

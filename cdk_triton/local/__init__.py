@@ -3,15 +3,42 @@
 ``LocalEndpoint`` runs ``tritonserver`` (from nvidia-pytriton) the way the SageMaker container's
 ``serve`` script does, in a private network namespace, behind a SageMaker Runtime front on
 127.0.0.1 that boto3 can call. ``invoke_sample`` sends a manifest's sample and checks the answer.
-Importing this package pulls neither torch nor tritonclient; the backends and payload helpers
-import them when used.
+Each name below is imported on first use (PEP 562): importing the package (or ``local.commands``,
+to register ``serve`` / ``invoke`` / ``stop`` / ``bench``) pulls neither numpy nor aiohttp, and using
+it pulls neither torch nor tritonclient; the backends and payload helpers import them when used.
 """
 
-from cdk_triton.local.client import InvokeResult, build_request, invoke_sample, invoke_tensors, parse_response
-from cdk_triton.local.endpoint import LocalEndpoint
-from cdk_triton.local.errors import LocalServerError
-from cdk_triton.local.front import RuntimeFront
-from cdk_triton.local.overlay import CpuOverlay, OverlayChange
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cdk_triton.local.client import (
+        InvokeResult,
+        build_request,
+        invoke_sample,
+        invoke_tensors,
+        parse_response,
+    )
+    from cdk_triton.local.endpoint import LocalEndpoint
+    from cdk_triton.local.errors import LocalServerError
+    from cdk_triton.local.front import RuntimeFront
+    from cdk_triton.local.overlay import CpuOverlay, OverlayChange
+
+#: public name -> the module that defines it
+_WHERE = {
+    "CpuOverlay": "overlay",
+    "InvokeResult": "client",
+    "LocalEndpoint": "endpoint",
+    "LocalServerError": "errors",
+    "OverlayChange": "overlay",
+    "RuntimeFront": "front",
+    "build_request": "client",
+    "invoke_sample": "client",
+    "invoke_tensors": "client",
+    "parse_response": "client",
+}
 
 __all__ = [
     "CpuOverlay",
@@ -25,3 +52,12 @@ __all__ = [
     "invoke_tensors",
     "parse_response",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

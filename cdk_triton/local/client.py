@@ -10,16 +10,19 @@ the outputs with the sample response.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from cdk_triton.config.declaration import DTYPES
-from cdk_triton.config.manifest import EndpointEntry, Manifest, Sample
+from cdk_triton.config.manifest import EndpointEntry, Manifest, Sample, read_manifest
 from cdk_triton.errors import TritonValidationError
+from cdk_triton.local.detached import DEFAULT_STATE_DIR, read_state
 from cdk_triton.local.front import Reply, invoke_front
 
 BINARY_CONTENT_TYPE = "application/vnd.sagemaker-triton.binary+json"
@@ -290,6 +293,28 @@ def invoke_sample(
     )
 
 
+def invoke_file(
+    endpoint: EndpointLike, path: Path, *, target_model: str | None = None, binary: bool = False
+) -> InvokeResult:
+    """Send a KServe v2 JSON request body read from ``path`` (its ``outputs`` names are requested).
+
+    ``target_model`` on a multi-model endpoint: the logical name (sent as its hashed TargetModel
+    value) or the TargetModel value itself.
+    """
+    doc = json.loads(path.read_text())
+    header = None
+    if target_model is not None and endpoint.entry.is_multi_model:
+        target = endpoint.entry.target_models.get(target_model)
+        header = target.target_model if target else target_model
+    return invoke_tensors(
+        endpoint,
+        tensors_from_kserve(doc),
+        target_model=header,
+        binary=binary,
+        outputs=[o["name"] for o in doc.get("outputs", [])] or None,
+    )
+
+
 def invoke_tensors(
     endpoint: EndpointLike,
     inputs: dict[str, np.ndarray],
@@ -332,6 +357,24 @@ class FrontClient:
         self.entry = manifest.endpoint(endpoint)
         self.name = endpoint
         self.url = url
+
+    @classmethod
+    def detached(
+        cls,
+        endpoint: str,
+        *,
+        state_dir: str | os.PathLike[str] = DEFAULT_STATE_DIR,
+        url: str | None = None,
+        manifest: str | os.PathLike[str] | None = None,
+    ) -> FrontClient:
+        """The client of an endpoint started with ``serve --detach``, from its state file.
+
+        ``url`` and ``manifest`` override the state file's; given both, no state file is read
+        (``LocalEndpointNotRunning`` when one is needed and there is none).
+        """
+        state = None if (url and manifest) else read_state(state_dir, endpoint)
+        manifest_path = manifest or (state.manifest if state else "")
+        return cls(read_manifest(manifest_path), endpoint, url or (state.url if state else ""))
 
     def invoke(
         self,

@@ -21,6 +21,7 @@ VALIDATION_ERRORS: dict[str, str] = {
     "TargetModelRequired": "a multi-model endpoint invoked with its sample but no target model",
     "NoSample": "the manifest has no sample request for the endpoint or target model",
     "LocalEndpointNotRunning": "invoke/bench of an endpoint with no state file, or whose `serve` process is gone",
+    "LocalEndpointAlreadyServed": "`serve --detach` of an endpoint a running detached serve already serves",
     "ArtifactMissing": "a repository, archive or model file the manifest lists does not exist",
     "ArtifactHashMismatch": "a built artifact's sha256 differs from the manifest's (it changed after the build)",
     "UnsafeArchiveMember": "an archive member that is not a file, directory or link inside the archive root",
@@ -38,6 +39,10 @@ SERVER_ERRORS: dict[str, str] = {
     "NamespaceUnavailable": "a private namespace is required (namespace=True, or a multi-model endpoint) and none can be made",
     "ServerStartFailed": "tritonserver exited before it was ready (the message holds the log tail)",
     "ServerStartTimeout": "tritonserver was not ready within start_timeout (its process group is killed)",
+    "DetachedServeFailed": "the `serve --detach` process exited before its endpoints were ready (the message holds "
+    "its log's tail)",
+    "DetachedServeTimeout": "the `serve --detach` process did not publish every endpoint within start_timeout per "
+    "endpoint plus 10 s (its process group is stopped)",
     "ModelLoadFailed": "the server refused to load a TargetModel (after unloading idle models on a 507)",
     "ServerCrashed": "tritonserver crashed more than 3 times within 60 s (each crash is restarted after 1, 2, 4 s); "
     "the message names the log",

@@ -9,11 +9,16 @@ core busy), far from being the bottleneck; ``LoadResult.client_cpu_s`` records i
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import re
 import statistics
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cdk_triton.local.client import FrontClient
 
 _CONTENT_LENGTH = re.compile(rb"(?i)\r\ncontent-length:\s*(\d+)")
 
@@ -207,3 +212,30 @@ def run_load_processes(
         out.merge(p)
     out.wall_s = max(p.wall_s for p in parts)
     return out
+
+
+def bench_sample(
+    client: FrontClient,
+    *,
+    target_model: str | None = None,
+    binary: bool = False,
+    concurrency: int = 16,
+    requests: int = 2000,
+) -> LoadResult:
+    """``cdk-triton bench``: load a detached endpoint with its manifest sample (:func:`run_load_processes`)."""
+    from cdk_triton.local.client import build_request, resolve_sample, tensors_from_kserve
+
+    sample, header = resolve_sample(client, target_model)
+    body, ctype = build_request(
+        tensors_from_kserve(json.loads(client.manifest.resolve(sample.request).read_text())),
+        binary=binary,
+    )
+    return run_load_processes(
+        client.url,
+        client.name,
+        body,
+        ctype,
+        target_model=header,
+        concurrency=concurrency,
+        requests=requests,
+    )

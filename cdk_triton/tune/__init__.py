@@ -1,8 +1,10 @@
 """``cdk-triton tune``: a configuration sweep measured where it will serve, ranked by one objective.
 
-Modules: ``variants`` (what is compared), ``objective`` (the ranking), ``sources`` (local endpoint or
-a SageMaker tuning endpoint), ``run`` (budget, repeats, progress), ``report`` (table, CSV, JSON,
-plots), ``apply`` (comment-preserving write-back to models.yaml), ``prices`` (vendored price table).
+Modules: ``request`` (``TuneRequest``: what a run is asked to do, checked), ``run`` (``run_tune``:
+budget, repeats, progress), ``variants`` (what is compared), ``objective`` (the ranking), ``sources``
+(local endpoint or a SageMaker tuning endpoint), ``report`` (table, CSV, JSON, plots), ``apply``
+(comment-preserving write-back to models.yaml), ``prices`` (vendored price table), ``commands``
+(``cdk-triton tune``: parse, call, print). See README.md.
 Importing this package is light; the build stage, the local endpoint, matplotlib and ruamel.yaml
 load only when a tuning run needs them.
 """

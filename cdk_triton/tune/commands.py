@@ -1,15 +1,20 @@
-"""``cdk-triton tune``: the configuration sweep of one model, locally or on a tuning endpoint."""
+"""``cdk-triton tune``: parse into a ``TuneRequest``, make one call (``run_tune`` / ``prepare_endpoint``), print.
+
+The run itself lives in ``run.py``, the request and its checks in ``request.py``. Only the standard
+library loads at import (``cdk-triton --help`` stays light); the tuning run loads inside ``cmd_tune``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from cdk_triton.errors import TritonValidationError
+if TYPE_CHECKING:
+    from cdk_triton.tune.request import TuneRequest
+    from cdk_triton.tune.run import PreparedEndpoint, TuneOutcome
 
 
 def _ints(text: str) -> tuple[int, ...]:
@@ -56,6 +61,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--concurrency", type=_ints, default=(16,), help="closed-loop clients per phase (default 16)"
     )
+    _add_run_options(p)
+    p.set_defaults(func=cmd_tune)
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    """The objective, the measuring place and the outputs."""
     p.add_argument("--budget", type=float, default=120.0, help="seconds for the whole sweep (default 120)")
     p.add_argument(
         "--repeats", type=int, default=3, help="repeats per phase; the median is reported (default 3)"
@@ -101,96 +112,72 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="let --apply write results measured on the local CPU stand-ins",
     )
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    p.set_defaults(func=cmd_tune)
 
 
-def _bad(
-    prop: str, value: object, problem: str, allowed: str, fix: str, code: str = "TuneInvalid"
-) -> TritonValidationError:
-    return TritonValidationError(code, prop=prop, value=value, problem=problem, allowed=allowed, fix=fix)
+def _request(args: argparse.Namespace) -> TuneRequest:
+    from cdk_triton.tune.request import TuneRequest
+    from cdk_triton.tune.variants import Axes
 
-
-def _check_args(args: argparse.Namespace) -> Path:
-    """Every argument checked before anything is built, served or written; returns the declaration path."""
-    config = Path(args.config)
-    if not config.is_file():
-        raise _bad(
-            "--config",
-            str(config),
-            "does not exist",
-            "a models.yaml file",
-            "pass --config build/models.yaml",
-            "DeclarationNotFound",
-        )
-    if args.repeats < 1:
-        raise _bad("--repeats", args.repeats, "must be at least 1", "1, 2, 3, ...", "pass --repeats 3")
-    if args.budget <= 0:
-        raise _bad("--budget", args.budget, "must be positive", "seconds > 0", "pass --budget 120")
-    if not 0 <= args.margin < 10:
-        raise _bad(
-            "--margin",
-            args.margin,
-            "must be a fraction",
-            "0 <= margin < 10 (0.05 = 5 %)",
-            "pass --margin 0.05",
-        )
-    if args.endpoint_name and not args.tuning_manifest:
-        raise _bad(
-            "--tuning-manifest",
-            None,
-            "is required with --endpoint-name",
-            "the manifest.json of the tuning build",
-            "pass --tuning-manifest build/out/tune-endpoint/manifest.json",
-        )
-    return config
-
-
-def _prepare_endpoint(args: argparse.Namespace, config: Path, doc: object, variants: list) -> int:
-    from cdk_triton.tune.apply import dump_document
-    from cdk_triton.tune.sources import tuning_declaration
-
-    instance_type = args.instance_type or "ml.g5.xlarge"
-    tdoc = tuning_declaration(
-        doc, args.model, variants, endpoint_name=args.prepare_endpoint, instance_type=instance_type
+    return TuneRequest(
+        config=Path(args.config),
+        model=args.model,
+        axes=Axes(
+            formats=tuple(f.strip() for f in args.formats.split(",")) if args.formats else None,
+            batching=args.batching,
+            queue_delays_us=args.queue_delays,
+            instance_counts=args.instances,
+            concurrency=args.concurrency,
+        ),
+        budget_s=args.budget,
+        repeats=args.repeats,
+        p99_ms=args.p99_ms,
+        margin=args.margin,
+        target_rate=args.target_rate,
+        instance_type=args.instance_type,
+        price_per_hour=args.price_per_hour,
+        endpoint_name=args.endpoint_name,
+        tuning_manifest=Path(args.tuning_manifest) if args.tuning_manifest else None,
+        endpoint_url=args.endpoint_url,
+        out_dir=Path(args.out) if args.out else None,
+        apply=args.apply,
+        allow_local_apply=args.allow_local_apply,
+        plots=not args.no_plots,
+        progress=sys.stderr.isatty(),
     )
-    dest = config.parent / f"models.tune-{args.model}.yaml"
-    dest.write_text(dump_document(tdoc), encoding="utf-8")
-    print(
-        f"wrote {dest}: {len(variants)} variants as TargetModels of multi-model endpoint {args.prepare_endpoint} on {instance_type}"
-    )
-    print(
-        f"next: cdk-triton build --config {dest} --out {config.parent / 'out' / 'tune-endpoint'} --upload, deploy it "
-        f"(README: 'Tuning on the target GPU'), then cdk-triton tune ... --endpoint-name {args.prepare_endpoint}"
-    )
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    from cdk_triton.tune.run import prepare_endpoint, run_tune
+
+    request = _request(args)
+    if args.prepare_endpoint:
+        _print_prepared(prepare_endpoint(request, args.prepare_endpoint), request)
+    else:
+        _print_outcome(run_tune(request), request)
     return 0
 
 
-def _source(args: argparse.Namespace, config: Path) -> object:
-    from cdk_triton.tune.sources import EndpointSource, LocalSource
+def _print_prepared(prepared: PreparedEndpoint, request: TuneRequest) -> None:
+    print(
+        f"wrote {prepared.path}: {prepared.variants} variants as TargetModels of multi-model endpoint "
+        f"{prepared.endpoint_name} on {prepared.instance_type}"
+    )
+    print(
+        f"next: cdk-triton build --config {prepared.path} --out {prepared.build_out} --upload, deploy it "
+        f"(README: 'Tuning on the target GPU'), then cdk-triton tune ... --endpoint-name {prepared.endpoint_name}"
+    )
 
-    if args.endpoint_name:
-        from cdk_triton.config.manifest import read_manifest
 
-        url = args.endpoint_url or os.environ.get("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME")
-        return EndpointSource(args.endpoint_name, read_manifest(args.tuning_manifest), endpoint_url=url)
-    return LocalSource(config, args.model, out_dir=config.parent / "out" / "tune" / "build")
-
-
-def _print_outcome(args: argparse.Namespace, config: Path, outcome: object, repeats: int) -> None:
+def _print_outcome(o: TuneOutcome, request: TuneRequest) -> None:
     from cdk_triton.tune import report
 
-    o: Any = outcome
-    measured = {n: v for n, v in o.variants.items() if any(r.variant == n for r in o.ranking.rows)}
     where = (
         "this machine's CPU stand-ins (not a GPU instance)"
         if o.source == "local"
-        else f"endpoint {args.endpoint_name}"
+        else f"endpoint {request.endpoint_name}"
     )
-    print(
-        report.render_table(
-            o.ranking, measured, title=f"cdk-triton tune {args.model}: {where}, {repeats} repeats, median"
-        )
-    )
+    title = f"cdk-triton tune {request.model}: {where}, {request.repeats} repeats, median"
+    print(report.render_table(o.ranking, o.measured, title=title))
     for name, why in o.skipped.items():
         print(f"skipped {name}: {why}")
     if o.ranking.client_warning:
@@ -201,53 +188,9 @@ def _print_outcome(args: argparse.Namespace, config: Path, outcome: object, repe
     if o.diff:
         print(o.diff, end="")
         flag = " --allow-local-apply" if o.source == "local" else ""
-        print(f"applied to {config}" if o.applied else f"not applied: rerun with --apply{flag} to write it")
+        print(
+            f"applied to {request.config}"
+            if o.applied
+            else f"not applied: rerun with --apply{flag} to write it"
+        )
     print(json.dumps({"winner": o.ranking.winner, "elapsed_s": round(o.elapsed_s, 1)}))
-
-
-def cmd_tune(args: argparse.Namespace) -> int:
-    from cdk_triton.tune import prices
-    from cdk_triton.tune.apply import load_document
-    from cdk_triton.tune.run import Options, tune
-    from cdk_triton.tune.variants import Axes, generate
-
-    config = _check_args(args)
-    formats = tuple(f.strip() for f in args.formats.split(",")) if args.formats else None
-    axes = Axes(
-        formats=formats,
-        batching=args.batching,
-        queue_delays_us=args.queue_delays,
-        instance_counts=args.instances,
-        concurrency=args.concurrency,
-    )
-    doc = load_document(config)
-    variants = generate(doc, args.model, axes)
-    if args.prepare_endpoint:
-        return _prepare_endpoint(args, config, doc, variants)
-    price = args.price_per_hour
-    if price is None and args.target_rate is not None and args.instance_type:
-        price = prices.on_demand(args.instance_type)
-    opts = Options(
-        model=args.model,
-        axes=axes,
-        budget_s=args.budget,
-        repeats=args.repeats,
-        p99_ms=args.p99_ms,
-        margin=args.margin,
-        target_rate=args.target_rate,
-        price_per_hour=price,
-    )
-    out_dir = Path(args.out) if args.out else config.parent / "out" / "tune" / args.model
-    outcome = tune(
-        _source(args, config),  # type: ignore[arg-type]
-        variants,
-        opts,
-        config=config,
-        out_dir=out_dir,
-        apply=args.apply,
-        allow_local_apply=args.allow_local_apply,
-        plots=not args.no_plots,
-        progress=sys.stderr.isatty(),
-    )
-    _print_outcome(args, config, outcome, opts.repeats)
-    return 0

@@ -1,7 +1,13 @@
-"""One tuning run: measure every variant within a time budget, rank, report, optionally write back."""
+"""One tuning run: measure every variant within a time budget, rank, report, optionally write back.
+
+:func:`run_tune` runs a :class:`~cdk_triton.tune.request.TuneRequest` (``cdk-triton tune``): the variants
+of the declaration, the source they are measured on (the local endpoint or a tuning endpoint), then
+:func:`tune`. :func:`prepare_endpoint` writes the declaration of a tuning endpoint instead.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -12,8 +18,9 @@ from typing import Any
 from cdk_triton.tune import report
 from cdk_triton.tune.apply import render_change, write_atomically
 from cdk_triton.tune.objective import Measurement, Ranking, rank
+from cdk_triton.tune.request import TuneRequest
 from cdk_triton.tune.sources import Source, _phase
-from cdk_triton.tune.variants import Axes, Variant
+from cdk_triton.tune.variants import Axes, Variant, generate
 
 #: a variant's build + server start, assumed until the first one is timed
 DEFAULT_OPEN_S = 8.0
@@ -33,7 +40,9 @@ class Options:
 
 
 @dataclass
-class Outcome:
+class TuneOutcome:
+    """What a tuning run measured, skipped, ranked and wrote (``diff``: the winner's models.yaml change)."""
+
     variants: dict[str, Variant]
     measurements: list[Measurement]
     skipped: dict[str, str]
@@ -43,6 +52,95 @@ class Outcome:
     files: list[Path] = field(default_factory=list)
     diff: str = ""
     applied: bool = False
+
+    @property
+    def measured(self) -> dict[str, Variant]:
+        """The variants that have a row in the ranking."""
+        ranked = {r.variant for r in self.ranking.rows}
+        return {n: v for n, v in self.variants.items() if n in ranked}
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PreparedEndpoint:
+    """The declaration :func:`prepare_endpoint` wrote: every variant a TargetModel of one MME."""
+
+    path: Path
+    variants: int
+    endpoint_name: str
+    instance_type: str
+    build_out: Path
+
+
+def prepare_endpoint(request: TuneRequest, endpoint_name: str) -> PreparedEndpoint:
+    """Write ``models.tune-<model>.yaml`` next to the declaration: the tuning endpoint's declaration."""
+    from cdk_triton.tune.apply import dump_document, load_document
+    from cdk_triton.tune.sources import tuning_declaration
+
+    request.check()
+    config = Path(request.config)
+    doc = load_document(config)
+    variants = generate(doc, request.model, request.axes)
+    instance_type = request.tuning_instance_type
+    tdoc = tuning_declaration(
+        doc, request.model, variants, endpoint_name=endpoint_name, instance_type=instance_type
+    )
+    dest = config.parent / f"models.tune-{request.model}.yaml"
+    dest.write_text(dump_document(tdoc), encoding="utf-8")
+    return PreparedEndpoint(
+        path=dest,
+        variants=len(variants),
+        endpoint_name=endpoint_name,
+        instance_type=instance_type,
+        build_out=config.parent / "out" / "tune-endpoint",
+    )
+
+
+def run_tune(request: TuneRequest) -> TuneOutcome:
+    """Check the request, generate the variants, measure them where asked, rank, report, write back."""
+    from cdk_triton.tune import prices
+    from cdk_triton.tune.apply import load_document
+
+    request.check()
+    config = Path(request.config)
+    variants = generate(load_document(config), request.model, request.axes)
+    price = request.price_per_hour
+    if price is None and request.target_rate is not None and request.instance_type:
+        price = prices.on_demand(request.instance_type)
+    opts = Options(
+        model=request.model,
+        axes=request.axes,
+        budget_s=request.budget_s,
+        repeats=request.repeats,
+        p99_ms=request.p99_ms,
+        margin=request.margin,
+        target_rate=request.target_rate,
+        price_per_hour=price,
+    )
+    return tune(
+        _source(request),
+        variants,
+        opts,
+        config=config,
+        out_dir=request.results_dir,
+        apply=request.apply,
+        allow_local_apply=request.allow_local_apply,
+        plots=request.plots,
+        progress=request.progress,
+    )
+
+
+def _source(request: TuneRequest) -> Source:
+    """A tuning endpoint (``endpoint_name``) or the local endpoint, serving one variant at a time."""
+    from cdk_triton.tune.sources import EndpointSource, LocalSource
+
+    config = Path(request.config)
+    if request.endpoint_name and request.tuning_manifest:
+        from cdk_triton.config.manifest import read_manifest
+
+        url = request.endpoint_url or os.environ.get("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME")
+        manifest = read_manifest(request.tuning_manifest)
+        return EndpointSource(request.endpoint_name, manifest, endpoint_url=url)
+    return LocalSource(config, request.model, out_dir=config.parent / "out" / "tune" / "build")
 
 
 def measure(
@@ -111,7 +209,7 @@ def tune(
     allow_local_apply: bool = False,
     progress: bool = True,
     plots: bool = True,
-) -> Outcome:
+) -> TuneOutcome:
     """Measure, rank, write the table / CSV / JSON / plots to ``out_dir``, and the winner back if asked."""
     from cdk_triton.errors import TritonValidationError
 
@@ -136,7 +234,8 @@ def tune(
         price_per_hour=opts.price_per_hour,
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    measured = {n: v for n, v in by_name.items() if any(r.variant == n for r in ranking.rows)}
+    ranked = {r.variant for r in ranking.rows}
+    measured = {n: v for n, v in by_name.items() if n in ranked}
     files = [out_dir / "results.csv", out_dir / "results.json"]
     report.write_csv(files[0], ranking, measured)
     meta = {
@@ -152,7 +251,7 @@ def tune(
     report.write_json(files[1], ranking, measured, measurements, meta)
     if plots:
         files += report.write_plots(out_dir, ranking, title=opts.model)
-    outcome = Outcome(by_name, measurements, skipped, ranking, elapsed, source.kind, files)
+    outcome = TuneOutcome(by_name, measurements, skipped, ranking, elapsed, source.kind, files)
     if ranking.winner != current:
         new_text, outcome.diff = render_change(config, by_name[ranking.winner])
         if apply:

@@ -39,7 +39,8 @@ def _fake_package(root: Path, files: dict[str, str]) -> None:
     layout = {
         "__init__.py": "",
         "cli.py": "import cdk_triton.demo\n",
-        "demo.py": "import cdk_triton.builder\n",
+        "demo/__init__.py": "",
+        "demo/stages.py": "import cdk_triton.builder\n",
         "errors.py": "",
         "config/__init__.py": "import cdk_triton.errors\n",
         "constructs/__init__.py": "",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import io
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -26,7 +27,7 @@ import pytest
 from cdk_triton.config.manifest import manifest_from_dict, read_manifest
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.errors import TritonValidationError
-from cdk_triton.local import commands, repository, runtime, server
+from cdk_triton.local import detached, repository, runtime, server
 from cdk_triton.local.client import datatype_of, resolve_sample, tensors_from_kserve
 from cdk_triton.local.endpoint import LocalEndpoint
 from cdk_triton.local.errors import (
@@ -111,7 +112,16 @@ def _gone_serve(tmp: Path) -> None:
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
     )
     (tmp / "ep.json").write_text(json.dumps({"pid": int(proc.stdout), "log": "serve.log"}))
-    commands._read_state(str(tmp), "ep")
+    detached.read_state(str(tmp), "ep")
+
+
+def _already_served(tmp: Path) -> None:
+    (tmp / "classifier.json").write_text(
+        detached.ServeState(
+            pid=os.getpid(), url="http://127.0.0.1:1", endpoint="classifier", manifest="m"
+        ).to_json()
+    )
+    detached.start(detached.ServeRequest(manifest=str(EXAMPLE), endpoints=("classifier",)), state_dir=tmp)
 
 
 def _mismatch(tmp: Path) -> None:
@@ -152,7 +162,8 @@ VALIDATION_CASES: dict[str, tuple[Case, str, Any]] = {
         "sample",
         "classifier",
     ),
-    "LocalEndpointNotRunning": (lambda t, m: commands._read_state(str(t), "ep"), "endpoint", "ep"),
+    "LocalEndpointNotRunning": (lambda t, m: detached.read_state(str(t), "ep"), "endpoint", "ep"),
+    "LocalEndpointAlreadyServed": (lambda t, m: _already_served(t), "endpoint", "classifier"),
     "ArtifactMissing": (
         lambda t, m: repository.check_archive(t / "missing.tar.gz", "0" * 64, "archive"),
         "archive",
@@ -167,7 +178,7 @@ VALIDATION_CASES: dict[str, tuple[Case, str, Any]] = {
         None,
     ),
     "InvalidEnvironmentValue": (
-        lambda t, m: commands._container_environment(["NOVALUE"]),
+        lambda t, m: detached.container_environment(["NOVALUE"]),
         "--env",
         "NOVALUE",
     ),
@@ -248,6 +259,18 @@ def _bad_shm_prefix(t: Path, m: pytest.MonkeyPatch) -> None:
     server.shm_prefix()
 
 
+def _detached_serve_exits(t: Path, m: pytest.MonkeyPatch) -> None:
+    # the fixture manifest's artifacts are not built: the serve process fails with ArtifactMissing
+    request = detached.ServeRequest(manifest=str(EXAMPLE), endpoints=("classifier",), start_timeout=60)
+    detached.start(request, state_dir=t / "state")
+
+
+def _detached_serve_is_late(t: Path, m: pytest.MonkeyPatch) -> None:
+    m.setattr(detached, "READY_SLACK_S", 0.0)
+    request = detached.ServeRequest(manifest=str(EXAMPLE), endpoints=("classifier",), start_timeout=0.01)
+    detached.start(request, state_dir=t / "state")
+
+
 #: code -> (what triggers it, text the message must hold).
 SERVER_CASES: dict[str, tuple[Case, str]] = {
     "TritonNotInstalled": (_no_pytriton, "pip install 'cdk-triton[local]'"),
@@ -259,6 +282,8 @@ SERVER_CASES: dict[str, tuple[Case, str]] = {
         "failed with HTTP 400: load failed",
     ),
     "ModelNotReady": (lambda t, m: _still_loading(), "is still LOADING"),
+    "DetachedServeFailed": (_detached_serve_exits, "ArtifactMissing"),
+    "DetachedServeTimeout": (_detached_serve_is_late, "did not become ready within 0.01 s"),
 }
 
 

@@ -11,7 +11,7 @@ import pytest
 from cdk_triton.config.manifest import manifest_from_dict
 from cdk_triton.config.server_options import PingMode, ServerOptions
 from cdk_triton.errors import TritonValidationError
-from cdk_triton.local import commands
+from cdk_triton.local import commands, detached
 from cdk_triton.local.endpoint import LocalEndpoint
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "fixtures" / "manifests" / "example.json"
@@ -82,10 +82,10 @@ def test_serve_prints_each_setting_without_effect(
 
 
 def test_serve_env_items_are_read_as_the_container_reads_them() -> None:
-    assert commands._container_environment(["A=1", "B=x=y"]) == {"A": "1", "B": "x=y"}
+    assert detached.container_environment(["A=1", "B=x=y"]) == {"A": "1", "B": "x=y"}
     args = _parser().parse_args(["serve", "--env", "SAGEMAKER_TRITON_ALLOW_GRPC=yes"])
     with pytest.raises(TritonValidationError, match="InvalidEnvironmentValue"):
-        ServerOptions.from_environment(commands._container_environment(args.env))
+        ServerOptions.from_environment(detached.container_environment(args.env))
 
 
 def _parser() -> Any:

@@ -1,15 +1,13 @@
-"""`cdk-triton demo`: the whole path offline, on the example in this repository.
+"""The demo's stages: build, synth + cdk-nag (app and pipeline), cfn-lint, serve + invoke.
 
-declare (build/models.yaml) -> build (build/out/manifest.json) -> synth (app.py, cdk-nag as a
-validation plugin) -> cfn-lint every template -> serve each endpoint on a real local Triton
-server -> invoke every model with its sample and compare with the eager model's outputs.
-
-Stages whose layer is not installed are reported as missing rather than failing silently.
+:func:`run_demo` runs them on a repository root and returns one :class:`StageReport` per stage
+(also written to ``build/out/demo-summary.json``); ``commands.py`` prints them. Stages whose layer is
+not installed are reported as missing rather than failing silently.
 """
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import importlib.util
 import json
 import os
@@ -17,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,17 +25,38 @@ from cdk_triton.errors import CdkTritonError
 
 @dataclass
 class StageReport:
+    """One stage of the demo: its status, what it did (``detail`` lines) and how long it took."""
+
     name: str
     status: str = "missing"  # ok | failed | missing | skipped
     detail: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("demo", help="build, synthesize, check, serve and invoke the example app offline")
-    p.add_argument("--root", default=".", help="repository root holding app.py and build/ (default: .)")
-    p.add_argument("--skip-serve", action="store_true", help="stop after synth and checks")
-    p.set_defaults(func=run_demo)
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DemoReport:
+    """Every stage of one demo run, and the summary file written."""
+
+    stages: tuple[StageReport, ...]
+    summary_path: Path
+
+    @property
+    def missing(self) -> list[str]:
+        """Stages whose layer is not part of this version."""
+        return [s.name for s in self.stages if s.status == "missing"]
+
+    @property
+    def failed(self) -> bool:
+        return any(s.status == "failed" for s in self.stages)
+
+
+@contextlib.contextmanager
+def _timed(stage: StageReport) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        stage.seconds += time.perf_counter() - started
 
 
 def _have(module: str) -> bool:
@@ -149,56 +169,44 @@ def _stage_serve(manifest_path: Path, rep: StageReport) -> None:
     rep.status = "ok" if failures == 0 else "failed"
 
 
-def run_demo(args: argparse.Namespace) -> int:
-    root = Path(args.root).resolve()
-    stages = [
+def run_demo(root: Path, *, skip_serve: bool = False) -> DemoReport:
+    """Build, synthesize (app and pipeline, cdk-nag), cfn-lint, serve and invoke the example at ``root``."""
+    root = Path(root).resolve()
+    stages = (
         StageReport("build"),
         StageReport("synth + cdk-nag"),
         StageReport("pipeline synth + cdk-nag"),
         StageReport("cfn-lint"),
         StageReport("serve + invoke"),
-    ]
+    )
     build, synth, psynth, lint, serve = stages
-    t0 = time.perf_counter()
     try:
-        manifest = _stage_build(root, build)
-        build.seconds = time.perf_counter() - t0
+        with _timed(build):
+            manifest = _stage_build(root, build)
         if manifest is None:
             manifest = root / "tests" / "fixtures" / "manifests" / "example.json"
             build.detail.append(f"synthesizing from the fixture manifest {manifest} instead")
-        t1 = time.perf_counter()
-        templates = _stage_synth(root, manifest, synth)
-        synth.seconds = time.perf_counter() - t1
-        t1 = time.perf_counter()
-        app = f"{Path(sys.executable)} pipeline_app.py"
-        pipeline = _stage_synth(root, manifest, psynth, app=app, out_name="cdk.out.pipeline")
-        psynth.seconds = time.perf_counter() - t1
-        t2 = time.perf_counter()
-        _stage_lint(templates, lint)
-        pipeline_stack = [t for t in pipeline if t.parent == root / "cdk.out.pipeline"]
-        _stage_lint([t for t in pipeline if t not in pipeline_stack], lint)
-        _stage_lint(pipeline_stack, lint, ignore=PIPELINE_GENERATED_FINDINGS)
-        lint.seconds = time.perf_counter() - t2
-        if not args.skip_serve and build.status == "ok":
-            t3 = time.perf_counter()
-            _stage_serve(manifest, serve)
-            serve.seconds = time.perf_counter() - t3
-        elif args.skip_serve:
+        with _timed(synth):
+            templates = _stage_synth(root, manifest, synth)
+        with _timed(psynth):
+            app = f"{Path(sys.executable)} pipeline_app.py"
+            pipeline = _stage_synth(root, manifest, psynth, app=app, out_name="cdk.out.pipeline")
+        with _timed(lint):
+            _stage_lint(templates, lint)
+            pipeline_stack = [t for t in pipeline if t.parent == root / "cdk.out.pipeline"]
+            _stage_lint([t for t in pipeline if t not in pipeline_stack], lint)
+            _stage_lint(pipeline_stack, lint, ignore=PIPELINE_GENERATED_FINDINGS)
+        if skip_serve:
             serve.status = "skipped"
             serve.detail.append("--skip-serve")
+        elif build.status == "ok":
+            with _timed(serve):
+                _stage_serve(manifest, serve)
     except CdkTritonError as exc:
         current = next((s for s in stages if s.status == "missing" and not s.detail), stages[-1])
         current.status = "failed"
         current.detail.append(str(exc))
-    print("\n== cdk-triton demo ==")
-    for s in stages:
-        print(f"[{s.status:>7}] {s.name} ({s.seconds:.1f} s)")
-        for line in s.detail:
-            print(f"          {line}")
-    summary = {s.name: s.status for s in stages}
-    (root / "build" / "out").mkdir(parents=True, exist_ok=True)
-    (root / "build" / "out" / "demo-summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    missing = [s.name for s in stages if s.status == "missing"]
-    if missing:
-        print(f"not yet available in this version: {', '.join(missing)}")
-    return 1 if any(s.status == "failed" for s in stages) else 0
+    summary = root / "build" / "out" / "demo-summary.json"
+    summary.parent.mkdir(parents=True, exist_ok=True)
+    summary.write_text(json.dumps({s.name: s.status for s in stages}, indent=2) + "\n")
+    return DemoReport(stages=stages, summary_path=summary)
