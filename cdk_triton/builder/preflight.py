@@ -1,4 +1,4 @@
-"""Plan the build before anything is written: selection, dependency order, target compatibility
+"""Check the build before anything is written: selection, dependency order, target compatibility
 (ONNX opsets and IR versions, TorchScript versions, python model imports, TensorRT plans for the
 endpoints' GPUs) and the cache key of every model."""
 

@@ -1,4 +1,4 @@
-"""Where each TensorRT plan is built: the GPU build plan of a declaration (pure, no torch, no AWS).
+"""Where each TensorRT plan is built: the GPU build targets of a declaration (pure, no torch, no AWS).
 
 A TensorRT plan only loads on the GPU model and TensorRT version it was built with. For every
 ``format: tensorrt`` model of ``models.yaml`` this module finds the instance types of the endpoints that

@@ -1,4 +1,4 @@
-"""The deploy-verification spec of one endpoint, written at synth from the build manifest (pure).
+"""The deploy-verification checks of one endpoint, written at synth from the build manifest (pure).
 
 The spec is what ``lambda/verify/index.py --spec <file>`` reads (see lambda/README.md). Its sample
 URIs are where ``cdk-triton build --upload`` put the samples: recorded in the manifest, else derived

@@ -24,11 +24,10 @@ def _bad(
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class TuneRequest:
-    """One tuning run of one model (or ensemble) of a declaration.
+class Options:
+    """What a sweep measures and how it ranks (:func:`cdk_triton.tune.run.tune` reads these).
 
     Attributes:
-        config: the declaration (``models.yaml``).
         model: the model (or ensemble) to tune.
         axes: what is varied (formats, batching, queue delays, instances) and the client concurrency.
             Default: ``Axes()``.
@@ -37,9 +36,31 @@ class TuneRequest:
         p99_ms: latency SLO, p99 at or under this. Default: none.
         margin: how much a variant must beat the current one by (0.05 = 5 %). Default: 0.05.
         target_rate: requests/s to serve: adds the instances needed and their cost. Default: none.
+        price_per_hour: the instance's price per hour. Default: none (a request looks up the vendored
+            price of its instance type).
+    """
+
+    model: str
+    axes: Axes = Axes()
+    budget_s: float = 120.0
+    repeats: int = 3
+    p99_ms: float | None = None
+    margin: float = 0.05
+    target_rate: float | None = None
+    price_per_hour: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TuneRequest(Options):
+    """One tuning run of one model (or ensemble) of a declaration: the :class:`Options` of its sweep and
+    where it measures, reports and writes.
+
+    Attributes:
+        config: the declaration (``models.yaml``).
         instance_type: the hosting instance type (price lookup, tuning endpoint). Default: none
             (``ml.g5.xlarge`` for a tuning endpoint).
-        price_per_hour: overrides the vendored on-demand price. Default: the vendored price.
+        price_per_hour: (of :class:`Options`) overrides the vendored on-demand price. Default: the
+            vendored price of ``instance_type`` when ``target_rate`` is given.
         endpoint_name: measure on this deployed tuning endpoint (boto3). Default: locally.
         tuning_manifest: the manifest of the tuning build; required with ``endpoint_name``.
         endpoint_url: SageMaker Runtime URL override. Default: ``AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME``.
@@ -51,15 +72,7 @@ class TuneRequest:
     """
 
     config: Path
-    model: str
-    axes: Axes = Axes()
-    budget_s: float = 120.0
-    repeats: int = 3
-    p99_ms: float | None = None
-    margin: float = 0.05
-    target_rate: float | None = None
     instance_type: str | None = None
-    price_per_hour: float | None = None
     endpoint_name: str | None = None
     tuning_manifest: Path | None = None
     endpoint_url: str | None = None

@@ -7,6 +7,7 @@ of the declaration, the source they are measured on (the local endpoint or a tun
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -18,25 +19,13 @@ from typing import Any
 from cdk_triton.tune import report
 from cdk_triton.tune.apply import render_change, write_atomically
 from cdk_triton.tune.objective import Measurement, Ranking, rank
-from cdk_triton.tune.request import TuneRequest
+from cdk_triton.tune.request import Options, TuneRequest
 from cdk_triton.tune.sources import Source, _phase
-from cdk_triton.tune.variants import Axes, Variant, generate
+from cdk_triton.tune.variants import Variant, generate
 
 #: a variant's build + server start, assumed until the first one is timed
 DEFAULT_OPEN_S = 8.0
 MIN_PHASE_S = 0.3
-
-
-@dataclass(frozen=True)
-class Options:
-    model: str
-    axes: Axes = Axes()
-    budget_s: float = 120.0
-    repeats: int = 3
-    p99_ms: float | None = None
-    margin: float = 0.05
-    target_rate: float | None = None
-    price_per_hour: float | None = None
 
 
 @dataclass
@@ -106,16 +95,7 @@ def run_tune(request: TuneRequest) -> TuneOutcome:
     price = request.price_per_hour
     if price is None and request.target_rate is not None and request.instance_type:
         price = prices.on_demand(request.instance_type)
-    opts = Options(
-        model=request.model,
-        axes=request.axes,
-        budget_s=request.budget_s,
-        repeats=request.repeats,
-        p99_ms=request.p99_ms,
-        margin=request.margin,
-        target_rate=request.target_rate,
-        price_per_hour=price,
-    )
+    opts = dataclasses.replace(request, price_per_hour=price)  # a request is the Options of its sweep
     return tune(
         _source(request),
         variants,

@@ -1,4 +1,4 @@
-"""The export step: every planned model that is not cached is exported, read back, checked against
+"""The export step: every resolved model that is not cached is exported, read back, checked against
 its eager reference on the declared sample (parity) and committed to the cache (temp dir + rename).
 
 A dispatcher: the format's registry row names its exporter module (``Exporter`` in ``base.py``),
