@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from cdk_triton.errors import TritonValidationError
-from cdk_triton.tune.variants import TUNED_FIELDS
 from cdk_triton.tune.splice import Edit, Renderer, Source, apply_edits, is_mapping, own_pairs, pair
+from cdk_triton.tune.variants import TUNED_FIELDS
 
 #: where a new field goes among the keys of a model
 DECLARATION_ORDER = (

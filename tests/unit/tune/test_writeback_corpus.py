@@ -8,7 +8,6 @@ build's loader, and the applied file is loaded with ``load_spec`` (the full decl
 from __future__ import annotations
 
 import difflib
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,7 +46,7 @@ CASES: list[tuple[str, Path, Callable[[str], str] | None, dict | None, list[str]
         None,
         {"classifier_onnx": TUNED},
         [
-            f"-    dynamic_batching: {{preferred_batch_sizes: [4, 8], max_queue_delay_microseconds: 100}}",
+            "-    dynamic_batching: {preferred_batch_sizes: [4, 8], max_queue_delay_microseconds: 100}",
             f"+    dynamic_batching: {DB200}",
             f"+    instance_groups: {IG2}",
         ],
@@ -96,8 +95,8 @@ CASES: list[tuple[str, Path, Callable[[str], str] | None, dict | None, list[str]
         None,
         {"classifier_onnx": TUNED},
         [
-            "-  - {name: classifier_onnx, format: onnx, source: {factory: \"example_models:resnet_classifier\", kwargs: {num_classes: 10, width: 16, blocks: 3}, seed: 0}, inputs: [{name: PIXELS, dtype: FP32, shape: [3, 32, 32]}], outputs: [{name: LOGITS, dtype: FP32, shape: [10]}], max_batch_size: 8, dynamic_batching: {max_queue_delay_microseconds: 100}}",
-            f"+  - {{name: classifier_onnx, format: onnx, source: {{factory: \"example_models:resnet_classifier\", kwargs: {{num_classes: 10, width: 16, blocks: 3}}, seed: 0}}, inputs: [{{name: PIXELS, dtype: FP32, shape: [3, 32, 32]}}], outputs: [{{name: LOGITS, dtype: FP32, shape: [10]}}], max_batch_size: 8, dynamic_batching: {DB200}, instance_groups: {IG2}}}",
+            '-  - {name: classifier_onnx, format: onnx, source: {factory: "example_models:resnet_classifier", kwargs: {num_classes: 10, width: 16, blocks: 3}, seed: 0}, inputs: [{name: PIXELS, dtype: FP32, shape: [3, 32, 32]}], outputs: [{name: LOGITS, dtype: FP32, shape: [10]}], max_batch_size: 8, dynamic_batching: {max_queue_delay_microseconds: 100}}',
+            f'+  - {{name: classifier_onnx, format: onnx, source: {{factory: "example_models:resnet_classifier", kwargs: {{num_classes: 10, width: 16, blocks: 3}}, seed: 0}}, inputs: [{{name: PIXELS, dtype: FP32, shape: [3, 32, 32]}}], outputs: [{{name: LOGITS, dtype: FP32, shape: [10]}}], max_batch_size: 8, dynamic_batching: {DB200}, instance_groups: {IG2}}}',
         ],
     ),
     (
@@ -241,7 +240,9 @@ def test_the_corpus_has_at_least_twelve_styles() -> None:
     assert {p.name for p in CORPUS.glob("*.yaml")} - {c[1].name for c in CASES} == {"shared_anchor.yaml"}
 
 
-@pytest.mark.parametrize(("case", "source", "transform", "changes", "lines"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("case", "source", "transform", "changes", "lines"), CASES, ids=[c[0] for c in CASES]
+)
 def test_only_the_tuned_fields_lines_differ(
     tmp_path: Path,
     case: str,
@@ -281,7 +282,9 @@ def test_a_model_other_models_merge_is_refused(tmp_path: Path) -> None:
     assert err.value.prop == "models[0]"
 
 
-def test_a_write_back_that_would_not_read_back_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_back_that_would_not_read_back_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from cdk_triton.tune import writeback
 
     path = _declaration(tmp_path, CORPUS / "indentless.yaml", None)
