@@ -80,8 +80,10 @@ def apply_variant(doc: Any, variant: Variant) -> None:
                 continue
             value = change[key]
             if value is None:
-                if key in entry:
+                if key in getattr(entry, "_ok", entry):  # the model's own key (ruamel: not merged)
                     del entry[key]
+                elif key in entry:  # from a merge key, which would bring it back: off, as the write-back
+                    entry.insert(insert_position(list(entry.keys()), key), key, False)
                 continue
             if same(entry.get(key), value) or (key not in entry and is_default(key, value)):
                 continue  # keep the user's spelling of an equal value; never spell out a default

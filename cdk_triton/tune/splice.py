@@ -106,6 +106,8 @@ class Source:
         """The offset after the last character of ``node`` at this place (comments after it excluded)."""
         if self.is_alias_at(node, floor):
             return self.alias_span(node, floor)[1]
+        if is_scalar(node) and node.style in ("|", ">"):  # a block scalar ends at its last character
+            return len(self.text[: self.off(node.end_mark)].rstrip(" \t\r\n"))
         if is_scalar(node) or node.flow_style:
             return self.off(node.end_mark)
         end = self.off(node.start_mark)

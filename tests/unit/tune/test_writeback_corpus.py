@@ -16,7 +16,7 @@ import yaml
 
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.errors import TritonValidationError
-from cdk_triton.tune.apply import render_change, write_atomically
+from cdk_triton.tune.apply import apply_variant, dump_document, load_document, render_change, write_atomically
 from cdk_triton.tune.variants import Axes, Variant, generate
 from tests.unit.tune.support import BUILD, example_copy
 
@@ -163,6 +163,29 @@ CASES: list[tuple[str, Path, Callable[[str], str] | None, dict | None, list[str]
         ],
     ),
     (
+        "a block value removed: its lines go, the comment and blank line after it stay",
+        CORPUS / "comments_after.yaml",
+        None,
+        {"classifier_onnx": {**TUNED, "dynamic_batching": None}},
+        [
+            "-    dynamic_batching:",
+            "-      preferred_batch_sizes: [4, 8]",
+            "-      max_queue_delay_microseconds: 100   # measured on ml.g5.xlarge",
+            "-        count: 1   # one per GPU",
+            "+        count: 2   # one per GPU",
+        ],
+    ),
+    (
+        "a field removed from a one-line flow model",
+        CORPUS / "flow_models.yaml",
+        None,
+        {"classifier_onnx": {**TUNED, "dynamic_batching": None}},
+        [
+            '-  - {name: classifier_onnx, format: onnx, source: {factory: "example_models:resnet_classifier", kwargs: {num_classes: 10, width: 16, blocks: 3}, seed: 0}, inputs: [{name: PIXELS, dtype: FP32, shape: [3, 32, 32]}], outputs: [{name: LOGITS, dtype: FP32, shape: [10]}], max_batch_size: 8, dynamic_batching: {max_queue_delay_microseconds: 100}}',
+            f'+  - {{name: classifier_onnx, format: onnx, source: {{factory: "example_models:resnet_classifier", kwargs: {{num_classes: 10, width: 16, blocks: 3}}, seed: 0}}, inputs: [{{name: PIXELS, dtype: FP32, shape: [3, 32, 32]}}], outputs: [{{name: LOGITS, dtype: FP32, shape: [10]}}], max_batch_size: 8, instance_groups: {IG2}}}',
+        ],
+    ),
+    (
         "blank lines around the tuned model, the last one, no newline at the end",
         CORPUS / "blank_lines.yaml",
         None,
@@ -236,7 +259,7 @@ def _changed(old: str, new: str) -> list[str]:
 
 
 def test_the_corpus_has_at_least_twelve_styles() -> None:
-    assert len({c[0] for c in CASES}) >= 12
+    assert len({c[1].name for c in CASES}) >= 12 and len(CASES) >= 17
     assert {p.name for p in CORPUS.glob("*.yaml")} - {c[1].name for c in CASES} == {"shared_anchor.yaml"}
 
 
@@ -256,6 +279,10 @@ def test_only_the_tuned_fields_lines_differ(
     variant = _variant(path, changes)
     new, diff = render_change(path, variant)
     assert _changed(old, new) == lines
+    # the declaration a variant is built from locally (the in-memory round trip) says the same
+    doc = load_document(path)
+    apply_variant(doc, variant)
+    assert yaml.safe_load(dump_document(doc)) == yaml.safe_load(new.lstrip("\ufeff"))
     write_atomically(path, new)
     assert path.read_bytes() == new.encode("utf-8")  # CRLF and a byte order mark survive as they were
     load_spec(path)  # the applied file is a valid declaration (every rule of the build)
@@ -280,6 +307,20 @@ def test_a_model_other_models_merge_is_refused(tmp_path: Path) -> None:
     with pytest.raises(TritonValidationError, match=r"\[TuneWriteBack\]") as err:
         render_change(path, Variant("x", {"classifier_ts": {**TUNED, "format": "torchscript"}}))
     assert err.value.prop == "models[0]"
+
+
+def test_a_literal_block_scalar_before_a_new_field_keeps_its_lines(tmp_path: Path) -> None:
+    path = _declaration(tmp_path, CORPUS / "new_fields_block.yaml", None)
+    text = path.read_text().replace(
+        "        data: zero\n", "        data: zero\n    notes: |\n      kept as written\n\n", 1
+    )
+    path.write_text(text)
+    groups = [{"kind": "KIND_GPU", "count": 2}]
+    new, _ = render_change(path, Variant("x", {"classifier_onnx": {"instance_groups": groups}}))
+    assert _changed(text, new) == ["+    instance_groups:", "+      - kind: KIND_GPU", "+        count: 2"]
+    assert (
+        "      kept as written\n    instance_groups:\n      - kind: KIND_GPU\n        count: 2\n\n\n" in new
+    )
 
 
 def test_a_write_back_that_would_not_read_back_is_refused(
