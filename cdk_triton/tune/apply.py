@@ -1,8 +1,12 @@
-"""Write a variant's tuned fields back into ``models.yaml``, keeping comments, order and formatting.
+"""Write a variant's tuned fields back into ``models.yaml``: only those fields' text changes.
 
-ruamel.yaml's round-trip mode re-emits the untouched parts of the file as they were; only the tuned
-fields (``format``, ``dynamic_batching``, ``instance_groups``) of the changed models differ. New
-mappings are written in flow style (``{kind: KIND_GPU, count: 2}``), as the example declares them.
+:func:`render_change` splices the new values into the file's own text at the nodes' spans
+(:mod:`~cdk_triton.tune.writeback`, :mod:`~cdk_triton.tune.splice`): every other line stays byte for
+byte as the user wrote it (indentation, document markers, comments, blank lines, anchors, flow or
+block style, quoting, CRLF line ends), the result is read back and checked before it is returned, and
+:func:`write_atomically` replaces the file through a temp file. The in-memory round trip
+(:func:`load_document` / :func:`apply_variant` / :func:`dump_document`) is for the files tune writes
+itself (each variant's declaration, the tuning endpoint's declaration), never the user's.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 from cdk_triton.builder.declarations import invalid_yaml
 from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.tune.variants import TUNED_FIELDS, Variant
+from cdk_triton.tune.writeback import insert_position, is_default, same, splice_variant
 
 
 def _yaml() -> Any:
@@ -39,6 +44,7 @@ def load_document(path: Path) -> Any:
 
 
 def dump_document(doc: Any) -> str:
+    """A document tune wrote itself as text (never used on the user's models.yaml)."""
     buf = io.StringIO()
     _yaml().dump(doc, buf)
     return buf.getvalue()
@@ -60,7 +66,10 @@ def _flow(value: Any) -> Any:
 
 
 def apply_variant(doc: Any, variant: Variant) -> None:
-    """Set the variant's fields on its models in ``doc`` (in place); ``None`` removes a field."""
+    """Set the variant's fields on its models in ``doc`` (in place); ``None`` removes a field.
+
+    For the declarations tune builds each variant from; the user's file goes through :func:`render_change`.
+    """
     view = RawDeclaration(doc)
     for model, change in variant.changes.items():
         entry: Any = view.model(model)
@@ -71,48 +80,31 @@ def apply_variant(doc: Any, variant: Variant) -> None:
                 continue
             value = change[key]
             if value is None:
-                if key in entry:
+                if key in getattr(entry, "_ok", entry):  # the model's own key (ruamel: not merged)
                     del entry[key]
+                elif key in entry:  # from a merge key, which would bring it back: off, as the write-back
+                    entry.insert(insert_position(list(entry.keys()), key), key, False)
                 continue
-            if _same(entry.get(key), value) or (key not in entry and _is_default(key, value)):
+            if same(entry.get(key), value) or (key not in entry and is_default(key, value)):
                 continue  # keep the user's spelling of an equal value; never spell out a default
             if key in entry:
                 entry[key] = _flow(value)
             else:  # a new key goes after the one it follows in the declaration order
-                anchor = _insert_position(entry, key)
-                entry.insert(anchor, key, _flow(value))
-
-
-def _insert_position(entry: Any, key: str) -> int:
-    order = ["name", "format", "optional", "source", "inputs", "outputs", "max_batch_size", *TUNED_FIELDS[1:]]
-    keys = list(entry.keys())
-    want = order.index(key) if key in order else len(order)
-    for i, k in enumerate(keys):
-        if k in order and order.index(k) > want:
-            return i
-    return len(keys)
-
-
-def _is_default(key: str, value: Any) -> bool:
-    """One instance of the default kind is what Triton does when ``instance_groups`` is absent."""
-    return key == "instance_groups" and _same(value, [{"kind": "KIND_GPU", "count": 1}])
-
-
-def _same(a: Any, b: Any) -> bool:
-    from cdk_triton.tune.variants import _plain
-
-    return _plain(a) == _plain(b)
+                entry.insert(insert_position(list(entry.keys()), key), key, _flow(value))
 
 
 def render_change(path: Path, variant: Variant) -> tuple[str, str]:
-    """(the new text of ``path`` with ``variant`` applied, a unified diff against the current text)."""
-    old = path.read_text("utf-8")
-    doc = load_document(path)
-    apply_variant(doc, variant)
-    new = dump_document(doc)
+    """(the new text of ``path`` with ``variant`` applied, a unified diff against the current text).
+
+    The new text is the current one with the tuned fields' spans replaced (``writeback.splice_variant``):
+    every other line is the same, byte for byte, and it has been read back and checked.
+    """
+    load_document(path)  # an unreadable file fails here, with the loader's own error
+    raw = path.read_bytes().decode("utf-8")
+    new = splice_variant(raw, variant)
     diff = "".join(
         difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path.name}", f"b/{path.name}"
+            raw.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path.name}", f"b/{path.name}"
         )
     )
     return new, diff
@@ -122,10 +114,13 @@ def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` through a temp file in the same directory (never half-written)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        data = text.encode("utf-8")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if Path(tmp).read_bytes() != data:  # what replaces the file is what was meant, or nothing
+            raise OSError(f"{tmp}: the written bytes do not read back")
         os.chmod(tmp, path.stat().st_mode & 0o7777)
         os.replace(tmp, path)
     except BaseException:

@@ -11,6 +11,7 @@ from cdk_triton.config.errors import pick
 ALL_CODES: dict[str, str] = {
     "TuneInvalid": "a tune option, sweep or model that cannot be tuned (the message names the option)",
     "TuneNoSample": "a model with no recorded sample request in the tuning manifest",
+    "TuneWriteBack": "--apply that would change more than the tuned model (its field is an anchor other models alias, or the model is) or would not read back to the tuned values; nothing is written",
     "TuneLocalApply": "--apply of results measured on the local CPU stand-ins without --allow-local-apply",
 }
 
