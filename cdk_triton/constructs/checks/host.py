@@ -10,15 +10,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from cdk_triton.config import sizing, tables
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.errors import TritonValidationError
 
-if TYPE_CHECKING:
-    from cdk_triton.constructs.artifacts import ArtifactsConfig
+
+class BoundData(Protocol):
+    """What the check reads of bound artifacts (``ArtifactsConfig`` has it; no import of the module)."""
+
+    @property
+    def is_multi_model(self) -> bool: ...
+
+    @property
+    def data_bytes(self) -> int | None: ...
+
+    @property
+    def unpacked_bytes(self) -> int | None: ...
+
+    @property
+    def packaging(self) -> str | None: ...
+
 
 #: A finding for ``Annotations.add_warning_v2``: (warning id, message).
 Warning = tuple[str, str]
@@ -47,7 +61,7 @@ class HostLimits:
 def host_limits_of(
     instance_type: str,
     local_storage: bool,
-    art: ArtifactsConfig,
+    art: BoundData,
     sizes: Mapping[str, int],
     variant_props: Mapping[str, Any],
 ) -> HostLimits:

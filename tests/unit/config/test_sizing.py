@@ -9,7 +9,7 @@ import pytest
 
 from cdk_triton.config import sizing, tables
 from cdk_triton.config.placement import memory_warnings
-from cdk_triton.config.sizing import GB, GiB, MB
+from cdk_triton.config.sizing import GB, MB, GiB
 
 HOST_FIELDS = ("vcpus", "host_memory_gib", "default_volume_gb", "max_volume_gb")
 
@@ -112,4 +112,4 @@ def test_host_memory_counts_cpu_instances_and_the_server() -> None:
     assert memory_warnings("ml.g5.xlarge", {"a": (GPU, 14 * GiB)}) == []  # 16 GiB exactly: fits
     ids = [w for w, _ in memory_warnings("ml.g5.xlarge", {"a": (GPU, 15 * GiB), "b": (cpu4, 1)})]
     assert ids == ["cdk-triton:HostMemoryOversubscribed"]
-    assert GB < GiB
+    assert GiB > GB
