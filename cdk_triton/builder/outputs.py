@@ -15,7 +15,7 @@ from cdk_triton.builder import merge, space
 from cdk_triton.builder import upload as upload_mod
 from cdk_triton.builder.context import Artifact, BuildContext, ModelRecord, StepOutput, StepStatus
 from cdk_triton.builder.samples import json_text, write_json_if_changed
-from cdk_triton.config import formats, layout
+from cdk_triton.config import formats, layout, sizing
 from cdk_triton.config.manifest import (
     MANIFEST_FILENAME,
     SCHEMA_VERSION,
@@ -137,6 +137,8 @@ def model_entry(record: ModelRecord, sample: Sample | None, model_dir: Path | No
     """The manifest entry of a built model (``model_dir``: its cache directory, for ``size_bytes``)."""
     plans = record.exported.plans or []
     onnx = (record.exported.onnx or {}) if formats.get(record.format).runs_onnx else {}
+    size = _files_size(model_dir, record.files) if model_dir is not None else None
+    memory, memory_source = sizing.model_memory(record.format, size, record.exported.config)
     return ModelEntry(
         name=record.name,
         format=record.format,
@@ -150,7 +152,9 @@ def model_entry(record: ModelRecord, sample: Sample | None, model_dir: Path | No
         tensorrt_version=plans[0]["tensorrt_version"] if plans else None,
         onnx_opset=onnx.get("opset"),
         onnx_ir_version=onnx.get("ir_version"),
-        size_bytes=_files_size(model_dir, record.files) if model_dir is not None else None,
+        size_bytes=size,
+        memory_bytes=memory,
+        memory_source=memory_source if memory is not None else None,
         source_sha256=record.source_sha256,
         sample=sample,
     )

@@ -19,7 +19,11 @@ from typing import Any
 from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
 from cdk_triton.errors import TritonValidationError
 
-SCHEMA_VERSION = 1
+#: 2 (issue 20): models gain ``memory_bytes`` and ``memory_source``. Later issues extend this version.
+SCHEMA_VERSION = 2
+#: Versions this reader reads: a version-1 manifest (no memory fields) still reads, its models' memory
+#: unknown (the checks then fall back on ``size_bytes``).
+READABLE_SCHEMA_VERSIONS = (1, 2)
 MANIFEST_FILENAME = "manifest.json"
 
 SINGLE_MODEL = "SingleModel"
@@ -87,6 +91,8 @@ class ModelEntry:
     onnx_opset: int | None = None  # ONNX models: the opset the model imports (None: not recorded)
     onnx_ir_version: int | None = None  # ONNX models: the model's IR version (None: not recorded)
     size_bytes: int | None = None  # the model directory's files (weights), for the GPU-memory warning
+    memory_bytes: int | None = None  # one instance's memory: parameters + I/O at the largest batch (v2)
+    memory_source: str | None = None  # measured | estimated (config.sizing.model_memory) (v2)
     source_sha256: str | None = None  # the cache key the build used
     sample: Sample | None = None
 
@@ -255,13 +261,13 @@ def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
     if not isinstance(data, dict):
         raise fail("$", type(data).__name__, "is not a JSON object", "object")
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_SCHEMA_VERSIONS or isinstance(version, bool):
         raise ManifestError(
             "UnsupportedManifestVersion",
             prop="manifest schema_version",
             value=version,
             problem="is not supported by this cdk-triton",
-            allowed=str(SCHEMA_VERSION),
+            allowed=", ".join(map(str, READABLE_SCHEMA_VERSIONS)),
             fix="rebuild the artifacts with this cdk-triton version",
             path=source,
         )
@@ -311,11 +317,15 @@ def _model_entry(name: str, m: Any, fail: Fail) -> ModelEntry:
         onnx_opset=optional(m, "onnx_opset", int, w, fail),
         onnx_ir_version=optional(m, "onnx_ir_version", int, w, fail),
         size_bytes=optional(m, "size_bytes", int, w, fail),
+        memory_bytes=optional(m, "memory_bytes", int, w, fail),
+        memory_source=optional(m, "memory_source", str, w, fail),
         source_sha256=optional(m, "source_sha256", str, w, fail),
         sample=_sample(optional(m, "sample", dict, w, fail), f"{w}.sample", fail),
     )
     if entry.name != name:
         raise fail(f"{w}.name", entry.name, "differs from its key", repr(name))
+    if entry.memory_source not in (None, "measured", "estimated"):
+        raise fail(f"{w}.memory_source", entry.memory_source, "is not a memory source", "measured, estimated")
     return entry
 
 

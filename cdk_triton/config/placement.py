@@ -5,9 +5,10 @@ Shared by the declaration rules (build) and the constructs' checks (synth). Pure
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from cdk_triton.config import tables
+from cdk_triton.config import sizing, tables
+from cdk_triton.config.sizing import GiB
 from cdk_triton.errors import TritonValidationError
 
 #: (kind, count, gpus) of one instance_group entry.
@@ -50,26 +51,69 @@ def check_gpu_placement(
     return out
 
 
-def gpu_memory_warning(
-    instance_type: str, groups: Sequence[Group], *, model: str, size_bytes: int | None
-) -> str | None:
-    """A warning when the instances of a model of known size outgrow one GPU's memory (size x instances per GPU)."""
-    info = tables.instance_type_info(instance_type)
-    if info is None or not size_bytes:
-        return None
+#: One model for the memory check: its instance groups and the bytes one instance holds (None: unknown).
+Sized = tuple[Sequence[Group], int | None]
+
+
+def _per_gpu(groups: Sequence[Group], gpu: int) -> int:
+    """Instances of a model on GPU ``gpu`` (no groups: Triton's default, one on each GPU)."""
     if not groups:
-        per_gpu = 1  # Triton's default: one instance on each GPU
-    else:
-        per_gpu = max(
-            sum(c for k, c, gpus in groups if k in ("KIND_GPU", "KIND_AUTO") and (not gpus or g in gpus))
-            for g in range(info.gpu_count)
+        return 1
+    return sum(c for k, c, gpus in groups if k in ("KIND_GPU", "KIND_AUTO") and (not gpus or gpu in gpus))
+
+
+def _on_host(groups: Sequence[Group]) -> int:
+    """Copies of a model in host memory: its KIND_CPU instances, else one (the copy read while loading)."""
+    cpu = sum(c for k, c, _ in groups if k == "KIND_CPU")
+    return cpu or 1
+
+
+def memory_warnings(
+    instance_type: str, models: Mapping[str, Sized], *, multi_model: bool = False
+) -> list[tuple[str, str]]:
+    """(warning id, message) when the repository outgrows the instance's memory.
+
+    GPU (``GpuMemoryOversubscribed``): on the fullest GPU, the sum over every model of the repository
+    of its size x its instances there (an SME loads all of them at start; an MME's cache holds them
+    as long as they fit, then SageMaker unloads the least used). Host (``HostMemoryOversubscribed``):
+    Triton's own share (SERVER_HOST_BYTES) plus each model's KIND_CPU instances, or one copy for a GPU
+    model, against the instance's host memory. Models of unknown size count for nothing.
+    """
+    info = tables.instance_type_info(instance_type)
+    sized = {n: (g, b) for n, (g, b) in models.items() if b}
+    if info is None or not sized:
+        return []
+    out: list[tuple[str, str]] = []
+    loads = [(sum(b * _per_gpu(g, gpu) for g, b in sized.values()), gpu) for gpu in range(info.gpu_count)]
+    need, gpu = max(loads)
+    if need > info.gpu_memory_gib * GiB:
+        parts = ", ".join(
+            f"'{n}' {b / GiB:.1f} GiB x {_per_gpu(g, gpu)}"
+            for n, (g, b) in sorted(sized.items())
+            if _per_gpu(g, gpu)
         )
-    need = size_bytes * per_gpu
-    have = info.gpu_memory_gib * 1024**3
-    if per_gpu == 0 or need <= have:
-        return None
-    return (
-        f"model '{model}' ({size_bytes / 1024**3:.1f} GiB) x {per_gpu} instances per GPU needs about "
-        f"{need / 1024**3:.1f} GiB of weights, more than the {info.gpu_memory_gib} GiB of one {info.gpu} "
-        f"of {instance_type}; lower the instance count or choose a larger GPU"
-    )
+        tail = (
+            "SageMaker unloads the least used models when the cache is full (cold starts); "
+            "spread the models over endpoints or choose a larger GPU"
+            if multi_model
+            else "lower the instance counts, split the repository or choose a larger GPU"
+        )
+        out.append(
+            (
+                "cdk-triton:GpuMemoryOversubscribed",
+                f"the models on GPU {gpu} of {instance_type} ({parts}) need about {need / GiB:.1f} GiB, "
+                f"more than the {info.gpu_memory_gib} GiB of one {info.gpu}; {tail}",
+            )
+        )
+    host = sizing.SERVER_HOST_BYTES + sum(b * _on_host(g) for g, b in sized.values())
+    if host > info.host_memory_gib * GiB:
+        out.append(
+            (
+                "cdk-triton:HostMemoryOversubscribed",
+                f"the repository needs about {host / GiB:.1f} GiB of host memory on {instance_type} "
+                f"(Triton {sizing.SERVER_HOST_BYTES / GiB:.0f} GiB + each model's KIND_CPU instances, or one copy "
+                f"of a GPU model while it loads), more than its {info.host_memory_gib} GiB; choose a type with "
+                "more memory or fewer KIND_CPU instances",
+            )
+        )
+    return out

@@ -114,6 +114,10 @@ class InstanceTypeInfo:
     compute_capability: str
     gpu_memory_gib: int
     local_nvme_storage: bool
+    vcpus: int
+    host_memory_gib: int
+    default_volume_gb: int  # the ML storage volume SageMaker attaches when VolumeSizeInGB is unset
+    max_volume_gb: int  # the most VolumeSizeInGB accepts (NVMe types: the fixed instance store)
 
     @property
     def sm(self) -> str:

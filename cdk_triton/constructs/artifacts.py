@@ -10,7 +10,7 @@ import abc
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import aws_cdk as cdk
 from constructs import Construct
@@ -20,6 +20,7 @@ from cdk_triton.config.manifest import (
     MANIFEST_FILENAME,
     MULTI_MODEL,
     SINGLE_MODEL,
+    EndpointEntry,
     Manifest,
     ModelEntry,
     read_manifest,
@@ -55,6 +56,10 @@ class ArtifactsConfig:
         built_models: the manifest's entries of the models these artifacts hold (empty when unknown):
             config (instance groups, response cache), TensorRT version, for the synth checks.
         tool_versions: the tools the build used (``torch``, ``onnx`` ...), when known.
+        data_bytes: the model data SageMaker downloads at start (SME: the tar.gz or the directory; MME:
+            its largest archive, the least its cache must hold), when known.
+        unpacked_bytes: the model directories that data unpacks to (their files' bytes), when known.
+        packaging: ``tar.gz`` or ``directory`` (MME archives: ``tar.gz``), when known.
     """
 
     mode: str
@@ -72,6 +77,9 @@ class ArtifactsConfig:
     triton_version: str | None = None
     built_models: dict[str, ModelEntry] = field(default_factory=dict)
     tool_versions: dict[str, str] = field(default_factory=dict)
+    data_bytes: int | None = None
+    unpacked_bytes: int | None = None
+    packaging: str | None = None
 
     @property
     def is_multi_model(self) -> bool:
@@ -225,7 +233,31 @@ class _ManifestArtifacts(ModelArtifacts):
                 if m in manifest.models
             },
             tool_versions=dict(manifest.tool_versions),
+            **_data_sizes(manifest, entry),
         )
+
+
+def _data_sizes(manifest: Manifest, entry: EndpointEntry) -> dict[str, Any]:
+    """data_bytes, unpacked_bytes and packaging of an entry (see ArtifactsConfig); None where unknown."""
+
+    def unpacked(models: list[str]) -> int | None:
+        sizes = [manifest.models[m].size_bytes if m in manifest.models else None for m in models]
+        return None if not sizes or None in sizes else sum(s for s in sizes if s is not None)
+
+    if entry.mode == MULTI_MODEL:
+        largest = max(entry.target_models.values(), key=lambda t: t.size_bytes, default=None)
+        if largest is None:
+            return {}
+        return {
+            "data_bytes": largest.size_bytes,
+            "unpacked_bytes": unpacked(largest.models),
+            "packaging": "tar.gz",
+        }
+    return {
+        "data_bytes": entry.size_bytes,
+        "unpacked_bytes": unpacked(entry.models),
+        "packaging": entry.packaging,
+    }
 
 
 #: Parsed manifests by (path, mtime, size): two endpoints of one manifest parse it once.

@@ -29,6 +29,7 @@ from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.data_capture import check_data_capture
 from cdk_triton.constructs.checks.deployment import check_deployment
 from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT, check_headroom
+from cdk_triton.constructs.checks.host import HostLimits, host_limits_of
 from cdk_triton.constructs.checks.instance import check_instance, has_local_storage
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.checks.variant import check_variant
@@ -206,7 +207,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             else self._define_model(errs, cast(ModelArtifacts, artifacts), model_props)
         )
         art = self.model.artifacts
-        self._raise(errs + self._check_against_models(instance_type, instance_count))
+        self._raise(errs + self._check_against_models(instance_type, instance_count, variant_props))
         if given:  # the model learns of this endpoint: its log group, in the model's own policy
             self.model.bind_endpoint(self, endpoint_name)
 
@@ -259,8 +260,11 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             errs += check_deployment(deployment, instance_count=instance_count)
         return errs
 
-    def _check_against_models(self, instance_type: str, instance_count: int) -> list[TritonValidationError]:
-        """The instance type and count against the built models: architecture, placement, memory, state.
+    def _check_against_models(
+        self, instance_type: str, instance_count: int, variant_props: dict[str, Any]
+    ) -> list[TritonValidationError]:
+        """The instance type and count against the built models: architecture, placement, memory, state,
+        and the host limits sized from them (kept in ``self._host_limits`` for the production variant).
 
         Warnings go to Annotations at once; the errors are returned for the endpoint to raise.
         """
@@ -273,11 +277,18 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             packaged_instance_types=art.packaged_instance_types,
             multi_model=art.is_multi_model,
         )
-        sizes = {n: e.size_bytes for n, e in art.built_models.items() if e.size_bytes}
+        sizes = model_checks.model_sizes(art.built_models)
         placed, placement_warnings = model_checks.check_gpu_placement_of_models(
-            instance_type, art.built_models, sizes=sizes
+            instance_type, art.built_models, sizes=sizes, multi_model=art.is_multi_model
         )
         found += placed
+        self._host_limits = HostLimits()
+        if not is_token(instance_type):
+            self._host_limits = host_limits_of(
+                instance_type, self.has_local_storage, art, sizes, variant_props
+            )
+            found += self._host_limits.errors
+            placement_warnings += self._host_limits.warnings
         found += model_checks.check_sequence_batching_instances(
             art.built_models, instance_count, prop="instance_count"
         )
@@ -358,6 +369,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             variant["model_data_download_timeout_in_seconds"] = int(model_data_download_timeout.to_seconds())
         if volume_size is not None:
             variant["volume_size_in_gb"] = int(volume_size.to_gibibytes())
+        variant.update(self._host_limits.variant_defaults(variant))  # sized defaults for the rest
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",

@@ -50,6 +50,7 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "InvalidEndpointName": "endpoint_name does not match SageMaker's name pattern (1-63 of [a-zA-Z0-9-])",
     "InvalidTimeout": "a container startup or model download timeout outside 60..3600 s, or a deployment wait/timeout outside SageMaker's range",
     "InvalidVolumeSize": "volume_size outside 1..512 GiB, or set on an instance type with local NVMe storage",
+    "VolumeTooSmall": "the ML storage volume (volume_size, or the type's default or fixed NVMe volume) cannot hold the model data and its unpacked copy",
     "InvalidSamplingPercentage": "data capture sampling outside 0..100 %",
     "InvalidDataCapture": "data capture that captures neither input nor output, or a destination SageMaker refuses",
     "InvalidEnvironmentVariable": "a container variable name, value length or count SageMaker's Environment map refuses",

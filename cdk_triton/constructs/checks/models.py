@@ -11,7 +11,7 @@ from typing import Any
 
 from cdk_triton.config import formats, tables
 from cdk_triton.config.manifest import ModelEntry
-from cdk_triton.config.placement import Group, check_gpu_placement, gpu_memory_warning
+from cdk_triton.config.placement import Group, check_gpu_placement, memory_warnings
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.errors import TritonValidationError
@@ -28,23 +28,35 @@ def _groups(entry: ModelEntry) -> list[Group]:
 
 
 def check_gpu_placement_of_models(
-    instance_type: str, built_models: dict[str, ModelEntry], *, sizes: dict[str, int] | None = None
+    instance_type: str,
+    built_models: dict[str, ModelEntry],
+    *,
+    sizes: dict[str, int] | None = None,
+    multi_model: bool = False,
 ) -> tuple[list[TritonValidationError], list[Warning]]:
     """Each built model's instance groups on ``instance_type``: KIND_GPU on a CPU type and GPU indexes
-    beyond its GPUs are errors; instances x model size over one GPU's memory (size known) a warning."""
+    beyond its GPUs are errors; the whole repository over one GPU's memory, or over the host's, a warning
+    (``sizes``: bytes of one instance per model, see :func:`model_sizes`)."""
     if is_token(instance_type):
         return [], []
     errs: list[TritonValidationError] = []
-    warnings: list[Warning] = []
     for name, entry in built_models.items():
-        groups = _groups(entry)
         errs += [
-            catalogued(e.code, **_fields(e)) for e in check_gpu_placement(instance_type, groups, model=name)
+            catalogued(e.code, **_fields(e))
+            for e in check_gpu_placement(instance_type, _groups(entry), model=name)
         ]
-        msg = gpu_memory_warning(instance_type, groups, model=name, size_bytes=(sizes or {}).get(name))
-        if msg:
-            warnings.append(("cdk-triton:GpuMemoryOversubscribed", msg))
-    return errs, warnings
+    sized = {n: (_groups(e), (sizes or {}).get(n)) for n, e in built_models.items()}
+    return errs, memory_warnings(instance_type, sized, multi_model=multi_model)
+
+
+def model_sizes(built_models: dict[str, ModelEntry]) -> dict[str, int]:
+    """Bytes one instance of each model holds: the manifest's ``memory_bytes``, else its files' bytes."""
+    out = {}
+    for name, e in built_models.items():
+        size = e.memory_bytes if e.memory_bytes is not None else e.size_bytes
+        if size:
+            out[name] = size
+    return out
 
 
 def _fields(e: TritonValidationError) -> dict[str, Any]:

@@ -217,3 +217,14 @@ def test_every_model_entry_records_the_size_of_its_files(example_build) -> None:
         with_config = sum(p.stat().st_size for p in (repo / name).rglob("*") if p.is_file())
         assert m.models[name].size_bytes in (on_disk, with_config), name
     assert m.models["resnet"].size_bytes > 100_000  # the ONNX weights
+
+
+def test_every_model_entry_records_its_memory_and_how_it_was_found(example_build) -> None:  # type: ignore[no-untyped-def]
+    """memory_bytes (schema 2): the weight files plus I/O at the largest batch; measured for ONNX with
+    fixed dimensions, estimated for python and ensemble models."""
+    m = example_build.manifest
+    assert m.schema_version == 2
+    resnet, pre, ens = m.models["resnet"], m.models["preprocess"], m.models["classifier"]
+    assert resnet.memory_source == "measured" and resnet.memory_bytes > resnet.size_bytes  # type: ignore[operator]
+    assert (pre.memory_source, ens.memory_source) == ("estimated", "estimated")
+    assert all(e.memory_bytes for e in m.models.values())

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cdk_triton.config.manifest import (
+    SCHEMA_VERSION,
     ArtifactLocation,
     ManifestError,
     manifest_from_dict,
@@ -118,3 +119,26 @@ def test_schema_describes_the_onnx_record() -> None:
         == "integer"
     )
     assert "onnx_opset" not in model.get("required", [])
+
+
+def test_schema_2_records_model_memory_and_schema_1_still_reads(example_manifest_path: Path) -> None:
+    data = _raw(example_manifest_path)
+    assert data["schema_version"] == 1
+    old = manifest_from_dict(data).models["resnet"]
+    assert (old.memory_bytes, old.memory_source) == (None, None)  # schema 1: unknown
+    data["schema_version"] = SCHEMA_VERSION
+    data["models"]["resnet"].update(memory_bytes=4096, memory_source="measured")
+    entry = manifest_from_dict(data).models["resnet"]
+    assert (SCHEMA_VERSION, entry.memory_bytes, entry.memory_source) == (2, 4096, "measured")
+    data["models"]["resnet"]["memory_source"] = "guessed"
+    with pytest.raises(ManifestError, match="models.resnet.memory_source"):
+        manifest_from_dict(data)
+    data["schema_version"] = 3
+    with pytest.raises(ManifestError, match="UnsupportedManifestVersion"):
+        manifest_from_dict(data)
+    schema = json.loads(
+        (Path(__file__).resolve().parents[3] / "cdk_triton/config/data/manifest.schema.json").read_text()
+    )
+    assert schema["properties"]["schema_version"] == {"enum": [1, 2]}
+    props = schema["$defs"]["model"]["properties"]
+    assert props["memory_source"]["enum"] == ["measured", "estimated"]

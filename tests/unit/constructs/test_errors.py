@@ -221,6 +221,15 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "InvalidEndpointName": lambda s: sme(s, endpoint_name="my_endpoint"),
     "InvalidTimeout": lambda s: sme(s, model_data_download_timeout=cdk.Duration.seconds(10)),
     "InvalidVolumeSize": lambda s: sme(s, volume_size=cdk.Size.gibibytes(100)),  # g5 has local NVMe
+    "VolumeTooSmall": lambda s: sme(  # a 20 GB repository on a 10 GB EBS volume
+        s,
+        instance_type="ml.p3.2xlarge",
+        volume_size=cdk.Size.gibibytes(10),
+        artifacts=ModelArtifacts.from_manifest(
+            manifest_with(lambda d: d["endpoints"]["classifier"].update(size_bytes=20 * 1000**3)),
+            "classifier",
+        ),
+    ),
     "InvalidSamplingPercentage": lambda s: sme(
         s, data_capture=DataCapture(bucket=_bucket(s), sampling_percentage=120)
     ),
@@ -341,6 +350,7 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "InvalidTrafficStep": ("deployment.step", 0),
     "InvalidVariantName": ("variant_name", "all_traffic"),
     "InvalidVolumeSize": ("volume_size", "100 GiB"),
+    "VolumeTooSmall": ("volume_size", "10 GB"),
     "KmsKeyOnLocalStorage": ("volume_encryption_key", "TestStack/K"),
     "ManagedFlagInAdditionalArgs": ("additional_args", "--model-repository=/tmp"),
     "ManifestNotFound": ("manifest", "/nonexistent/m.json"),

@@ -143,6 +143,7 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("TritonEndpoint", "instance_count", ">= 1", "InvalidInstanceCount", None, None),
     ("TritonEndpoint", "volume_encryption_key", "none on local-NVMe types", "KmsKeyOnLocalStorage", None, None),
     ("TritonEndpoint", "volume_size", "1..512 GiB on EBS-only types", "InvalidVolumeSize", None, None),
+    ("TritonEndpoint", "volume_size", "holds the model data and a tar.gz's unpacked copy (unset on EBS-only types: sized from 30 up to 512 GB)", "VolumeTooSmall", None, None),
     ("TritonEndpoint", "container_startup_health_check_timeout", "60..3600 s", "InvalidTimeout",
      lambda s: sme(s, container_startup_health_check_timeout=cdk.Duration.hours(2)),
      "container_startup_health_check_timeout"),

@@ -166,8 +166,8 @@ def test_instances_that_outgrow_the_gpu_memory_warn_at_synth() -> None:
     assert len(warnings) == 1
     text = str(warnings[0].entry.data)
     assert (
-        "model 'resnet' (14.0 GiB) x 2 instances per GPU needs about 28.0 GiB" in text
-        and "ml.g5.xlarge" in text
+        "the models on GPU 0 of ml.g5.xlarge ('resnet' 14.0 GiB x 2) need about 28.0 GiB" in text
+        and "24 GiB of one NVIDIA A10G" in text
     )
 
     quiet = new_stack()

@@ -1,0 +1,143 @@
+"""Host limits sized from the instance and model facts: startup timeouts, the ML storage volume, memory.
+
+One author for the arithmetic that the endpoint constructs (and later hosting modes: inference
+components, shadow variants) apply to a production variant; the build uses :func:`model_memory` for the
+manifest. Pure, standard library only. Every constant is an assumption stated in the constructs README.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+MB = 1000**2
+GB = 1000**3
+GiB = 1024**3
+
+#: SageMaker's range for ModelDataDownloadTimeoutInSeconds and ContainerStartupHealthCheckTimeoutInSeconds.
+TIMEOUT_MIN_S, TIMEOUT_MAX_S = 60, 3600
+#: The fixed part of both timeouts: instance and container start before the bytes count.
+TIMEOUT_BASE_S = 60
+#: Assumed S3 -> instance throughput while downloading and unpacking the model data (one stream, gunzip).
+DOWNLOAD_BYTES_PER_S = 50 * MB
+#: Assumed throughput while Triton loads the repository (read from the volume, copy to host and GPU).
+LOAD_BYTES_PER_S = 100 * MB
+#: A computed timeout is emitted only above this: SageMaker publishes no number for its own defaults, and
+#: its large-model guide asks for larger ones only for models above 30-40 GB; below, the template keeps
+#: SageMaker's default (so small artifacts leave the template as it was).
+EMIT_ABOVE_S = 600
+#: The ML storage volume of EBS-only types: SageMaker's default and VolumeSizeInGB's maximum (GiB).
+EBS_DEFAULT_VOLUME_GB, EBS_MAX_VOLUME_GB = 30, 512
+#: Headroom on a sized EBS volume (filesystem overhead, Triton's logs and temporary files).
+VOLUME_HEADROOM = 1.2
+#: Host memory the Triton server itself holds before any model (process, CUDA context, pinned pool).
+SERVER_HOST_BYTES = 2 * GiB
+
+MEASURED = "measured"
+ESTIMATED = "estimated"
+
+#: Bytes per element of Triton's data types (TYPE_STRING counted as 8: a length + short payload).
+DTYPE_BYTES = {
+    "TYPE_BOOL": 1,
+    "TYPE_UINT8": 1,
+    "TYPE_INT8": 1,
+    "TYPE_UINT16": 2,
+    "TYPE_INT16": 2,
+    "TYPE_FP16": 2,
+    "TYPE_BF16": 2,
+    "TYPE_UINT32": 4,
+    "TYPE_INT32": 4,
+    "TYPE_FP32": 4,
+    "TYPE_UINT64": 8,
+    "TYPE_INT64": 8,
+    "TYPE_FP64": 8,
+    "TYPE_STRING": 8,
+}
+
+#: Formats whose files are the model's parameters (their bytes are what the backend loads).
+WEIGHT_FORMATS = frozenset({"onnx", "torchscript", "tensorrt"})
+
+
+# ---------------------------------------------------------------------------- timeouts
+
+
+def startup_seconds(nbytes: int, bytes_per_s: int) -> int:
+    """``60 + ceil(nbytes / bytes_per_s)`` clamped to SageMaker's 60..3600 s."""
+    raw = TIMEOUT_BASE_S + math.ceil(max(nbytes, 0) / bytes_per_s)
+    return min(max(raw, TIMEOUT_MIN_S), TIMEOUT_MAX_S)
+
+
+def over_maximum(nbytes: int, bytes_per_s: int) -> bool:
+    """Whether the unclamped estimate exceeds SageMaker's 3600 s maximum."""
+    return TIMEOUT_BASE_S + math.ceil(max(nbytes, 0) / bytes_per_s) > TIMEOUT_MAX_S
+
+
+def model_data_download_timeout(artifact_bytes: int | None) -> int | None:
+    """The default ModelDataDownloadTimeoutInSeconds for the model data (None: keep SageMaker's)."""
+    if not artifact_bytes:
+        return None
+    s = startup_seconds(artifact_bytes, DOWNLOAD_BYTES_PER_S)
+    return s if s > EMIT_ABOVE_S else None
+
+
+def container_startup_health_check_timeout(model_bytes: int | None) -> int | None:
+    """The default ContainerStartupHealthCheckTimeoutInSeconds for loading ``model_bytes`` (None: SageMaker's)."""
+    if not model_bytes:
+        return None
+    s = startup_seconds(model_bytes, LOAD_BYTES_PER_S)
+    return s if s > EMIT_ABOVE_S else None
+
+
+# ---------------------------------------------------------------------------- the ML storage volume
+
+
+def volume_need_bytes(*, artifact_bytes: int, unpacked_bytes: int, packaging: str | None) -> int:
+    """What the ML storage volume (/opt/ml, /tmp) holds at start: the downloaded model data and, for a
+    tar.gz, its unpacked copy beside it. The container image is not on it (it lives on the root volume)."""
+    if packaging == "tar.gz":
+        return artifact_bytes + unpacked_bytes
+    return max(artifact_bytes, unpacked_bytes)
+
+
+def sized_volume_gb(need_bytes: int, unit: int = GiB) -> int:
+    """The volume in ``unit`` (an EBS "GB" is a GiB) that holds ``need_bytes`` with headroom (may exceed
+    the maximum: the caller checks)."""
+    return max(1, math.ceil(need_bytes * VOLUME_HEADROOM / unit))
+
+
+# ---------------------------------------------------------------------------- model memory
+
+
+def _dims(raw: Any) -> list[int]:
+    return [int(d) for d in raw or []]
+
+
+def io_bytes(config: Mapping[str, Any]) -> tuple[int, bool]:
+    """Bytes of the inputs and outputs of one request at the largest batch (``max_batch_size``, else 1),
+    and whether every dimension is fixed (a ``-1`` dimension is counted as 1)."""
+    batch = max(int(config.get("max_batch_size", 0) or 0), 1)
+    total, fixed = 0, True
+    for tensor in list(config.get("input", []) or []) + list(config.get("output", []) or []):
+        dims = _dims(tensor.get("dims"))
+        fixed = fixed and all(d >= 0 for d in dims)
+        elems = math.prod(max(d, 1) for d in dims)
+        total += elems * DTYPE_BYTES.get(str(tensor.get("data_type", "TYPE_FP32")), 4)
+    return total * batch, fixed
+
+
+def model_memory(fmt: str, files_bytes: int | None, config: Mapping[str, Any]) -> tuple[int | None, str]:
+    """(bytes one model instance holds, ``measured`` | ``estimated``).
+
+    The parameters are the artifact's weight files as built (their bytes are read from the files: a
+    deterministic measure, unlike a peak RSS, which varies from run to run and would make manifests
+    differ); to them come the inputs and outputs at the largest batch. ``measured`` when the format's
+    files are its parameters and every dimension is fixed; ``estimated`` otherwise (Python and ensemble
+    models, whose memory is their code's or their steps', and dynamic dimensions counted as 1).
+    """
+    if files_bytes is None:
+        return None, ESTIMATED
+    io, fixed = io_bytes(config)
+    weights = files_bytes if fmt in WEIGHT_FORMATS or fmt == "python" else 0
+    source = MEASURED if fmt in WEIGHT_FORMATS and fixed else ESTIMATED
+    return weights + io, source
