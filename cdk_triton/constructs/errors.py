@@ -117,6 +117,10 @@ SURFACED: dict[str, str] = pick(
         "GpuIndexOutOfRange",
         "SequenceBatchingInstances",
         "NoRecordedSamples",
+        "UnknownInferenceAmiVersion",
+        "InferenceAmiNotForInstance",
+        "InferenceAmiCannotRunRelease",
+        "NoHostForRelease",
     )
 )
 
