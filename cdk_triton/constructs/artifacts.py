@@ -72,6 +72,8 @@ class ArtifactsConfig:
     triton_version: str | None = None
     built_models: dict[str, ModelEntry] = field(default_factory=dict)
     tool_versions: dict[str, str] = field(default_factory=dict)
+    #: The InferenceAmiVersion models.yaml pinned for the endpoint (the manifest carries it).
+    inference_ami_version: str | None = None
 
     @property
     def is_multi_model(self) -> bool:
@@ -225,6 +227,7 @@ class _ManifestArtifacts(ModelArtifacts):
                 if m in manifest.models
             },
             tool_versions=dict(manifest.tool_versions),
+            inference_ami_version=entry.inference_ami_version,
         )
 
 

@@ -221,7 +221,10 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
                 instance_type=instance_type,
                 instance_count=instance_count,
                 triton_version=self.model.triton_version,
-                inference_ami_version=inference_ami_version,
+                # the prop wins over the models.yaml key the manifest carries
+                inference_ami_version=inference_ami_version
+                if inference_ami_version is not None
+                else art.inference_ami_version,
                 volume_size_gib=int(volume_size.to_gibibytes()) if volume_size is not None else None,
                 container_startup_health_check_timeout_seconds=_int_seconds(
                     container_startup_health_check_timeout

@@ -103,3 +103,20 @@ def test_the_builder_leaves_tokens_alone() -> None:
         )
     )
     assert built.host.outcome == "unchanged" and built.inference_ami_version is None
+
+
+def _pinned_in_manifest(data: dict[str, Any]) -> None:
+    data["endpoints"]["classifier"]["inference_ami_version"] = "al2-ami-sagemaker-inference-gpu-2-1"
+
+
+def test_models_yaml_key_reaches_the_variant_and_the_prop_wins() -> None:
+    from tests.unit.constructs.support import manifest_with
+
+    stack = new_stack()
+    artifacts = ModelArtifacts.from_manifest(manifest_with(_pinned_in_manifest), "classifier")
+    TritonEndpoint(stack, "Ep", artifacts=artifacts, instance_type="ml.g5.xlarge")
+    assert _variant(stack)["InferenceAmiVersion"] == "al2-ami-sagemaker-inference-gpu-2-1"
+    stack = new_stack("Other")
+    artifacts = ModelArtifacts.from_manifest(manifest_with(_pinned_in_manifest), "classifier")
+    TritonEndpoint(stack, "Ep", artifacts=artifacts, instance_type="ml.g5.xlarge", inference_ami_version=GPU2)
+    assert _variant(stack)["InferenceAmiVersion"] == GPU2
