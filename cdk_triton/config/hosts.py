@@ -335,3 +335,45 @@ def _decide_pinned(
             f"(facts read {facts_read()}); CreateEndpointConfig refuses it if {family} is not one of them",
         )
     return HostDecision(outcome="unchanged", inference_ami_version=value)
+
+
+#: The README's columns: the families of one default driver (each decides alike) and what it reads.
+README_COLUMNS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("g4dn, g5, p3, p4d, p4de (470)", ("g5", "g4dn", "p3", "p4d", "p4de")),
+    ("g6, p5 (535)", ("g6", "p5")),
+    ("p5e, p5en (550)", ("p5e", "p5en")),
+    ("g6e, g7e, p3dn, p6-b200, p6-b300", ("g6e", "g7e", "p3dn", "p6-b200", "p6-b300")),
+)
+
+
+def _cell(release: str, family: str) -> str:
+    """What ``decide_host`` does for ``release`` on ``family``'s default host, in README words."""
+    instance_type = next(n for n, t in tables.instance_types().items() if t.family == family)
+    d = decide_host(release=release, instance_type=instance_type, inference_ami_version=None)
+    if d.outcome == "unchanged":
+        return "runs (default host)"
+    if d.outcome == "choose":
+        return f"`{d.inference_ami_version}` chosen (info)"
+    if d.outcome == "warn":
+        unconfirmed = d.warning_id == "cdk-triton:HostDriverUnconfirmed"
+        return (
+            "warning: unconfirmed, pin an AMI"
+            if unconfirmed
+            else "warning: driver not in the table, pin an AMI"
+        )
+    err = d.error
+    assert err is not None
+    pin = next((a for a in gpu_ami_versions() if f"{PROP}={a!r}" in err.fix), None)
+    return f"error `{err.code}`" + (f": pin `{pin}`" if pin else "")
+
+
+def readme_table() -> str:
+    """The README's table: each release of the release table against each default host driver."""
+    head = ["Triton release", "CUDA", "runs from driver", *(c for c, _ in README_COLUMNS)]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for release in tables.release_versions():
+        cuda = release_cuda(release) or "?"
+        floor = cuda_floor(cuda.split(".")[0])
+        cells = [_cell(release, families[0]) for _, families in README_COLUMNS]
+        lines.append("| " + " | ".join([release, cuda, str(floor), *cells]) + " |")
+    return "\n".join(lines) + "\n"
