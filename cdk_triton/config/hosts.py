@@ -263,6 +263,33 @@ def _choose(
 def _decide_pinned(
     release: str | None, instance_type: str, value: str, amis: dict[str, AmiVersion], path: str | None
 ) -> HostDecision:
+    """A pinned value: known and accepted for the family, then able to run the release."""
+    refused = _refuse_pinned(instance_type, value, amis, path)
+    if refused is not None:
+        return refused
+    ami = amis[value]
+    kind = tables.instance_kind(instance_type)
+    family = _family(instance_type)
+    cuda = None if release is None else release_cuda(release)
+    if release is not None and cuda is not None and ami.accelerator == "gpu":
+        decided = _pinned_against_release(release, cuda, family, ami, amis, path)
+        if decided is not None:
+            return decided
+    if ami.families is None and kind == "gpu":
+        return HostDecision(
+            outcome="warn",
+            inference_ami_version=value,
+            warning_id="cdk-triton:InferenceAmiFamilyUnconfirmed",
+            message=f"{PROP} {value}: no primary source lists the instance families it accepts "
+            f"(facts read {facts_read()}); CreateEndpointConfig refuses it if {family} is not one of them",
+        )
+    return HostDecision(outcome="unchanged", inference_ami_version=value)
+
+
+def _refuse_pinned(
+    instance_type: str, value: str, amis: dict[str, AmiVersion], path: str | None
+) -> HostDecision | None:
+    """An unknown value, or one not accepted for the instance type (None: neither)."""
     ami = amis.get(value)
     kind = tables.instance_kind(instance_type)
     family = _family(instance_type)
@@ -298,43 +325,41 @@ def _decide_pinned(
                 path=path,
             )
         )
-    cuda = None if release is None else release_cuda(release)
-    if release is not None and cuda is not None and ami.accelerator == "gpu":
-        verdict, why = _ami_runs(release, cuda, ami)
-        if verdict == "fails":
-            can = [
-                a.name
-                for a in amis.values()
-                if a.accelerator == "gpu" and _ami_runs(release, cuda, a)[0] == "runs"
-            ]
-            return _refuse(
-                TritonValidationError(
-                    "InferenceAmiCannotRunRelease",
-                    prop=PROP,
-                    value=value,
-                    problem=f"cannot run Triton {release} (CUDA {cuda}): {why}",
-                    allowed=", ".join(can) or "(no InferenceAmiVersion runs it)",
-                    fix="pin an InferenceAmiVersion whose driver meets the floor, or target an older release",
-                    path=path,
-                )
+    return None
+
+
+def _pinned_against_release(
+    release: str, cuda: str, family: str, ami: AmiVersion, amis: dict[str, AmiVersion], path: str | None
+) -> HostDecision | None:
+    """A pinned GPU AMI against the release: refused when it provably cannot, a warning when unconfirmed."""
+    value = ami.name
+    verdict, why = _ami_runs(release, cuda, ami)
+    if verdict == "fails":
+        can = [
+            a.name
+            for a in amis.values()
+            if a.accelerator == "gpu" and _ami_runs(release, cuda, a)[0] == "runs"
+        ]
+        return _refuse(
+            TritonValidationError(
+                "InferenceAmiCannotRunRelease",
+                prop=PROP,
+                value=value,
+                problem=f"cannot run Triton {release} (CUDA {cuda}): {why}",
+                allowed=", ".join(can) or "(no InferenceAmiVersion runs it)",
+                fix="pin an InferenceAmiVersion whose driver meets the floor, or target an older release",
+                path=path,
             )
-        if verdict == "unconfirmed":
-            return HostDecision(
-                outcome="warn",
-                inference_ami_version=value,
-                warning_id="cdk-triton:HostDriverUnconfirmed",
-                message=f"Triton {release} (CUDA {cuda}) on {PROP} {value}: {why}; pin "
-                f"{_suggest(release, cuda, family, amis)} instead, whose driver meets the floor",
-            )
-    if ami.families is None and kind == "gpu":
+        )
+    if verdict == "unconfirmed":
         return HostDecision(
             outcome="warn",
             inference_ami_version=value,
-            warning_id="cdk-triton:InferenceAmiFamilyUnconfirmed",
-            message=f"{PROP} {value}: no primary source lists the instance families it accepts "
-            f"(facts read {facts_read()}); CreateEndpointConfig refuses it if {family} is not one of them",
+            warning_id="cdk-triton:HostDriverUnconfirmed",
+            message=f"Triton {release} (CUDA {cuda}) on {PROP} {value}: {why}; pin "
+            f"{_suggest(release, cuda, family, amis)} instead, whose driver meets the floor",
         )
-    return HostDecision(outcome="unchanged", inference_ami_version=value)
+    return None
 
 
 #: The README's columns: the families of one default driver (each decides alike) and what it reads.

@@ -52,7 +52,7 @@ from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
 from cdk_triton.constructs.scaling import TritonScaling
-from cdk_triton.constructs.variant import VariantFacts, build_variant
+from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_all
@@ -214,23 +214,11 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             else self._define_model(errs, cast(ModelArtifacts, artifacts), model_props)
         )
         art = self.model.artifacts
-        self._variant = build_variant(
-            VariantFacts(
-                variant_name=variant_name,
-                model_name=self.model.model_name,
-                instance_type=instance_type,
-                instance_count=instance_count,
-                triton_version=self.model.triton_version,
-                # the prop wins over the models.yaml key the manifest carries
-                inference_ami_version=inference_ami_version
-                if inference_ami_version is not None
-                else art.inference_ami_version,
-                volume_size_gib=int(volume_size.to_gibibytes()) if volume_size is not None else None,
-                container_startup_health_check_timeout_seconds=_int_seconds(
-                    container_startup_health_check_timeout
-                ),
-                model_data_download_timeout_seconds=_int_seconds(model_data_download_timeout),
-            )
+        self._variant = self._build_variant(
+            inference_ami_version if inference_ami_version is not None else art.inference_ami_version,
+            volume_size,
+            container_startup_health_check_timeout,
+            model_data_download_timeout,
         )
         self._raise(
             errs + self._check_against_models(instance_type, instance_count) + list(self._variant.errors)
@@ -287,6 +275,31 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         if deployment is not None:
             errs += check_deployment(deployment, instance_count=instance_count)
         return errs
+
+    def _build_variant(
+        self,
+        inference_ami_version: str | None,
+        volume_size: cdk.Size | None,
+        container_startup_health_check_timeout: cdk.Duration | None,
+        model_data_download_timeout: cdk.Duration | None,
+    ) -> BuiltVariant:
+        """The production variant (``variant.py``): ``inference_ami_version`` is the prop, else the
+        models.yaml key the manifest carries (the prop wins)."""
+        return build_variant(
+            VariantFacts(
+                variant_name=self.variant_name,
+                model_name=self.model.model_name,
+                instance_type=self.instance_type,
+                instance_count=self.instance_count,
+                triton_version=self.model.triton_version,
+                inference_ami_version=inference_ami_version,
+                volume_size_gib=int(volume_size.to_gibibytes()) if volume_size is not None else None,
+                container_startup_health_check_timeout_seconds=_int_seconds(
+                    container_startup_health_check_timeout
+                ),
+                model_data_download_timeout_seconds=_int_seconds(model_data_download_timeout),
+            )
+        )
 
     def _check_against_models(self, instance_type: str, instance_count: int) -> list[TritonValidationError]:
         """The instance type and count against the built models: architecture, placement, memory, state.
