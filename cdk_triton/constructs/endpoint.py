@@ -172,11 +172,8 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             volume_size: ML storage volume (EBS-only types). Default: SageMaker's default.
             container_startup_health_check_timeout: 60 s..1 h. Default: SageMaker's default.
             model_data_download_timeout: 60 s..1 h. Default: SageMaker's default.
-            inference_ami_version: the host image (``InferenceAmiVersion``), e.g.
-                ``al2-ami-sagemaker-inference-gpu-2``; pin one for production. Checked against the
-                instance family and the image's release. Default: the host decision
-                (``cdk_triton.config.hosts``): left out when the default host runs the release, chosen
-                (with an info) when it provably cannot and an AMI listed for the family can.
+            inference_ami_version: the host image (``InferenceAmiVersion``); pin one for production.
+                Default: the models.yaml key, else the host decision (``config.hosts``).
             data_capture: capture requests/responses to S3. Default: off.
             deployment: blue/green or rolling update guardrails. Default: SageMaker's default update.
             model_props: ``TritonModelProps`` of the model this endpoint defines (image, role,
