@@ -15,6 +15,9 @@ acknowledges itself (with its reason) is the metrics log group's default encrypt
 Synthesizes offline: ``npx cdk synth`` (env-agnostic) or ``npx cdk synth -c region=us-east-1``.
 Context: ``manifest`` (default build/out/manifest.json), ``region``/``account`` (default
 env-agnostic), ``instance_type`` (default ml.g5.xlarge), ``endpoint_prefix`` (default none),
+``inference_ami_version`` (default none: the host decision; 24.09 on the default ml.g5 / ml.g4dn host
+driver 470 is unconfirmed, so synth warns and recommends pinning, e.g.
+``-c inference_ami_version=al2-ami-sagemaker-inference-gpu-2``),
 ``nag`` (default true: cdk-nag AwsSolutions fails the synth on unacknowledged findings),
 ``custom_resources`` (default true; false leaves out the deploy verification, the app's only custom
 resources, for deploy targets such as moto that never run custom-resource Lambdas).
@@ -65,6 +68,7 @@ class TritonExampleStack(cdk.Stack):
         instance_type: str = DEFAULT_INSTANCE_TYPE,
         endpoint_prefix: str = "",
         verify: bool = True,
+        inference_ami_version: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
@@ -74,6 +78,7 @@ class TritonExampleStack(cdk.Stack):
             artifacts=ModelArtifacts.from_manifest(manifest, "classifier"),
             instance_type=instance_type,
             endpoint_name=f"{endpoint_prefix}classifier",
+            inference_ami_version=inference_ami_version,
             metrics=TritonMetrics(),
         )
         if classifier.model.metrics_log_group is not None:
@@ -91,6 +96,7 @@ class TritonExampleStack(cdk.Stack):
             artifacts=ModelArtifacts.from_manifest(manifest, "multi"),
             instance_type=instance_type,
             endpoint_name=f"{endpoint_prefix}multi",
+            inference_ami_version=inference_ami_version,
         )
         multi.auto_scale(min_capacity=1, max_capacity=4).scale_on_invocations_per_instance(
             invocations_per_minute=1000,
@@ -146,6 +152,7 @@ def build_app(
         instance_type=str(ctx("instance_type") or DEFAULT_INSTANCE_TYPE),
         endpoint_prefix=str(ctx("endpoint_prefix") or ""),
         verify=_flag(ctx("custom_resources"), True),
+        inference_ami_version=ctx("inference_ami_version") or None,
         env=env,
         description="cdk-triton example: Triton endpoints on SageMaker (classifier SME, multi MME)",
     )

@@ -291,6 +291,7 @@ def _package_sme(
         sha256=sha,
         size_bytes=nbytes,
         sample=ctx.samples.get(default),
+        inference_ami_version=ep.inference_ami_version,
     )
     return entry, artifacts, packed
 
@@ -350,6 +351,7 @@ def _package_mme(
         s3_prefix=prefix,
         target_models=targets,
         models=sorted({n for t in targets.values() for n in t.models}),
+        inference_ami_version=ep.inference_ami_version,
     )
     return entry, artifacts, packed
 

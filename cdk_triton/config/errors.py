@@ -83,6 +83,15 @@ TABLE_AND_MANIFEST_ERRORS: dict[str, str] = {
     "UnsupportedManifestVersion": "the manifest's schema_version is not supported",
 }
 
+#: The GPU host of a production variant (``config.hosts``): code -> what it means.
+HOST_ERRORS: dict[str, str] = {
+    "UnknownInferenceAmiVersion": "an inference_ami_version that is not one of botocore's InferenceAmiVersion values",
+    "InferenceAmiNotForInstance": "an inference_ami_version not accepted for the instance family (or on a CPU type)",
+    "InferenceAmiCannotRunRelease": "an inference_ami_version whose driver provably cannot run the release's CUDA",
+    "NoHostForRelease": "the default host provably cannot run the release and no InferenceAmiVersion listed for "
+    "the family can (the fix names the one to pin, or another family or release)",
+}
+
 #: ServerOptions and the container environment: code -> what it means.
 SERVER_OPTIONS_ERRORS: dict[str, str] = {
     "UnknownTritonEnvironmentVariable": "a raw SAGEMAKER_TRITON_* variable that the container does not know",
@@ -111,6 +120,7 @@ ALL_CODES: dict[str, str] = {
     **DECLARATION_ERRORS,
     **SHARED_RULE_ERRORS,
     **TABLE_AND_MANIFEST_ERRORS,
+    **HOST_ERRORS,
     **SERVER_OPTIONS_ERRORS,
 }
 

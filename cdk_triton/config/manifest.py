@@ -138,6 +138,8 @@ class EndpointEntry:
     s3_prefix: str | None = None  # ending '/'
     target_models: dict[str, TargetModel] = field(default_factory=dict)
     sample: Sample | None = None
+    #: The host image models.yaml pinned for the endpoint (``InferenceAmiVersion``); None: not pinned.
+    inference_ami_version: str | None = None
 
     @property
     def is_multi_model(self) -> bool:
@@ -369,6 +371,7 @@ def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
         s3_prefix=optional(e, "s3_prefix", str, w, fail),
         target_models=targets,
         sample=_sample(optional(e, "sample", dict, w, fail), f"{w}.sample", fail),
+        inference_ami_version=optional(e, "inference_ami_version", str, w, fail),
     )
     if mode == SINGLE_MODEL:
         _check_single_model_layout(w, entry, fail)

@@ -80,6 +80,8 @@ class ArtifactsConfig:
     data_bytes: int | None = None
     unpacked_bytes: int | None = None
     packaging: str | None = None
+    #: The InferenceAmiVersion models.yaml pinned for the endpoint (the manifest carries it).
+    inference_ami_version: str | None = None
 
     @property
     def is_multi_model(self) -> bool:
@@ -234,6 +236,7 @@ class _ManifestArtifacts(ModelArtifacts):
             },
             tool_versions=dict(manifest.tool_versions),
             **_data_sizes(manifest, entry),
+            inference_ami_version=entry.inference_ami_version,
         )
 
 

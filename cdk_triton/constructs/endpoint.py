@@ -23,7 +23,7 @@ from constructs import Construct, Node
 from cdk_triton.config import tables
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
-from cdk_triton.constructs._tokens import is_token, props, pseudo, remember_stack_info
+from cdk_triton.constructs._tokens import is_token, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.data_capture import check_data_capture
@@ -53,6 +53,8 @@ from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
 from cdk_triton.constructs.scaling import TritonScaling
+from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
+from cdk_triton.constructs.variant import annotate as annotate_variant
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_all
 
@@ -149,6 +151,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         volume_size: cdk.Size | None = None,
         container_startup_health_check_timeout: cdk.Duration | None = None,
         model_data_download_timeout: cdk.Duration | None = None,
+        inference_ami_version: str | None = None,
         data_capture: DataCapture | None = None,
         deployment: DeploymentGuardrails | None = None,
         **model_props: Unpack[TritonModelProps],
@@ -170,6 +173,8 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             volume_size: ML storage volume (EBS-only types). Default: SageMaker's default.
             container_startup_health_check_timeout: 60 s..1 h. Default: SageMaker's default.
             model_data_download_timeout: 60 s..1 h. Default: SageMaker's default.
+            inference_ami_version: the host image (``InferenceAmiVersion``); pin one for production.
+                Default: the models.yaml key, else the host decision (``config.hosts``).
             data_capture: capture requests/responses to S3. Default: off.
             deployment: blue/green or rolling update guardrails. Default: SageMaker's default update.
             model_props: ``TritonModelProps`` of the model this endpoint defines (image, role,
@@ -207,11 +212,19 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             else self._define_model(errs, cast(ModelArtifacts, artifacts), model_props)
         )
         art = self.model.artifacts
-        self._raise(errs + self._check_against_models(instance_type, instance_count, variant_props))
+        model_errs = self._check_against_models(instance_type, instance_count, variant_props)
+        self._variant = self._build_variant(
+            inference_ami_version if inference_ami_version is not None else art.inference_ami_version,
+            volume_size,
+            container_startup_health_check_timeout,
+            model_data_download_timeout,
+        )
+        self._raise(errs + model_errs + list(self._variant.errors))
+        annotate_variant(self, self._variant)
         if given:  # the model learns of this endpoint: its log group, in the model's own policy
             self.model.bind_endpoint(self, endpoint_name)
 
-        self._define_endpoint_config(**variant_props)
+        self._define_endpoint_config(volume_encryption_key, data_capture)
         self._acknowledge_nag_findings()
         self._define_endpoint(deployment)
 
@@ -259,6 +272,40 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         if deployment is not None:
             errs += check_deployment(deployment, instance_count=instance_count)
         return errs
+
+    def _build_variant(
+        self,
+        inference_ami_version: str | None,
+        volume_size: cdk.Size | None,
+        container_startup_health_check_timeout: cdk.Duration | None,
+        model_data_download_timeout: cdk.Duration | None,
+    ) -> BuiltVariant:
+        """The production variant (``variant.py``): ``inference_ami_version`` is the prop, else the
+        models.yaml key the manifest carries (the prop wins); the timeouts and the volume are the props,
+        else the host limits sized from the artifacts (``self._host_limits``, from ``_check_against_models``)."""
+        given = {
+            "container_startup_health_check_timeout_in_seconds": _int_seconds(
+                container_startup_health_check_timeout
+            ),
+            "model_data_download_timeout_in_seconds": _int_seconds(model_data_download_timeout),
+            "volume_size_in_gb": int(volume_size.to_gibibytes()) if volume_size is not None else None,
+        }
+        sized = {**given, **self._host_limits.variant_defaults(given)}
+        return build_variant(
+            VariantFacts(
+                variant_name=self.variant_name,
+                model_name=self.model.model_name,
+                instance_type=self.instance_type,
+                instance_count=self.instance_count,
+                triton_version=self.model.triton_version,
+                inference_ami_version=inference_ami_version,
+                volume_size_gib=sized["volume_size_in_gb"],
+                container_startup_health_check_timeout_seconds=sized[
+                    "container_startup_health_check_timeout_in_seconds"
+                ],
+                model_data_download_timeout_seconds=sized["model_data_download_timeout_in_seconds"],
+            )
+        )
 
     def _check_against_models(
         self, instance_type: str, instance_count: int, variant_props: dict[str, Any]
@@ -344,36 +391,14 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         return key.attr_arn
 
     def _define_endpoint_config(
-        self,
-        *,
-        volume_encryption_key: kms.IKey | None,
-        volume_size: cdk.Size | None,
-        container_startup_health_check_timeout: cdk.Duration | None,
-        model_data_download_timeout: cdk.Duration | None,
-        data_capture: DataCapture | None,
+        self, volume_encryption_key: kms.IKey | None, data_capture: DataCapture | None
     ) -> None:
-        """The EndpointConfig: one production variant, the volume key, data capture."""
+        """The EndpointConfig: the production variant (``variant.py`` built it), the volume key, data capture."""
         volume_key_arn = self._volume_key(volume_encryption_key)
-        variant: dict[str, Any] = {
-            "variant_name": self.variant_name,
-            "model_name": self.model.model_name,
-            "initial_instance_count": self.instance_count,
-            "initial_variant_weight": 1,
-            "instance_type": self.instance_type,
-        }
-        if container_startup_health_check_timeout is not None:
-            variant["container_startup_health_check_timeout_in_seconds"] = int(
-                container_startup_health_check_timeout.to_seconds()
-            )
-        if model_data_download_timeout is not None:
-            variant["model_data_download_timeout_in_seconds"] = int(model_data_download_timeout.to_seconds())
-        if volume_size is not None:
-            variant["volume_size_in_gb"] = int(volume_size.to_gibibytes())
-        variant.update(self._host_limits.variant_defaults(variant))  # sized defaults for the rest
         self.endpoint_config = sagemaker.CfnEndpointConfig(
             self,
             "EndpointConfig",
-            production_variants=[props(**variant)],
+            production_variants=[self._variant.production_variant],
             kms_key_id=volume_key_arn,
             data_capture_config=self._data_capture(data_capture) if data_capture is not None else None,
         )
@@ -660,3 +685,7 @@ def _chunk_map(mapping: dict[str, str], limit: int) -> list[dict[str, str]]:
     if current:
         chunks.append(current)
     return chunks
+
+
+def _int_seconds(duration: cdk.Duration | None) -> int | None:
+    return int(duration.to_seconds()) if duration is not None else None

@@ -118,6 +118,10 @@ SURFACED: dict[str, str] = pick(
         "GpuIndexOutOfRange",
         "SequenceBatchingInstances",
         "NoRecordedSamples",
+        "UnknownInferenceAmiVersion",
+        "InferenceAmiNotForInstance",
+        "InferenceAmiCannotRunRelease",
+        "NoHostForRelease",
     )
 )
 

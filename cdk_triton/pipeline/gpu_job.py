@@ -6,7 +6,9 @@ a plain script: ``python cdk_triton/pipeline/gpu_job.py ...``):
 1. preflight the job quota (``<type> for processing job usage`` / ``... training job usage``) through
    Service Quotas: a quota of 0 is a clear error naming the quota; no permission to read it only warns;
 2. pack the source directory into ``<prefix>pipeline/gpu-build/<job>/source.tar.gz``;
-3. create the job: the GPU build image runs
+3. create the job: the GPU build image runs, through its own entrypoint (the NGC entrypoint, which
+   sets up the CUDA compat libraries for forward compatibility: no ``ContainerEntrypoint`` is given,
+   only ``ContainerArguments``), ``nvidia-smi`` (the host driver, in the job log) and then
    ``cdk-triton build --config <declaration> --formats tensorrt --upload --out <job output dir>``;
 4. wait for it (a failed or stopped job is an error naming its FailureReason);
 5. fetch its output (manifest.json and the plan directories) into ``--out``: the step's output FileSet.
@@ -32,6 +34,13 @@ PROCESSING_SOURCE = "/opt/ml/processing/input/source"
 PROCESSING_OUTPUT = "/opt/ml/processing/output"
 TRAINING_SOURCE = "/opt/ml/input/data/source"
 TRAINING_OUTPUT = "/opt/ml/model"
+#: The NGC images' entrypoint (``ENTRYPOINT ["/opt/nvidia/nvidia_entrypoint.sh"]`` of
+#: nvcr.io/nvidia/tritonserver): it puts the CUDA compat libraries on the library path when the host
+#: driver is older than the image's CUDA. A step that overrides the entrypoint (CodeBuild runs its
+#: commands in its own shell) runs the build through it explicitly.
+NGC_ENTRYPOINT = "/opt/nvidia/nvidia_entrypoint.sh"
+#: Written to the job log before the build: the host's GPU, driver and compute capability.
+DRIVER_QUERY = "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv"
 SKIP_DIRS = {".git", "node_modules", ".venv", "cdk.out", "__pycache__", ".mypy_cache", ".pytest_cache"}
 
 
@@ -93,7 +102,15 @@ def build_script(spec: JobRequest) -> str:
             out,
         ]
     )
-    return f"set -eu; mkdir -p /tmp/src; tar -xzf {src}/source.tar.gz -C /tmp/src; cd /tmp/src; {cmd} --no-progress"
+    return (
+        f"set -eu; {DRIVER_QUERY}; mkdir -p /tmp/src; tar -xzf {src}/source.tar.gz -C /tmp/src; "
+        f"cd /tmp/src; {cmd} --no-progress"
+    )
+
+
+def container_arguments(spec: JobRequest) -> list[str]:
+    """The job container's arguments: the image's own entrypoint (never overridden) runs them."""
+    return ["/bin/bash", "-c", build_script(spec)]
 
 
 def quota_name(kind: str, instance_type: str) -> str:
@@ -183,7 +200,7 @@ def processing_request(spec: JobRequest) -> dict[str, Any]:
         "StoppingCondition": {"MaxRuntimeInSeconds": spec.max_runtime_s},
         "AppSpecification": {
             "ImageUri": spec.image_uri,
-            "ContainerEntrypoint": ["/bin/bash", "-c", build_script(spec)],
+            "ContainerArguments": container_arguments(spec),
         },
         "RoleArn": spec.role_arn,
     }
@@ -198,8 +215,7 @@ def training_request(spec: JobRequest) -> dict[str, Any]:
         "AlgorithmSpecification": {
             "TrainingImage": spec.image_uri,
             "TrainingInputMode": "File",
-            "ContainerEntrypoint": ["/bin/bash", "-c"],
-            "ContainerArguments": [build_script(spec)],
+            "ContainerArguments": container_arguments(spec),
         },
         "RoleArn": spec.role_arn,
         "InputDataConfig": [

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from cdk_triton.config import formats, tables
+from cdk_triton.config import formats, hosts, tables
 from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.errors import TritonValidationError, raise_all
 
@@ -365,3 +365,37 @@ def _job_for(instance_type: str, gpu: str, opts: GpuBuildOptions) -> GpuJob:
             fix="choose one of the kinds, or leave it unset",
         )
     return job_kind(instance_type, prefer=opts.kind)
+
+
+def job_host_driver(kind: str) -> int | None:
+    """The NVIDIA driver branch of a GPU build job host of ``kind``; None where no source states it."""
+    value = gpu_build_table()["job_host_drivers"].get(kind)
+    return None if value is None else int(value)
+
+
+def job_host_warning(target: GpuBuildTarget) -> str | None:
+    """Why the job host's driver is not established for the target's release (None when it is).
+
+    The jobs have no AMI knob; the rule is ``config.hosts.runs_on`` (the release's CUDA against the
+    host's driver, or confirmed forward compatibility)."""
+    cuda = hosts.release_cuda(target.triton_version)
+    driver = job_host_driver(target.job.kind)
+    job = target.job
+    where = (
+        f"the CodeBuild GPU host ({job.codebuild_compute_type}, {job.gpu})"
+        if job.kind == CODEBUILD
+        else f"the {job.kind} job host ({job.instance_type})"
+    )
+    if cuda is not None and driver is not None:
+        verdict, why = hosts.runs_on(target.triton_version, cuda, driver)
+        if verdict == "runs":
+            return None
+        reason = why
+    else:
+        reason = "no primary source states its NVIDIA driver" if cuda else "the release's CUDA is unknown"
+    return (
+        f"{where}: whether its driver runs Triton {target.triton_version} (CUDA {cuda or 'unknown'}) is not "
+        f"established ({reason}; facts read {hosts.facts_read()}). The job runs the build through the NGC "
+        "entrypoint (CUDA forward compatibility), logs the driver (nvidia-smi) and records it in each "
+        "plan.json; if the job fails with 'CUDA driver version is insufficient', choose another GPU build kind"
+    )

@@ -33,6 +33,7 @@ from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import gpu_targets
 from cdk_triton.pipeline._nag import acknowledge_pipeline
+from cdk_triton.pipeline.gpu_job import DRIVER_QUERY, NGC_ENTRYPOINT
 from cdk_triton.pipeline.verify_checks import target_model_parameter_path, verify_checks
 
 #: the formats the CPU build stage builds (the GPU-only ones are built by the GPU job)
@@ -138,6 +139,8 @@ class TritonPipeline(Construct):
         decl = gpu_targets.read_declaration(self.root / declaration)
         self.triton_version = decl.triton_version or tables.DEFAULT_TRITON_VERSION
         self.gpu_target = gpu_targets.gpu_build_targets(decl, options=gpu_build, source=f"{declaration}")
+        if self.gpu_target is not None and (note := gpu_targets.job_host_warning(self.gpu_target)):
+            cdk.Annotations.of(self).add_warning_v2("cdk-triton:GpuJobHostDriverUnknown", note)
         self.gpu_build_step = self._gpu_step() if self.gpu_target else None
         self.synth_step = self._synth_step(cdk_app)
         self.pipeline = pipelines.CodePipeline(
@@ -221,10 +224,12 @@ class TritonPipeline(Construct):
                     ),
                     compute_type=_COMPUTE_TYPES[str(target.job.codebuild_compute_type)],
                 ),
+                # CodeBuild runs the commands in its own shell, not through the image's entrypoint:
+                # the build goes through the NGC entrypoint (CUDA compat libraries) explicitly.
                 commands=[
-                    "nvidia-smi --query-gpu=name,compute_cap --format=csv",
-                    f"cdk-triton build --config {self.declaration} --formats tensorrt --upload "
-                    f"--out {GPU_OUT} --no-progress",
+                    DRIVER_QUERY,
+                    f"{NGC_ENTRYPOINT} cdk-triton build --config {self.declaration} --formats tensorrt "
+                    f"--upload --out {GPU_OUT} --no-progress",
                 ],
                 env=env,
                 primary_output_directory=GPU_OUT,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -85,15 +86,31 @@ def plan_metadata(
     gpu_name: str,
     precision: str,
     profile_list: list[Profile],
+    host_driver: str | None = None,
 ) -> dict[str, Any]:
-    """What is recorded beside a plan (``plan.json``): it only loads on this architecture and TensorRT."""
-    return {
+    """What is recorded beside a plan (``plan.json``): it only loads on this architecture and TensorRT.
+
+    ``host_driver``: the NVIDIA driver of the machine that built it (left out when unknown)."""
+    meta: dict[str, Any] = {
         "tensorrt_version": tensorrt_version,
         "gpu_architecture": f"sm{compute_capability[0]}{compute_capability[1]}",
         "gpu_name": gpu_name,
         "precision": precision,
         "profiles": [asdict(p) for p in profile_list],
     }
+    if host_driver is not None:
+        meta["host_driver"] = host_driver
+    return meta
+
+
+def host_driver_version(proc_file: str = "/proc/driver/nvidia/version") -> str | None:
+    """The NVIDIA kernel module's version (the host driver, e.g. ``535.54.03``); None without one."""
+    try:
+        text = Path(proc_file).read_text()
+    except OSError:
+        return None
+    match = re.search(r"Kernel Module(?: for [^ ]+)?\s+(\d+\.\d+(?:\.\d+)?)", text)
+    return match.group(1) if match else None
 
 
 def check_plan_architecture(
@@ -223,6 +240,7 @@ def build_plan(
         gpu_name=gpu_name,
         precision=spec.tensorrt.precision,
         profile_list=plist,
+        host_driver=host_driver_version(),
     )
     (out_file.parent / METADATA_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return meta

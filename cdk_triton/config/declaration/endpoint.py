@@ -22,6 +22,9 @@ class EndpointSpec:
             archive per entry (an ensemble with its steps in one archive).
         default_model: SME: the model behind ``/invocations``. Default: the only top-level model.
         packaging: SME: directory (uncompressed S3 prefix) or tar.gz. Default: directory.
+        inference_ami_version: the host image (``InferenceAmiVersion``) the endpoint's production
+            variant pins, carried through the manifest; a ``TritonEndpoint(inference_ami_version=...)``
+            prop wins over it. Default: the host decision of ``config.hosts``.
     """
 
     name: str
@@ -30,6 +33,7 @@ class EndpointSpec:
     models: tuple[str, ...]
     default_model: str | None = None
     packaging: str = "directory"
+    inference_ami_version: str | None = None
 
     @property
     def is_multi_model(self) -> bool:
@@ -80,4 +84,5 @@ class EndpointSpec:
             models=tuple(str(m) for m in models),
             default_model=typed(d, "default_model", str, path, errs),
             packaging="tar.gz" if mode == MULTI_MODEL else packaging,
+            inference_ami_version=typed(d, "inference_ami_version", str, path, errs),
         )

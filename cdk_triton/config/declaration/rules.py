@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from cdk_triton.config import tables
+from cdk_triton.config import hosts, tables
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.declaration.model import EnsembleStep, ModelSpec
 from cdk_triton.config.parse import closest, problem
@@ -503,6 +503,23 @@ def check_instance_types(spec: DeclarationView, i: int, e: EndpointSpec) -> Prob
     ]
 
 
+def check_inference_ami_version(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+    """A pinned ``inference_ami_version``: known, accepted for every instance type, able to run the release."""
+    if e.inference_ami_version is None:
+        return []
+    path = f"endpoints[{i}].inference_ami_version"
+    found = (
+        hosts.decide_host(
+            release=spec.triton_version,
+            instance_type=it,
+            inference_ami_version=e.inference_ami_version,
+            path=path,
+        ).error
+        for it in e.instance_types
+    )
+    return list({err.code: err for err in found if err is not None}.values())
+
+
 def check_endpoint_names_unique(spec: DeclarationView) -> Problems:
     names = [e.name for e in spec.endpoints]
     return [
@@ -567,6 +584,7 @@ ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
     check_mme_targets_unique,
     check_sme_default_model,
     check_instance_types,
+    check_inference_ami_version,
     check_sequence_batching_endpoint,
     check_gpu_placement_fits,
 )

@@ -35,3 +35,15 @@ def test_archives_are_reused_until_they_change(tmp_path: Path) -> None:
     (tmp_path / "out" / "sme" / "single" / sme["file"]).write_bytes(b"truncated")
     repaired = run_build(decl, out_dir=tmp_path / "out", progress=False)
     assert repaired.packaged == 2 and repaired.manifest == first.manifest
+
+
+def test_inference_ami_version_reaches_the_manifest(tmp_path: Path) -> None:
+    pinned = ENDPOINTS.replace(
+        "    packaging: tar.gz\n",
+        "    packaging: tar.gz\n    inference_ami_version: al2-ami-sagemaker-inference-gpu-2\n",
+    )
+    decl = write_decl(tmp_path, python_model() + python_model("pre2"), endpoints=pinned)
+    run_build(decl, out_dir=tmp_path / "out", progress=False)
+    endpoints = json.loads((tmp_path / "out" / "manifest.json").read_text())["endpoints"]
+    assert endpoints["single"]["inference_ami_version"] == "al2-ami-sagemaker-inference-gpu-2"
+    assert "inference_ami_version" not in endpoints["multi"]

@@ -142,3 +142,15 @@ def test_schema_2_records_model_memory_and_schema_1_still_reads(example_manifest
     assert schema["properties"]["schema_version"] == {"enum": [1, 2]}
     props = schema["$defs"]["model"]["properties"]
     assert props["memory_source"]["enum"] == ["measured", "estimated"]
+
+
+def test_inference_ami_version_is_carried_and_old_manifests_still_read(example_manifest_path: Path) -> None:
+    data = json.loads(example_manifest_path.read_text())
+    assert "inference_ami_version" not in json.dumps(data)  # an older manifest: read, the key absent
+    assert manifest_from_dict(data).endpoint("classifier").inference_ami_version is None
+    data["endpoints"]["classifier"]["inference_ami_version"] = "al2-ami-sagemaker-inference-gpu-2"
+    m = manifest_from_dict(data)
+    assert m.endpoint("classifier").inference_ami_version == "al2-ami-sagemaker-inference-gpu-2"
+    assert (
+        m.to_dict()["endpoints"]["classifier"]["inference_ami_version"] == "al2-ami-sagemaker-inference-gpu-2"
+    )

@@ -139,7 +139,9 @@ def test_tensorrt_plans_on_matching_gpu() -> None:
     stack = new_stack()
     ep = _ep(stack, "trt", TENSORRT, instance_type="ml.g5.xlarge")
     assert ep.model.artifacts.gpu_architectures == ["sm86"]
-    assert not Annotations.from_stack(stack).find_warning("*", Match.any_value())
+    warnings = Annotations.from_stack(stack).find_warning("*", Match.any_value())
+    # only the host's (24.09 on the default g5 driver is unconfirmed), no architecture warning
+    assert [w.entry.data for w in warnings if "HostDriverUnconfirmed" not in str(w.entry.data)] == []
 
 
 def test_tensorrt_on_same_arch_other_size_warns_not_packaged() -> None:

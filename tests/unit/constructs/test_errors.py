@@ -18,7 +18,7 @@ from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 
-from cdk_triton.config import tables
+from cdk_triton.config import hosts, tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (
     ERROR_CODES,
@@ -37,6 +37,18 @@ from cdk_triton.constructs import (
 from cdk_triton.constructs import endpoint as endpoint_module
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 from tests.unit.constructs.support import EXAMPLE, TENSORRT, manifest_with, new_stack
+
+
+def _with_failing_fact(define: Callable[[], Any]) -> Any:
+    """``define()`` with one more forward-compatibility fact: CUDA 13 on driver 550 confirmed-fails (no
+    such observation exists yet; the rule must hold when one is recorded)."""
+    fact = hosts.ForwardCompatibility(
+        cuda_major="13", driver=550, releases=None, status="confirmed-fails", evidence="a test"
+    )
+    with mock.patch.object(
+        hosts, "forward_compatibility", return_value=[*hosts.forward_compatibility(), fact]
+    ):
+        return define()
 
 
 def sme(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
@@ -192,6 +204,18 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     ),
     "InvalidInstanceType": lambda s: sme(s, instance_type="g5.xlarge"),
     "ComputeCapabilityTooLow": lambda s: sme(s, instance_type="ml.p2.xlarge"),
+    "UnknownInferenceAmiVersion": lambda s: sme(s, inference_ami_version="al2-ami-sagemaker-inference-gpu-9"),
+    "InferenceAmiNotForInstance": lambda s: sme(
+        s, instance_type="ml.g6e.xlarge", inference_ami_version="al2-ami-sagemaker-inference-gpu-2"
+    ),
+    "InferenceAmiCannotRunRelease": lambda s: _with_failing_fact(
+        lambda: sme(
+            s,
+            image=TritonImage.for_version("25.09"),
+            inference_ami_version="al2-ami-sagemaker-inference-gpu-3-1",
+        )
+    ),
+    "NoHostForRelease": lambda s: sme(s, image=TritonImage.for_version("25.09")),
     "GpuArtifactsOnCpuInstance": lambda s: trt(s, instance_type="ml.c6i.xlarge"),
     "GpuArchitectureMismatch": lambda s: trt(s, instance_type="ml.g4dn.xlarge"),
     "MmeNeedsSingleGpu": lambda s: mme(s, instance_type="ml.g5.12xlarge"),
@@ -314,6 +338,10 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "CanaryTooLarge": ("deployment.step", "60 %"),
     "CloudWatchSettingsWithoutPublishing": ("cloudwatch_metric_namespace", "Team/Triton"),
     "ComputeCapabilityTooLow": ("instance_type", "ml.p2.xlarge"),
+    "UnknownInferenceAmiVersion": ("inference_ami_version", "al2-ami-sagemaker-inference-gpu-9"),
+    "InferenceAmiNotForInstance": ("inference_ami_version", "al2-ami-sagemaker-inference-gpu-2"),
+    "InferenceAmiCannotRunRelease": ("inference_ami_version", "al2-ami-sagemaker-inference-gpu-3-1"),
+    "NoHostForRelease": ("inference_ami_version", None),
     "DashboardTooLarge": ("endpoints", 80),
     "DefaultModelInMme": ("default_model_name", "classifier"),
     "DefaultModelNotInArtifacts": ("server_options.default_model_name", "nope"),

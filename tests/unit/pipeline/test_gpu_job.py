@@ -148,7 +148,11 @@ def test_processing_job_runs_the_tensorrt_build_on_the_instance_type(source: Pat
             stub.assert_no_pending_responses()
     assert json.loads(path.read_text()) == {"models": {}}
     assert (tmp_path / "gpu" / "net_trt" / "1" / "model.plan").read_bytes() == b"PLAN"
-    script = request["AppSpecification"]["ContainerEntrypoint"][2]
+    # the image's own entrypoint (the NGC one: CUDA compat libraries) runs the build: never overridden
+    assert "ContainerEntrypoint" not in request["AppSpecification"]
+    bash, dash_c, script = request["AppSpecification"]["ContainerArguments"]
+    assert (bash, dash_c) == ("/bin/bash", "-c")
+    assert script.startswith("set -eu; " + gpu_job.DRIVER_QUERY + ";")  # the host driver, in the job log
     assert (
         "cdk-triton build --config build/models.yaml --formats tensorrt --upload --out /opt/ml/processing/output"
         in script
@@ -191,7 +195,7 @@ def test_training_job_for_types_processing_lacks(source: Path, tmp_path: Path) -
         path = _run(spec, source, tmp_path / "gpu", clients)
     assert "net_trt" in path.read_text()
     assert request["ResourceConfig"]["InstanceType"] == "ml.p4d.24xlarge"
-    assert "--out /opt/ml/model" in request["AlgorithmSpecification"]["ContainerArguments"][0]
+    assert "--out /opt/ml/model" in request["AlgorithmSpecification"]["ContainerArguments"][2]
 
 
 def test_fails_preflight_on_a_zero_quota_naming_it(source: Path, tmp_path: Path) -> None:
@@ -253,3 +257,10 @@ def test_main_parses_the_step_command_line(monkeypatch: pytest.MonkeyPatch, tmp_
     rc = gpu_job.main([*argv.split(), "--declaration", "build/models.yaml", "--out", str(tmp_path)])
     assert rc == 0
     assert seen["spec"].job_name == "cdk-triton-trt-42" and seen["spec"].prefix == "p/"
+
+
+def test_training_job_runs_through_the_image_entrypoint_and_logs_the_driver() -> None:
+    algo = gpu_job.training_request(_spec("training"))["AlgorithmSpecification"]
+    assert "ContainerEntrypoint" not in algo
+    assert algo["ContainerArguments"][:2] == ["/bin/bash", "-c"]
+    assert "driver_version" in algo["ContainerArguments"][2]

@@ -187,3 +187,25 @@ def test_read_declaration_reads_the_example(tmp_path: Path) -> None:
         "models": [],
         "endpoints": [],
     }
+
+
+def test_job_host_warning_until_a_driver_fact_establishes_the_release() -> None:
+    from unittest import mock
+
+    from cdk_triton.pipeline.gpu_targets import GpuBuildTarget, GpuJob, job_host_warning
+
+    job = GpuJob(
+        kind="codebuild",
+        instance_type="ml.g5.xlarge",
+        gpu="NVIDIA A10G",
+        codebuild_compute_type="BUILD_GENERAL1_SMALL",
+    )
+    target = GpuBuildTarget(
+        job=job, triton_version="24.09", tensorrt_version="10.4.0", sm="sm86", models=("m",), endpoints=("e",)
+    )
+    note = job_host_warning(target)
+    assert note and "CodeBuild GPU host (BUILD_GENERAL1_SMALL, NVIDIA A10G)" in note and "CUDA 12.6.1" in note
+    with mock.patch("cdk_triton.pipeline.gpu_targets.job_host_driver", return_value=535):
+        assert job_host_warning(target) is None  # 535 >= 525: established
+    with mock.patch("cdk_triton.pipeline.gpu_targets.job_host_driver", return_value=470):
+        assert "below 525" in (job_host_warning(target) or "")

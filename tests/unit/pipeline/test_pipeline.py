@@ -14,7 +14,7 @@ import pytest
 import yaml
 from aws_cdk import aws_s3 as s3
 from aws_cdk import pipelines
-from aws_cdk.assertions import Match, Template
+from aws_cdk.assertions import Annotations, Match, Template
 
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.pipeline import EndpointVerification, TritonPipeline
@@ -99,8 +99,10 @@ def test_gpu_build_runs_on_the_endpoints_gpu_with_the_release_image(
     assert "container-assets" in json.dumps(gpu["Environment"]["Image"])
     spec = _buildspec(gpu)
     assert (
-        "cdk-triton build --config build/models.yaml --formats tensorrt --upload --out build/out-gpu" in spec
+        "/opt/nvidia/nvidia_entrypoint.sh cdk-triton build --config build/models.yaml --formats tensorrt "
+        "--upload --out build/out-gpu" in spec  # CodeBuild's shell would bypass the NGC entrypoint
     )
+    assert "nvidia-smi --query-gpu=name,driver_version,compute_cap" in spec  # the host driver, in the log
     assets = json.loads((out / "CdkTritonPipeline.assets.json").read_text())["dockerImages"]
     (image,) = assets.values()
     assert image["source"]["dockerBuildArgs"] == {"TRITON_VERSION": "24.09", "TENSORRT_VERSION": "10.4.0"}
@@ -264,6 +266,12 @@ def test_processing_job_pipeline_on_the_endpoints_own_instance_type(tmp_path: Pa
     tpl = Template.from_stack(stack).to_json()
     spec = _buildspec(_project(tpl, "GpuBuild"))
     assert "python3 cdk_triton/pipeline/gpu_job.py --kind processing --instance-type ml.g6.xlarge" in spec
+    [warning] = Annotations.from_stack(stack).find_warning(
+        "*", Match.string_like_regexp("GpuJobHostDriverUnknown")
+    )
+    assert "processing job host (ml.g6.xlarge)" in str(warning.entry.data) and "24.09" in str(
+        warning.entry.data
+    )
     assert _project(tpl, "GpuBuild")["Environment"]["Type"] == "LINUX_CONTAINER"
     Template.from_json(tpl).has_resource_properties(
         "AWS::IAM::Role",

@@ -26,3 +26,22 @@ def test_fails_mode_and_packaging() -> None:
 def test_fails_missing_fields() -> None:
     e, errs = parsed(EndpointSpec.from_dict, {"name": "ep"}, "e")
     assert e is None and [x.path for x in errs] == ["e.mode", "e.instance_types", "e.models"]
+
+
+def test_inference_ami_version_is_read_and_checked_against_release_and_families() -> None:
+    from cdk_triton.config.declaration import BuildSpec
+    from tests.unit.config.declaration.decl import document, model, problems
+
+    gpu2 = "al2-ami-sagemaker-inference-gpu-2"
+    spec = BuildSpec.from_dict(document([model()], [endpoint(inference_ami_version=gpu2)]))
+    assert spec.endpoints[0].inference_ami_version == gpu2
+    bad = document(
+        [model()], [endpoint(instance_types=["ml.g5.xlarge", "ml.g6e.xlarge"], inference_ami_version="x")]
+    )
+    assert [(e.code, e.path) for e in problems(bad)] == [
+        ("UnknownInferenceAmiVersion", "endpoints[0].inference_ami_version")
+    ]
+    wrong_family = document(
+        [model()], [endpoint(instance_types=["ml.g6e.xlarge"], inference_ami_version=gpu2)]
+    )
+    assert [e.code for e in problems(wrong_family)] == ["InferenceAmiNotForInstance"]

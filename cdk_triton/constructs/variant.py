@@ -1,0 +1,107 @@
+"""The one builder of production variants: every ``ProductionVariant`` the library defines comes from here.
+
+:func:`build_variant` is pure: it takes the facts of one variant (:class:`VariantFacts`) and returns
+the ``CfnEndpointConfig.ProductionVariantProperty`` (as the plain mapping jsii passes) with what to
+say about it (:class:`BuiltVariant`: infos, warnings, errors). :func:`apply_variant` locates the
+errors at a construct and raises them, and writes the annotations. The host decision (release x
+instance family x ``InferenceAmiVersion``) is ``cdk_triton.config.hosts.decide_host``; later hosting
+modes and shadow variants call this builder too, so they get the same decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import aws_cdk as cdk
+from constructs import IConstruct
+
+from cdk_triton.config import hosts
+from cdk_triton.constructs._tokens import is_token, props
+from cdk_triton.errors import TritonValidationError, raise_all
+
+__all__ = ["BuiltVariant", "VariantFacts", "apply_variant", "build_variant"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class VariantFacts:
+    """What decides one production variant (every field as the construct received it)."""
+
+    variant_name: str
+    model_name: str
+    instance_type: str
+    instance_count: int
+    initial_variant_weight: float = 1
+    #: The Triton release of the image (None: a custom image whose release is unknown).
+    triton_version: str | None = None
+    #: The ``InferenceAmiVersion`` the user pinned (None: let the host decision choose).
+    inference_ami_version: str | None = None
+    volume_size_gib: int | None = None
+    container_startup_health_check_timeout_seconds: int | None = None
+    model_data_download_timeout_seconds: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BuiltVariant:
+    """The variant's L1 property and what to say about it (errors not yet located)."""
+
+    production_variant: dict[str, Any]
+    host: hosts.HostDecision
+    infos: tuple[str, ...] = ()
+    warnings: tuple[tuple[str, str], ...] = ()
+    errors: tuple[TritonValidationError, ...] = field(default=())
+
+    @property
+    def inference_ami_version(self) -> str | None:
+        """The ``InferenceAmiVersion`` the template carries (None: left out)."""
+        value = self.production_variant.get("inferenceAmiVersion")
+        return value if isinstance(value, str) else None
+
+
+def _host(facts: VariantFacts) -> hosts.HostDecision:
+    pinned = facts.inference_ami_version
+    if is_token(facts.instance_type) or is_token(pinned) or is_token(facts.triton_version):
+        return hosts.HostDecision(outcome="unchanged", inference_ami_version=pinned)
+    return hosts.decide_host(
+        release=facts.triton_version, instance_type=facts.instance_type, inference_ami_version=pinned
+    )
+
+
+def build_variant(facts: VariantFacts) -> BuiltVariant:
+    """The production variant of ``facts``: the host decision applied, the template's key order kept."""
+    host = _host(facts)
+    prop = props(
+        variant_name=facts.variant_name,
+        model_name=facts.model_name,
+        initial_instance_count=facts.instance_count,
+        initial_variant_weight=facts.initial_variant_weight,
+        instance_type=facts.instance_type,
+        container_startup_health_check_timeout_in_seconds=facts.container_startup_health_check_timeout_seconds,
+        model_data_download_timeout_in_seconds=facts.model_data_download_timeout_seconds,
+        volume_size_in_gb=facts.volume_size_gib,
+        inference_ami_version=host.inference_ami_version,
+    )
+    infos: tuple[str, ...] = ()
+    warnings: tuple[tuple[str, str], ...] = ()
+    if host.outcome == "choose" and host.message:
+        infos = (host.message,)
+    elif host.outcome == "warn" and host.message and host.warning_id:
+        warnings = ((host.warning_id, host.message),)
+    errors = (host.error,) if host.error is not None else ()
+    return BuiltVariant(production_variant=prop, host=host, infos=infos, warnings=warnings, errors=errors)
+
+
+def apply_variant(scope: IConstruct, built: BuiltVariant) -> dict[str, Any]:
+    """Raise ``built``'s errors at ``scope`` (nothing is defined then), write its annotations, return the property."""
+    if built.errors:
+        raise_all([e if e.path else e.at(scope.node.path) for e in built.errors])
+    annotate(scope, built)
+    return built.production_variant
+
+
+def annotate(scope: IConstruct, built: BuiltVariant) -> None:
+    """The variant's infos and warnings, as annotations of ``scope``."""
+    for message in built.infos:
+        cdk.Annotations.of(scope).add_info(message)
+    for warning_id, message in built.warnings:
+        cdk.Annotations.of(scope).add_warning_v2(warning_id, message)
