@@ -195,6 +195,17 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "GpuArtifactsOnCpuInstance": lambda s: trt(s, instance_type="ml.c6i.xlarge"),
     "GpuArchitectureMismatch": lambda s: trt(s, instance_type="ml.g4dn.xlarge"),
     "MmeNeedsSingleGpu": lambda s: mme(s, instance_type="ml.g5.12xlarge"),
+    "NoTritonImageForInstance": lambda s: sme(s, instance_type="ml.c7g.xlarge"),
+    "InvalidKmsKeyArn": lambda s: TritonModel(
+        s,
+        "M",
+        artifacts=ModelArtifacts.from_bucket(
+            _bucket(s),
+            "repo/",
+            default_model="m",
+            encryption_key=kms.Key.from_key_arn(s, "K", "arn:aws:kms:us-east-1:123456789012:alias/artifacts"),
+        ),
+    ),
     "GpuIndexOutOfRange": lambda s: _grouped(s, {"kind": "KIND_GPU", "count": 1, "gpus": [7]}),
     "GpuInstanceGroupOnCpuInstance": lambda s: _grouped(
         s, {"kind": "KIND_GPU", "count": 1}, instance_type="ml.c6i.xlarge"
@@ -355,6 +366,8 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "OnnxTooNewForImage": ("image", "sagemaker-tritonserver:24.09-py3"),
     "ResponseCacheNotConfigured": ("server_options.response_cache_byte_size", None),
     "MmeNeedsSingleGpu": ("instance_type", "ml.g5.12xlarge"),
+    "NoTritonImageForInstance": ("instance_type", "ml.c7g.xlarge"),
+    "InvalidKmsKeyArn": ("artifacts kms_key_arn", "arn:aws:kms:us-east-1:123456789012:alias/artifacts"),
     "PortConflict": ("ports", (8080, 8080)),
     "ReservedEnvironmentVariable": ("environment", "SAGEMAKER_TRITON_THREAD_COUNT"),
     "SecurityGroupsWithoutVpc": ("security_groups/vpc_subnets", "vpc_subnets"),
