@@ -81,6 +81,8 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "InvalidEndpointMode": "from_endpoint_attributes mode is neither 'SME' nor 'MME'",
     # deploy verification
     "SampleFileMissing": "a recorded sample with no S3 URIs whose file is not next to the manifest",
+    "InvalidVerificationCheck": "a VerificationCheck without a model, with a sample URI that is not s3://<bucket>/<key>, "
+    "a tolerance that is negative or not finite, or an empty warm_up name",
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
 }
 

@@ -27,6 +27,7 @@ def _mismatch(what: str, path: Path, expected: str, got: str) -> TritonValidatio
         problem=f"has sha256 {got[:16]}..., the manifest says {expected[:16]}...",
         allowed="the bytes the build wrote",
         fix="rebuild with `cdk-triton build` (the artifact changed after the build)",
+        path=str(path),
     )
 
 
@@ -137,7 +138,7 @@ def prepare_sme_repository(
                     raise _mismatch(f"model '{model}' file {rel}", path, expected, got)
         got = tree_sha256(source)
         if got != entry.sha256:
-            raise _mismatch(f"endpoint '{entry.name}' repository tree", source, entry.sha256, got)
+            raise _mismatch(f"endpoint '{entry.name}' repository tree", source, entry.sha256 or "", got)
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     parse_configs(dest)
     return apply_overlay(dest, overlay, record=dest.parent / "overlay.json")

@@ -33,6 +33,7 @@ from cdk_triton.constructs import (
     TritonImage,
     TritonMetrics,
     TritonModel,
+    VerificationCheck,
 )
 from cdk_triton.constructs import endpoint as endpoint_module
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
@@ -269,6 +270,13 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
         s, artifacts=ModelArtifacts.from_manifest(_BAD / "no-samples.json", "classifier")
     ).add_verification(),
     "InvalidVerificationDeadline": lambda s: sme(s).add_verification(deadline=cdk.Duration.minutes(15)),
+    "InvalidVerificationCheck": lambda s: sme(s).add_verification(
+        checks=[
+            VerificationCheck(
+                model="classifier", request_s3_uri="samples/req.json", response_s3_uri="s3://b-1/r.json"
+            )
+        ]
+    ),
     "MmeWithoutModels": lambda s: _mme_bucket(s, {}),
     "InvalidTargetModel": lambda s: _mme_bucket(s, {"resnet": "r" * 1018 + ".tar.gz"}),
     "TargetModelCaseCollision": lambda s: _mme_bucket(
@@ -382,6 +390,7 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "NoRecordedSamples": ("artifacts", "multi"),
     "SampleFileMissing": ("sample.request", str(_BAD / "samples" / "classifier.request.json")),
     "InvalidVerificationDeadline": ("deadline", "900 s"),
+    "InvalidVerificationCheck": ("checks[0].request_s3_uri", "samples/req.json"),
     "MmeWithoutModels": ("target_models", {}),
     "InvalidTargetModel": ("target_models['resnet']", "r" * 60 + "... (1025 characters)"),
     "TargetModelCaseCollision": (

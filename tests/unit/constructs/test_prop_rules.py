@@ -203,6 +203,7 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("add_verification", "checks", "at least one model with a recorded sample (response included)", "NoRecordedSamples", None, None),
     ("add_verification", "sample.request", "recorded S3 URIs, or the sample files beside the manifest", "SampleFileMissing", None, None),
     ("add_verification", "deadline", "30 s to 14 min (the Lambda's 15 min less the margin)", "InvalidVerificationDeadline", None, None),
+    ("add_verification", "checks", "s3:// sample objects, tolerances >= 0, a model", "InvalidVerificationCheck", None, None),
     ("TritonEndpoint", "(instance_groups of the built models)", "KIND_GPU only on a GPU instance type", "GpuInstanceGroupOnCpuInstance", None, None),
     ("TritonEndpoint", "(instance_groups of the built models)", "GPU indexes below the instance type's GPU count", "GpuIndexOutOfRange", None, None),
     ("TritonModel", "(TensorRT plans of the manifest)", "built by the image's TensorRT version", "TensorRTVersionMismatch", None, None),
