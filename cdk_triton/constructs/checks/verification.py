@@ -16,7 +16,9 @@ from cdk_triton.constructs.checks.artifacts import check_kms_key_arn
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.errors import TritonValidationError
 
-S3_OBJECT = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/\S*[^/\s]$")
+#: ``s3://<bucket>/<key>`` of an object; the bucket's naming rules are not checked (an offline example
+#: carries a placeholder bucket, ``...-ACCOUNT``, that the build replaces), as in ``artifacts.S3_URI``.
+S3_OBJECT = re.compile(r"^s3://[^/\s]{3,}/\S*[^/\s]$")
 
 
 def _bad(prop: str, value: Any, problem: str, allowed: str, fix: str) -> TritonValidationError:
