@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from cdk_triton.errors import BuildError, CdkTritonError, TritonValidationError
+from cdk_triton.errors import BuildError, CdkTritonError, TritonValidationError, TritonValidationErrors
 
 # subcommand modules; each defines register(subparsers) and sets func=callable(args)->int
 _COMMAND_MODULES = (
@@ -55,6 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except TritonValidationError as exc:
+        if exc.path is None and not isinstance(exc, TritonValidationErrors):
+            exc = exc.at(f"cdk-triton {words[0]}")  # a flag's error: the command line is where it is
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BuildError as exc:

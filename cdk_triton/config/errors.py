@@ -64,6 +64,14 @@ SHARED_RULE_ERRORS: dict[str, str] = {
     "InvalidModelName": "a model name that is not a Triton model directory name (the declaration's name, "
     "default_model_name, from_bucket default_model / models)",
     "InvalidInstanceType": "an instance type that is not a SageMaker hosting instance type 'ml.<family>.<size>'",
+    "UnknownInstanceType": "a well-formed instance type the instance table does not know (the message names the "
+    "closest known type; the constructs warn cdk-triton:UnknownGpuInstanceType instead)",
+    "NoTritonImageForInstance": "a Graviton (arm64) or Inferentia/Trainium instance type: no sagemaker-tritonserver "
+    "image runs there",
+    "MmeNeedsSingleGpu": "a GPU multi-model endpoint on an instance type with more than one GPU",
+    "ComputeCapabilityTooLow": "the instance's GPU is older than the Triton release supports (e.g. ml.p2, K80 3.7 < 6.0)",
+    "InvalidKmsKeyArn": "a KMS key reference that is not a key ARN arn:<partition>:kms:<region>:<account>:key/<id> "
+    "(an alias, an alias ARN, a bare key id, a wrong partition, region or account)",
     "GpuInstanceGroupOnCpuInstance": "a KIND_GPU instance group on an instance type without an NVIDIA GPU",
     "GpuIndexOutOfRange": "an instance group GPU index beyond the instance type's GPUs",
     "SequenceBatchingInstances": "a sequence-batched (stateful) model on an endpoint whose requests may reach "

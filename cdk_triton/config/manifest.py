@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.config.arns import check_kms_key_arn
 from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
 from cdk_triton.errors import TritonValidationError
 
@@ -274,7 +275,7 @@ def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
             path=source,
         )
     known_keys(data, _TOP_KEYS, "$", fail, what="a manifest field")
-    location = _artifact_location(required(data, "artifact_location", dict, "$", fail), fail)
+    location = _artifact_location(required(data, "artifact_location", dict, "$", fail), fail, source)
     models = {
         name: _model_entry(name, m, fail) for name, m in required(data, "models", dict, "$", fail).items()
     }
@@ -294,11 +295,24 @@ def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
     )
 
 
-def _artifact_location(loc: dict[str, Any], fail: Fail) -> ArtifactLocation:
+def _artifact_location(loc: dict[str, Any], fail: Fail, source: str | None) -> ArtifactLocation:
+    kms = optional(loc, "kms_key_arn", str, "artifact_location", fail)
+    if kms is not None and (
+        bad := check_kms_key_arn(kms, prop="manifest field 'artifact_location.kms_key_arn'")
+    ):
+        raise ManifestError(
+            bad.code,
+            prop=bad.prop,
+            value=kms,
+            problem=bad.problem,
+            allowed=bad.allowed,
+            fix=bad.fix,
+            path=source,
+        )
     return ArtifactLocation(
         bucket=required(loc, "bucket", str, "artifact_location", fail),
         prefix=optional(loc, "prefix", str, "artifact_location", fail) or "",
-        kms_key_arn=optional(loc, "kms_key_arn", str, "artifact_location", fail),
+        kms_key_arn=kms,
     )
 
 

@@ -40,10 +40,8 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "OnnxTooNewForImage": "an ONNX model whose recorded opset or IR version is above what the image's ONNX Runtime reads",
     "SecurityGroupsWithoutVpc": "security groups or subnets given without a VPC",
     # instance type
-    "ComputeCapabilityTooLow": "the instance's GPU is older than the Triton release supports (e.g. ml.p2, K80 3.7 < 6.0)",
     "GpuArtifactsOnCpuInstance": "the artifacts need a GPU (TensorRT plans) and the instance type has none",
     "GpuArchitectureMismatch": "the TensorRT plans were built for another GPU architecture than the instance's",
-    "MmeNeedsSingleGpu": "a GPU multi-model endpoint on an instance type with more than one GPU",
     "KmsKeyOnLocalStorage": "a volume KMS key on an instance type with local NVMe storage (CreateEndpointConfig fails)",
     "InvalidInstanceCount": "instance_count below 1",
     "InvalidVariantName": "variant_name does not match SageMaker's name pattern",
@@ -84,6 +82,8 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "InvalidEndpointMode": "from_endpoint_attributes mode is neither 'SME' nor 'MME'",
     # deploy verification
     "SampleFileMissing": "a recorded sample with no S3 URIs whose file is not next to the manifest",
+    "InvalidVerificationCheck": "a VerificationCheck without a model, with a sample URI that is not s3://<bucket>/<key>, "
+    "a tolerance that is negative or not finite, or an empty warm_up name",
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
 }
 
@@ -114,6 +114,10 @@ SURFACED: dict[str, str] = pick(
         "UnsupportedManifestVersion",
         "ResponseCacheNotConfigured",
         "InvalidInstanceType",
+        "NoTritonImageForInstance",
+        "MmeNeedsSingleGpu",
+        "ComputeCapabilityTooLow",
+        "InvalidKmsKeyArn",
         "GpuInstanceGroupOnCpuInstance",
         "GpuIndexOutOfRange",
         "SequenceBatchingInstances",

@@ -26,6 +26,7 @@ from cdk_triton.constructs._tokens import (
     stack_info,
 )
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
+from cdk_triton.constructs.checks import artifacts as artifact_checks
 from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.environment import check_environment_values
 from cdk_triton.constructs.checks.names import check_sagemaker_model_name
@@ -141,6 +142,7 @@ class TritonModel(Construct):
         errs += _check_environment(raw_env)
         errs += check_environment_values(raw_env)
         errs += check_sagemaker_model_name(model_name)
+        errs += artifact_checks.check_kms_key_arn(art.kms_key_arn, prop="artifacts kms_key_arn")
         errs += self._image_source.validate()
         self.metrics_namespace: str | None = None
         if metrics is not None:
@@ -481,6 +483,7 @@ class TritonModel(Construct):
             reason="data capture writes one object per captured batch under its prefix",
         )
         if kms_key_arn:
+            self._raise_at(self, artifact_checks.check_kms_key_arn(kms_key_arn, prop="kms_key_arn"))
             self._add("EncryptDataCapture", ["kms:Encrypt", "kms:GenerateDataKey"], [kms_key_arn])
         self._flush_acks()
 

@@ -35,8 +35,9 @@ from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
+from cdk_triton.constructs.checks.verification import check_verification_spec
 from cdk_triton.constructs.errors import located, validation_error
-from cdk_triton.errors import TritonValidationError
+from cdk_triton.errors import TritonValidationError, raise_all
 
 __all__ = [
     "DEFAULT_VERIFICATION_DEADLINE",
@@ -270,6 +271,9 @@ class TritonVerification(Construct):
         super().__init__(scope, construct_id)
         deadline_s = int((deadline or DEFAULT_VERIFICATION_DEADLINE).to_seconds())
         self._check_props(checks, deadline_s, mode, target_model_parameter_path)
+        spec_errs = check_verification_spec(checks, warm_up=warm_up, artifacts_key_arn=artifacts_key_arn)
+        if spec_errs:
+            raise_all([e.at(self.node.path) for e in spec_errs])
         self.checks = list(checks)
         spec: dict[str, Any] = {
             "EndpointName": endpoint_name,

@@ -104,7 +104,41 @@ def _register_clients(subparsers: Any) -> None:
 # ---------------------------------------------------------------------------- serve / stop
 
 
+#: serve flag -> (lowest, highest or None, allowed in words).
+_SERVE_RANGES: dict[str, tuple[float, float | None, str]] = {
+    "port": (1, 65535, "1..65535"),
+    "instance_count": (1, None, "an integer >= 1"),
+    "memory_budget_mb": (1, None, "megabytes >= 1"),
+    "start_timeout": (1, None, "seconds >= 1"),
+}
+
+
+def _check_serve_flags(args: argparse.Namespace) -> None:
+    """Every serve flag in range, before a server or a state file is made (``InvalidServeFlag``)."""
+    from cdk_triton.errors import TritonValidationError, raise_all
+
+    errs = []
+    for name, (lo, hi, allowed) in _SERVE_RANGES.items():
+        value = getattr(args, name, None)
+        if value is None or (value >= lo and (hi is None or value <= hi)):
+            continue
+        flag = "--" + name.replace("_", "-")
+        errs.append(
+            TritonValidationError(
+                "InvalidServeFlag",
+                prop=flag,
+                value=value,
+                problem="is out of range",
+                allowed=allowed,
+                fix=f"pass {flag} within {allowed}, or leave it out for the default",
+                path=f"cdk-triton serve {flag}",
+            )
+        )
+    raise_all(errs)
+
+
 def _serve_request(args: argparse.Namespace) -> detached.ServeRequest:
+    _check_serve_flags(args)
     return detached.ServeRequest(
         manifest=args.manifest,
         endpoints=tuple(args.endpoints or ()),

@@ -15,6 +15,8 @@ from cdk_triton.errors import CdkTritonError
 
 #: Input errors (TritonValidationError): code -> what it means.
 VALIDATION_ERRORS: dict[str, str] = {
+    "InvalidServeFlag": "a `cdk-triton serve` flag out of range (--port outside 1..65535; --instance-count, "
+    "--memory-budget-mb or --start-timeout not positive), refused before anything starts",
     "UnsupportedDatatype": "a request tensor's datatype or an input's numpy dtype that KServe v2 / Triton does not have",
     "TargetModelOnSingleModelEndpoint": "a target model given for a single-model endpoint",
     "UnknownTargetModel": "a target model that is neither a logical name of the endpoint nor its hashed TargetModel value",

@@ -8,23 +8,15 @@ only yields "failed to poll from model repository" from the server).
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
 import tarfile
 from pathlib import Path
 
+from cdk_triton.config.digest import file_sha256 as sha256_file
+from cdk_triton.config.digest import tree_sha256
 from cdk_triton.config.manifest import EndpointEntry, Manifest, TargetModel
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.overlay import CpuOverlay, OverlayChange, apply_overlay
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _mismatch(what: str, path: Path, expected: str, got: str) -> TritonValidationError:
@@ -35,25 +27,8 @@ def _mismatch(what: str, path: Path, expected: str, got: str) -> TritonValidatio
         problem=f"has sha256 {got[:16]}..., the manifest says {expected[:16]}...",
         allowed="the bytes the build wrote",
         fix="rebuild with `cdk-triton build` (the artifact changed after the build)",
+        path=str(path),
     )
-
-
-def tree_sha256(root: Path) -> str:
-    """The build's tree hash of a directory: sha256 over sorted ``<path>\\0<file sha256>\\n`` lines.
-
-    Same definition as ``cdk_triton.builder.package.tree_digest`` (``__pycache__`` and ``*.pyc`` skipped).
-    """
-    files: dict[str, str] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        for f in filenames:
-            if not f.endswith(".pyc"):
-                p = Path(dirpath) / f
-                files[p.relative_to(root).as_posix()] = sha256_file(p)
-    h = hashlib.sha256()
-    for k in sorted(files):
-        h.update(f"{k}\0{files[k]}\n".encode())
-    return h.hexdigest()
 
 
 def check_archive(path: Path, expected: str, what: str) -> None:
@@ -162,8 +137,8 @@ def prepare_sme_repository(
                 if got != expected:
                     raise _mismatch(f"model '{model}' file {rel}", path, expected, got)
         got = tree_sha256(source)
-        if entry.sha256 and got != entry.sha256:
-            raise _mismatch(f"endpoint '{entry.name}' repository tree", source, entry.sha256, got)
+        if got != entry.sha256:
+            raise _mismatch(f"endpoint '{entry.name}' repository tree", source, entry.sha256 or "", got)
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     parse_configs(dest)
     return apply_overlay(dest, overlay, record=dest.parent / "overlay.json")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.config import tables
+from cdk_triton.config.arns import check_kms_key_arn
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.declaration.model import ModelSpec
 from cdk_triton.config.declaration.rules import run_rules
@@ -113,6 +114,9 @@ def _artifact_location(data: dict[str, Any], override: str | None, errs: Errors)
     """``override`` or the declared ``artifact_location`` (an S3 URI) with ``kms_key_arn``."""
     loc_raw = override or data.get("artifact_location")
     kms = typed(data, "kms_key_arn", str, "", errs)
+    if kms is not None and (bad := check_kms_key_arn(kms, prop="kms_key_arn")) is not None:
+        errs.items.append(bad.at(errs.where("kms_key_arn")))
+        kms = None
     if loc_raw is None:
         errs.add(
             "MissingField",

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from cdk_triton.config import hosts, tables
+from cdk_triton.config import hosting, hosts, tables
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.declaration.model import EnsembleStep, ModelSpec
 from cdk_triton.config.parse import closest, problem
@@ -488,18 +488,15 @@ def check_sequence_batching_endpoint(spec: DeclarationView, i: int, e: EndpointS
 
 
 def check_instance_types(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+    """Each instance type passes the hosting rules the constructs enforce at synth (``config.hosting``):
+    its shape, the instance table (a typo names the closest type), a Triton image for it, a single GPU
+    for a multi-model endpoint, the release's minimum compute capability."""
     return [
-        problem(
-            "InvalidInstanceType",
-            f"endpoints[{i}].instance_types",
-            "instance type",
-            it,
-            "is not a SageMaker instance type",
-            "e.g. ml.g5.xlarge",
-            "prefix it with ml.",
+        err.at(f"endpoints[{i}].instance_types[{j}]")
+        for j, it in enumerate(e.instance_types)
+        for err in hosting.check_declared_instance_type(
+            it, multi_model=e.is_multi_model, triton_version=spec.triton_version
         )
-        for it in e.instance_types
-        if not it.startswith("ml.")
     ]
 
 
@@ -578,7 +575,8 @@ MODEL_RULES: tuple[ModelRule, ...] = (
 )
 #: Run for each endpoint, in this order.
 ENDPOINT_RULES: tuple[EndpointRule, ...] = (check_endpoint_lists_not_empty,)
-#: Run for each endpoint whose models are all declared (see ``check_endpoint_models_declared``).
+#: Run for each endpoint whose models are all declared (see ``check_endpoint_models_declared``)
+#: (and whose ensembles' steps are all declared: ``_steps_declared``).
 ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
     check_mme_archives_disjoint,
     check_mme_targets_unique,
@@ -588,6 +586,17 @@ ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
     check_sequence_batching_endpoint,
     check_gpu_placement_fits,
 )
+
+
+def _steps_declared(spec: DeclarationView, e: EndpointSpec) -> bool:
+    """Whether every ensemble step the endpoint's models reach is declared (an undeclared step is
+    reported by ``check_ensemble_steps``, naming the closest declared model)."""
+    try:
+        for name in e.models:
+            spec.closure(name)
+    except KeyError:
+        return False
+    return True
 
 
 def check_models(spec: DeclarationView) -> Problems:
@@ -603,7 +612,7 @@ def check_endpoints(spec: DeclarationView) -> Problems:
         out += [p for rule in ENDPOINT_RULES for p in rule(spec, i, e)]
         undeclared = check_endpoint_models_declared(spec, i, e)
         out += undeclared
-        if not undeclared:
+        if not undeclared and _steps_declared(spec, e):
             out += [p for rule in ENDPOINT_MODEL_RULES for p in rule(spec, i, e)]
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from cdk_triton.config import layout
+from cdk_triton.config import arns, digest, layout
 from cdk_triton.config.manifest import MULTI_MODEL, EndpointEntry, Manifest
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.errors import catalogued
@@ -44,6 +44,14 @@ def check_model_names(default_model: str | None, models: Iterable[str]) -> list[
             )
         )
     return errs
+
+
+def check_kms_key_arn(value: str | None, *, prop: str) -> list[TritonValidationError]:
+    """A key ARN string given to a construct (a token is skipped): the config rule ``arns.check_kms_key_arn``."""
+    if value is None or is_token(value):
+        return []
+    err = arns.check_kms_key_arn(value, prop=prop)
+    return [err] if err is not None else []
 
 
 def check_gpu_architectures(archs: Iterable[str]) -> list[TritonValidationError]:
@@ -145,8 +153,11 @@ def check_manifest_entry(manifest: Manifest, key: str) -> list[TritonValidationE
     errs = _check_references(manifest, entry, key)
     errs += check_gpu_architectures(entry.gpu_architectures)
     if entry.mode != MULTI_MODEL:
-        errs += _uri(f"{where}.s3_uri", entry.s3_uri)
-        errs += _sha(f"{where}.sha256", entry.sha256)
+        uri_errs = _uri(f"{where}.s3_uri", entry.s3_uri)
+        sha_errs = _sha(f"{where}.sha256", entry.sha256)
+        errs += uri_errs + sha_errs
+        if not uri_errs and not sha_errs:
+            errs += _check_sme_digest(manifest, entry, key)
         return errs
     prefix_errs = _uri(f"{where}.s3_prefix", entry.s3_prefix)
     errs += prefix_errs
@@ -185,6 +196,46 @@ def check_manifest_entry(manifest: Manifest, key: str) -> list[TritonValidationE
                 )
             )
     return errs
+
+
+def _check_sme_digest(manifest: Manifest, entry: EndpointEntry, key: str) -> list[TritonValidationError]:
+    """An SME entry's ``sha256`` is the digest its S3 location carries (``sme/<ep>/<sha16>/`` for a
+    directory, an archive name holding its first 12 hex, ``<ep>-<sha12>.tar.gz``) and, where the manifest was read from a file and its
+    ``local_path`` is there, the digest of that repository or archive (``config.digest``): a hand-edited
+    hash, or a repository changed after the build, is not trusted."""
+    where = f"endpoints.{key}"
+    sha, uri = entry.sha256 or "", entry.s3_uri or ""
+    if entry.packaging == "directory":
+        expected_key = layout.sme_directory_key(key, sha)
+        carries = uri.endswith(f"/{expected_key}")
+    else:
+        expected_key = layout.sme_archive_key(key, layout.archive_name(key, sha))
+        carries = sha[: layout.ARCHIVE_HASH_HEX] in uri.rsplit("/", 1)[-1]  # older builds: <sha16>.tar.gz
+    if not carries:
+        return [
+            _untrusted(
+                "ManifestHashMismatch",
+                f"{where}.s3_uri",
+                uri,
+                f"does not carry its recorded sha256 {sha[:16]}...",
+                f"a location ending {expected_key} (the build names the repository by its digest)",
+            )
+        ]
+    if manifest.path is None or not entry.local_path:
+        return []
+    got = digest.local_digest(manifest.resolve(entry.local_path))
+    if got is None or got == sha:
+        return []
+    return [
+        _untrusted(
+            "ManifestHashMismatch",
+            f"{where}.sha256",
+            sha,
+            f"is not the digest of {entry.local_path} ({got[:16]}...): the manifest or the "
+            f"{'repository' if entry.packaging == 'directory' else 'archive'} changed after the build",
+            got,
+        )
+    ]
 
 
 def _check_references(manifest: Manifest, entry: EndpointEntry, key: str) -> list[TritonValidationError]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from cdk_triton.config import tables
+from cdk_triton.config import hosting, tables
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.errors import catalogued
@@ -14,7 +14,7 @@ from cdk_triton.errors import TritonValidationError
 Warning = tuple[str, str]
 
 
-INSTANCE_TYPE = re.compile(r"^ml\.[a-z0-9-]+\.[a-z0-9]+$")
+INSTANCE_TYPE = hosting.INSTANCE_TYPE
 
 
 _LOCAL_NVME_CPU = re.compile(r"^[a-z]+\d+[a-z]*d[a-z]*$")
@@ -51,7 +51,15 @@ def check_instance(
         return [], []
     if not INSTANCE_TYPE.fullmatch(it):
         return [not_an_instance_type(it)], []
-    errs = _check_compute_capability(it, info, triton_version)
+    errs = [
+        e
+        for e in (
+            hosting.check_compute_capability(it, triton_version),
+            hosting.check_triton_runs_there(it),
+            hosting.check_mme_single_gpu(it, multi_model=multi_model),
+        )
+        if e is not None
+    ]
     warnings: list[Warning] = []
     family = it.split(".")[1]
     if info is None and family[:1] in ("g", "p") and not family.startswith("perf"):
@@ -64,18 +72,7 @@ def check_instance(
         )
     errs += _check_architecture(it, info, gpu_architectures)
     mme_types = tables.confirmed_mme_gpu_types()
-    if multi_model and info is not None and info.gpu_count > 1:
-        errs.append(
-            catalogued(
-                "MmeNeedsSingleGpu",
-                prop="instance_type",
-                value=it,
-                problem=f"has {info.gpu_count} GPUs; GPU multi-model endpoints need a single-GPU instance",
-                allowed=", ".join(mme_types),
-                fix=f"use e.g. ml.{info.family}.xlarge, or a single-model endpoint",
-            )
-        )
-    elif multi_model and info is not None and it not in mme_types:
+    if multi_model and info is not None and info.gpu_count <= 1 and it not in mme_types:
         warnings.append(
             (
                 "cdk-triton:MmeGpuUnconfirmed",
@@ -91,30 +88,6 @@ def check_instance(
             )
         )
     return errs, warnings
-
-
-def _check_compute_capability(
-    it: str, info: InstanceTypeInfo | None, version: str | None
-) -> list[TritonValidationError]:
-    if info is None or version is None:
-        return []
-    try:
-        min_cc = tables.release(version).min_compute_capability.value
-    except TritonValidationError:
-        min_cc = None
-    if not min_cc or float(info.compute_capability) >= float(min_cc):
-        return []
-    return [
-        catalogued(
-            "ComputeCapabilityTooLow",
-            prop="instance_type",
-            value=it,
-            problem=f"has {info.gpu} GPUs (compute capability {info.compute_capability}), below the "
-            f"{min_cc} Triton {version} requires",
-            allowed=f"GPU instance types with compute capability >= {min_cc} (g4dn, g5, g6, p3, p4d, p5)",
-            fix="choose e.g. ml.g4dn.xlarge or ml.g5.xlarge",
-        )
-    ]
 
 
 def _check_architecture(
@@ -151,14 +124,9 @@ def _check_architecture(
 
 
 def not_an_instance_type(instance_type: str) -> TritonValidationError:
-    return catalogued(
-        "InvalidInstanceType",
-        prop="instance_type",
-        value=instance_type,
-        problem="is not a SageMaker hosting instance type",
-        allowed="'ml.<family>.<size>' such as ml.g5.xlarge, ml.g4dn.xlarge, ml.c6i.xlarge",
-        fix="add the 'ml.' prefix and check the family and size",
-    )
+    err = hosting.check_instance_type_shape(instance_type)
+    assert err is not None, instance_type
+    return err
 
 
 def instance_count_below_1(instance_count: int, fix: str) -> TritonValidationError:

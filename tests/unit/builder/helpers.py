@@ -68,7 +68,7 @@ def fake_plan(directory: Path, arch: str, *, max_batch: int = 4, trt_version: st
     return directory.name
 
 
-def plans_decl(tmp: Path, instance_types: str, **kw: int) -> Path:
+def plans_decl(tmp: Path, instance_types: str, *, mode: str = "MultiModel", **kw: int) -> Path:
     a = fake_plan(tmp / "plans_sm86", "sm86", **kw)
     b = fake_plan(tmp / "plans_sm75", "sm75", **kw)
     return write_decl(
@@ -76,7 +76,7 @@ def plans_decl(tmp: Path, instance_types: str, **kw: int) -> Path:
         tiny("multi_plan", "tensorrt") + f"    tensorrt: {{plans: [{a}, {b}]}}\n",
         endpoints=f"""
   - name: ep
-    mode: MultiModel
+    mode: {mode}
     instance_types: [{instance_types}]
     models: [multi_plan]
 """,

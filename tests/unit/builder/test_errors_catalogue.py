@@ -136,6 +136,23 @@ DECLARATION_CASES: dict[str, tuple[str, str | None, str]] = {
         SME.format(models="tiny"),
         "GPU indexes 0..0",
     ),
+    "UnknownInstanceType": (
+        tiny(),
+        SME.format(models="tiny").replace("g5.xlarge", "g5.xlarg"),
+        "'ml.g5.xlarge'",
+    ),
+    "NoTritonImageForInstance": (
+        tiny(),
+        SME.format(models="tiny").replace("g5.xlarge", "c7g.xlarge"),
+        "arm64",
+    ),
+    "MmeNeedsSingleGpu": (
+        tiny(),
+        MME.format(models="tiny").replace("g5.xlarge", "g5.12xlarge"),
+        "has 4 GPUs",
+    ),
+    "ComputeCapabilityTooLow": (tiny(), SME.format(models="tiny").replace("g5.xlarge", "p2.xlarge"), "3.7"),
+    "InvalidKmsKeyArn": (tiny(), None, "names a KMS alias"),
 }
 
 
@@ -156,6 +173,8 @@ def _nothing_written(out: Path) -> None:
 def test_fails_declaration(code: str, tmp_path: Path) -> None:
     body, endpoints, text = DECLARATION_CASES[code]
     decl = write_decl(tmp_path, body, endpoints=endpoints)
+    if code == "InvalidKmsKeyArn":
+        decl.write_text("kms_key_arn: alias/artifacts\n" + decl.read_text())
     with pytest.raises(TritonValidationError) as exc:
         run_build(decl, out_dir=tmp_path / "out", upload=True, progress=False, s3_client=NoS3())
     codes = getattr(exc.value, "codes", [exc.value.code])

@@ -26,7 +26,7 @@ def test_fails_onnx_ir_version_too_new(tiny_build, tmp_path: Path) -> None:  # t
 
 
 def test_fails_plan_for_another_gpu_or_profile(tmp_path: Path) -> None:
-    decl = plans_decl(tmp_path / "a", "ml.p4d.24xlarge")
+    decl = plans_decl(tmp_path / "a", "ml.p4d.24xlarge", mode="SingleModel")  # 8 GPUs: no MME
     with pytest.raises(BuildError, match=r"has .*sm80.*\[PlanArchitectureMismatch\]"):
         run_build(decl, out_dir=tmp_path / "a" / "out", progress=False)
     assert not (tmp_path / "a" / "out" / "manifest.json").exists()

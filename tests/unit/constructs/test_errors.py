@@ -33,6 +33,7 @@ from cdk_triton.constructs import (
     TritonImage,
     TritonMetrics,
     TritonModel,
+    VerificationCheck,
 )
 from cdk_triton.constructs import endpoint as endpoint_module
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
@@ -219,6 +220,17 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "GpuArtifactsOnCpuInstance": lambda s: trt(s, instance_type="ml.c6i.xlarge"),
     "GpuArchitectureMismatch": lambda s: trt(s, instance_type="ml.g4dn.xlarge"),
     "MmeNeedsSingleGpu": lambda s: mme(s, instance_type="ml.g5.12xlarge"),
+    "NoTritonImageForInstance": lambda s: sme(s, instance_type="ml.c7g.xlarge"),
+    "InvalidKmsKeyArn": lambda s: TritonModel(
+        s,
+        "M",
+        artifacts=ModelArtifacts.from_bucket(
+            _bucket(s),
+            "repo/",
+            default_model="m",
+            encryption_key=kms.Key.from_key_arn(s, "K", "arn:aws:kms:us-east-1:123456789012:alias/artifacts"),
+        ),
+    ),
     "GpuIndexOutOfRange": lambda s: _grouped(s, {"kind": "KIND_GPU", "count": 1, "gpus": [7]}),
     "GpuInstanceGroupOnCpuInstance": lambda s: _grouped(
         s, {"kind": "KIND_GPU", "count": 1}, instance_type="ml.c6i.xlarge"
@@ -291,6 +303,13 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
         s, artifacts=ModelArtifacts.from_manifest(_BAD / "no-samples.json", "classifier")
     ).add_verification(),
     "InvalidVerificationDeadline": lambda s: sme(s).add_verification(deadline=cdk.Duration.minutes(15)),
+    "InvalidVerificationCheck": lambda s: sme(s).add_verification(
+        checks=[
+            VerificationCheck(
+                model="classifier", request_s3_uri="samples/req.json", response_s3_uri="s3://b-1/r.json"
+            )
+        ]
+    ),
     "MmeWithoutModels": lambda s: _mme_bucket(s, {}),
     "InvalidTargetModel": lambda s: _mme_bucket(s, {"resnet": "r" * 1018 + ".tar.gz"}),
     "TargetModelCaseCollision": lambda s: _mme_bucket(
@@ -393,6 +412,8 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "OnnxTooNewForImage": ("image", "sagemaker-tritonserver:24.09-py3"),
     "ResponseCacheNotConfigured": ("server_options.response_cache_byte_size", None),
     "MmeNeedsSingleGpu": ("instance_type", "ml.g5.12xlarge"),
+    "NoTritonImageForInstance": ("instance_type", "ml.c7g.xlarge"),
+    "InvalidKmsKeyArn": ("artifacts kms_key_arn", "arn:aws:kms:us-east-1:123456789012:alias/artifacts"),
     "PortConflict": ("ports", (8080, 8080)),
     "ReservedEnvironmentVariable": ("environment", "SAGEMAKER_TRITON_THREAD_COUNT"),
     "SecurityGroupsWithoutVpc": ("security_groups/vpc_subnets", "vpc_subnets"),
@@ -407,6 +428,7 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "NoRecordedSamples": ("artifacts", "multi"),
     "SampleFileMissing": ("sample.request", str(_BAD / "samples" / "classifier.request.json")),
     "InvalidVerificationDeadline": ("deadline", "900 s"),
+    "InvalidVerificationCheck": ("checks[0].request_s3_uri", "samples/req.json"),
     "MmeWithoutModels": ("target_models", {}),
     "InvalidTargetModel": ("target_models['resnet']", "r" * 60 + "... (1025 characters)"),
     "TargetModelCaseCollision": (

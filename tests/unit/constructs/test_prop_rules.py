@@ -132,6 +132,7 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("TritonModel", "server_options", "CloudWatch settings only when publishing", "CloudWatchSettingsWithoutPublishing", None, None),
     ("TritonModel", "server_options", "additional_args are --flags", "InvalidAdditionalArg", None, None),
     ("TritonModel", "server_options", "additional_args set no managed flag", "ManagedFlagInAdditionalArgs", None, None),
+    ("TritonModel", "artifacts (encryption key)", "a KMS key ARN, not an alias", "InvalidKmsKeyArn", None, None),
     # ---- TritonEndpoint
     ("TritonEndpoint", "instance_type", "ml.<family>.<size>", "InvalidInstanceType", None, None),
     ("TritonEndpoint", "instance_type", "compute capability the release supports", "ComputeCapabilityTooLow", None, None),
@@ -142,6 +143,7 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("TritonEndpoint", "inference_ami_version", "accepted for the instance family", "InferenceAmiNotForInstance", None, None),
     ("TritonEndpoint", "inference_ami_version", "a driver that runs the release's CUDA", "InferenceAmiCannotRunRelease", None, None),
     ("TritonEndpoint", "inference_ami_version", "unset only where a host runs the release", "NoHostForRelease", None, None),
+    ("TritonEndpoint", "instance_type", "x86_64 or NVIDIA GPU (no Graviton, Inferentia)", "NoTritonImageForInstance", None, None),
     ("TritonEndpoint", "endpoint_name", "SageMaker's name pattern", "InvalidEndpointName", None, None),
     ("TritonEndpoint", "variant_name", "SageMaker's name pattern", "InvalidVariantName", None, None),
     ("TritonEndpoint", "instance_count", ">= 1", "InvalidInstanceCount", None, None),
@@ -206,6 +208,7 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("add_verification", "checks", "at least one model with a recorded sample (response included)", "NoRecordedSamples", None, None),
     ("add_verification", "sample.request", "recorded S3 URIs, or the sample files beside the manifest", "SampleFileMissing", None, None),
     ("add_verification", "deadline", "30 s to 14 min (the Lambda's 15 min less the margin)", "InvalidVerificationDeadline", None, None),
+    ("add_verification", "checks", "s3:// sample objects, tolerances >= 0, a model", "InvalidVerificationCheck", None, None),
     ("TritonEndpoint", "(instance_groups of the built models)", "KIND_GPU only on a GPU instance type", "GpuInstanceGroupOnCpuInstance", None, None),
     ("TritonEndpoint", "(instance_groups of the built models)", "GPU indexes below the instance type's GPU count", "GpuIndexOutOfRange", None, None),
     ("TritonModel", "(TensorRT plans of the manifest)", "built by the image's TensorRT version", "TensorRTVersionMismatch", None, None),

@@ -199,9 +199,11 @@ def test_logical_id_changes_with_what_is_verified(change: str) -> None:
 
     def mutate(d: dict[str, Any]) -> None:
         if change == "model_data":
-            d["endpoints"]["classifier"]["s3_uri"] = d["endpoints"]["classifier"]["s3_uri"].replace(
-                "dc9c", "ffff"
-            )
+            ep = d["endpoints"][
+                "classifier"
+            ]  # another repository: its key carries its digest (manifest trust)
+            ep["s3_uri"] = ep["s3_uri"].replace("dc9c", "ffff")
+            ep["sha256"] = "ffff" + ep["sha256"][4:]
         if change == "tolerance":
             d["endpoints"]["classifier"]["sample"]["atol"] = 0.5
         if change == "target_model":

@@ -8,6 +8,7 @@ catalogue.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import io
 import json
@@ -27,6 +28,7 @@ import pytest
 from cdk_triton.config.manifest import manifest_from_dict, read_manifest
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.errors import TritonValidationError
+from cdk_triton.local import commands as local_commands
 from cdk_triton.local import detached, repository, runtime, server
 from cdk_triton.local.client import datatype_of, resolve_sample, tensors_from_kserve
 from cdk_triton.local.endpoint import LocalEndpoint
@@ -133,6 +135,21 @@ Case = Callable[[Path, pytest.MonkeyPatch], object]
 
 #: code -> (what triggers it, the prop the error must name, the value it must name).
 VALIDATION_CASES: dict[str, tuple[Case, str, Any]] = {
+    "InvalidServeFlag": (
+        lambda t, m: local_commands._serve_request(
+            argparse.Namespace(
+                manifest="m.json",
+                endpoints=None,
+                port=70000,
+                instance_count=None,
+                memory_budget_mb=None,
+                start_timeout=120.0,
+                env=[],
+            )
+        ),
+        "--port",
+        70000,
+    ),
     "UnsupportedDatatype": (
         lambda t, m: tensors_from_kserve(
             {"inputs": [{"name": "x", "datatype": "FP8", "shape": [1], "data": [0]}]}

@@ -46,9 +46,12 @@ def test_fails_release_and_location_with_the_source() -> None:
     assert codes(document([model()], kms_key_arn=3)) == ["InvalidType"]
 
 
+KEY = "arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+
 def test_artifact_location_override_and_kms_key() -> None:
-    spec = BuildSpec.from_dict(document([model()], kms_key_arn="arn:k"), artifact_location="s3://other/p")
-    assert spec.artifact_location == ArtifactLocation(bucket="other", prefix="p", kms_key_arn="arn:k")
+    spec = BuildSpec.from_dict(document([model()], kms_key_arn=KEY), artifact_location="s3://other/p")
+    assert spec.artifact_location == ArtifactLocation(bucket="other", prefix="p", kms_key_arn=KEY)
 
 
 def test_collects_parse_problems_before_cross_reference_problems() -> None:

@@ -121,7 +121,7 @@ def test_endpoint_rules() -> None:
         ("UnknownModelReference", "endpoints[1].default_model")
     ]
     assert _found(rules.check_instance_types, spec, 1, s2) == [
-        ("InvalidInstanceType", "endpoints[1].instance_types")
+        ("InvalidInstanceType", "endpoints[1].instance_types[0]")
     ]
     assert [e.value for e in rules.check_mme_archives_disjoint(spec, 2, m)] == ["tiny"]
     assert _found(rules.check_mme_targets_unique, spec, 2, m) == [
