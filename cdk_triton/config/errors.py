@@ -91,7 +91,7 @@ TABLE_AND_MANIFEST_ERRORS: dict[str, str] = {
     "UnsupportedManifestVersion": "the manifest's schema_version is not supported",
 }
 
-#: The GPU host of a production variant (``config.hosts``): code -> what it means.
+#: The GPU host of a production variant (``config.gpu_hosts``): code -> what it means.
 HOST_ERRORS: dict[str, str] = {
     "UnknownInferenceAmiVersion": "an inference_ami_version that is not one of botocore's InferenceAmiVersion values",
     "InferenceAmiNotForInstance": "an inference_ami_version not accepted for the instance family (or on a CPU type)",

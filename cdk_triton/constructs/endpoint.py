@@ -174,7 +174,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             container_startup_health_check_timeout: 60 s..1 h. Default: SageMaker's default.
             model_data_download_timeout: 60 s..1 h. Default: SageMaker's default.
             inference_ami_version: the host image (``InferenceAmiVersion``); pin one for production.
-                Default: the models.yaml key, else the host decision (``config.hosts``).
+                Default: the models.yaml key, else the host decision (``config.gpu_hosts``).
             data_capture: capture requests/responses to S3. Default: off.
             deployment: blue/green or rolling update guardrails. Default: SageMaker's default update.
             model_props: ``TritonModelProps`` of the model this endpoint defines (image, role,

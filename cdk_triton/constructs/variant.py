@@ -4,7 +4,7 @@
 the ``CfnEndpointConfig.ProductionVariantProperty`` (as the plain mapping jsii passes) with what to
 say about it (:class:`BuiltVariant`: infos, warnings, errors). :func:`apply_variant` locates the
 errors at a construct and raises them, and writes the annotations. The host decision (release x
-instance family x ``InferenceAmiVersion``) is ``cdk_triton.config.hosts.decide_host``; later hosting
+instance family x ``InferenceAmiVersion``) is ``cdk_triton.config.gpu_hosts.decide_host``; later hosting
 modes and shadow variants call this builder too, so they get the same decision.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import IConstruct
 
-from cdk_triton.config import hosts
+from cdk_triton.config import gpu_hosts
 from cdk_triton.constructs._tokens import is_token, props
 from cdk_triton.errors import TritonValidationError, raise_all
 
@@ -46,7 +46,7 @@ class BuiltVariant:
     """The variant's L1 property and what to say about it (errors not yet located)."""
 
     production_variant: dict[str, Any]
-    host: hosts.HostDecision
+    host: gpu_hosts.HostDecision
     infos: tuple[str, ...] = ()
     warnings: tuple[tuple[str, str], ...] = ()
     errors: tuple[TritonValidationError, ...] = field(default=())
@@ -58,11 +58,11 @@ class BuiltVariant:
         return value if isinstance(value, str) else None
 
 
-def _host(facts: VariantFacts) -> hosts.HostDecision:
+def _host(facts: VariantFacts) -> gpu_hosts.HostDecision:
     pinned = facts.inference_ami_version
     if is_token(facts.instance_type) or is_token(pinned) or is_token(facts.triton_version):
-        return hosts.HostDecision(outcome="unchanged", inference_ami_version=pinned)
-    return hosts.decide_host(
+        return gpu_hosts.HostDecision(outcome="unchanged", inference_ami_version=pinned)
+    return gpu_hosts.decide_host(
         release=facts.triton_version, instance_type=facts.instance_type, inference_ami_version=pinned
     )
 

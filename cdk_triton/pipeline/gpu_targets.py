@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from cdk_triton.config import formats, hosts, tables
+from cdk_triton.config import formats, gpu_hosts, tables
 from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.errors import TritonValidationError, raise_all
 
@@ -376,9 +376,9 @@ def job_host_driver(kind: str) -> int | None:
 def job_host_warning(target: GpuBuildTarget) -> str | None:
     """Why the job host's driver is not established for the target's release (None when it is).
 
-    The jobs have no AMI knob; the rule is ``config.hosts.runs_on`` (the release's CUDA against the
+    The jobs have no AMI knob; the rule is ``config.gpu_hosts.runs_on`` (the release's CUDA against the
     host's driver, or confirmed forward compatibility)."""
-    cuda = hosts.release_cuda(target.triton_version)
+    cuda = gpu_hosts.release_cuda(target.triton_version)
     driver = job_host_driver(target.job.kind)
     job = target.job
     where = (
@@ -387,7 +387,7 @@ def job_host_warning(target: GpuBuildTarget) -> str | None:
         else f"the {job.kind} job host ({job.instance_type})"
     )
     if cuda is not None and driver is not None:
-        verdict, why = hosts.runs_on(target.triton_version, cuda, driver)
+        verdict, why = gpu_hosts.runs_on(target.triton_version, cuda, driver)
         if verdict == "runs":
             return None
         reason = why
@@ -395,7 +395,7 @@ def job_host_warning(target: GpuBuildTarget) -> str | None:
         reason = "no primary source states its NVIDIA driver" if cuda else "the release's CUDA is unknown"
     return (
         f"{where}: whether its driver runs Triton {target.triton_version} (CUDA {cuda or 'unknown'}) is not "
-        f"established ({reason}; facts read {hosts.facts_read()}). The job runs the build through the NGC "
+        f"established ({reason}; facts read {gpu_hosts.facts_read()}). The job runs the build through the NGC "
         "entrypoint (CUDA forward compatibility), logs the driver (nvidia-smi) and records it in each "
         "plan.json; if the job fails with 'CUDA driver version is insufficient', choose another GPU build kind"
     )

@@ -24,7 +24,7 @@ class EndpointSpec:
         packaging: SME: directory (uncompressed S3 prefix) or tar.gz. Default: directory.
         inference_ami_version: the host image (``InferenceAmiVersion``) the endpoint's production
             variant pins, carried through the manifest; a ``TritonEndpoint(inference_ami_version=...)``
-            prop wins over it. Default: the host decision of ``config.hosts``.
+            prop wins over it. Default: the host decision of ``config.gpu_hosts``.
     """
 
     name: str

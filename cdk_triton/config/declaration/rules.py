@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from cdk_triton.config import hosting, hosts, tables
+from cdk_triton.config import gpu_hosts, instance_rules, tables
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.declaration.model import EnsembleStep, ModelSpec
 from cdk_triton.config.parse import closest, problem
@@ -488,13 +488,13 @@ def check_sequence_batching_endpoint(spec: DeclarationView, i: int, e: EndpointS
 
 
 def check_instance_types(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
-    """Each instance type passes the hosting rules the constructs enforce at synth (``config.hosting``):
+    """Each instance type passes the hosting rules the constructs enforce at synth (``config.instance_rules``):
     its shape, the instance table (a typo names the closest type), a Triton image for it, a single GPU
     for a multi-model endpoint, the release's minimum compute capability."""
     return [
         err.at(f"endpoints[{i}].instance_types[{j}]")
         for j, it in enumerate(e.instance_types)
-        for err in hosting.check_declared_instance_type(
+        for err in instance_rules.check_declared_instance_type(
             it, multi_model=e.is_multi_model, triton_version=spec.triton_version
         )
     ]
@@ -506,7 +506,7 @@ def check_inference_ami_version(spec: DeclarationView, i: int, e: EndpointSpec) 
         return []
     path = f"endpoints[{i}].inference_ami_version"
     found = (
-        hosts.decide_host(
+        gpu_hosts.decide_host(
             release=spec.triton_version,
             instance_type=it,
             inference_ami_version=e.inference_ami_version,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from cdk_triton.config import hosting, tables
+from cdk_triton.config import instance_rules, tables
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.errors import catalogued
@@ -14,7 +14,7 @@ from cdk_triton.errors import TritonValidationError
 Warning = tuple[str, str]
 
 
-INSTANCE_TYPE = hosting.INSTANCE_TYPE
+INSTANCE_TYPE = instance_rules.INSTANCE_TYPE
 
 
 _LOCAL_NVME_CPU = re.compile(r"^[a-z]+\d+[a-z]*d[a-z]*$")
@@ -54,9 +54,9 @@ def check_instance(
     errs = [
         e
         for e in (
-            hosting.check_compute_capability(it, triton_version),
-            hosting.check_triton_runs_there(it),
-            hosting.check_mme_single_gpu(it, multi_model=multi_model),
+            instance_rules.check_compute_capability(it, triton_version),
+            instance_rules.check_triton_runs_there(it),
+            instance_rules.check_mme_single_gpu(it, multi_model=multi_model),
         )
         if e is not None
     ]
@@ -124,7 +124,7 @@ def _check_architecture(
 
 
 def not_an_instance_type(instance_type: str) -> TritonValidationError:
-    err = hosting.check_instance_type_shape(instance_type)
+    err = instance_rules.check_instance_type_shape(instance_type)
     assert err is not None, instance_type
     return err
 

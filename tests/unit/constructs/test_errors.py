@@ -18,7 +18,7 @@ from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 
-from cdk_triton.config import hosts, tables
+from cdk_triton.config import gpu_hosts, tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (
     ERROR_CODES,
@@ -43,11 +43,11 @@ from tests.unit.constructs.support import EXAMPLE, TENSORRT, manifest_with, new_
 def _with_failing_fact(define: Callable[[], Any]) -> Any:
     """``define()`` with one more forward-compatibility fact: CUDA 13 on driver 550 confirmed-fails (no
     such observation exists yet; the rule must hold when one is recorded)."""
-    fact = hosts.ForwardCompatibility(
+    fact = gpu_hosts.ForwardCompatibility(
         cuda_major="13", driver=550, releases=None, status="confirmed-fails", evidence="a test"
     )
     with mock.patch.object(
-        hosts, "forward_compatibility", return_value=[*hosts.forward_compatibility(), fact]
+        gpu_hosts, "forward_compatibility", return_value=[*gpu_hosts.forward_compatibility(), fact]
     ):
         return define()
 

@@ -1,4 +1,4 @@
-"""The host decision (``config/hosts.py``): every rule, over the whole release x family x AMI table."""
+"""The host decision (``config/gpu_hosts.py``): every rule, over the whole release x family x AMI table."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from unittest import mock
 
 import pytest
 
-from cdk_triton.config import hosts, tables
-from cdk_triton.config.hosts import decide_host
+from cdk_triton.config import gpu_hosts, tables
+from cdk_triton.config.gpu_hosts import decide_host
 
 GPU2 = "al2-ami-sagemaker-inference-gpu-2"
 GPU21 = "al2-ami-sagemaker-inference-gpu-2-1"
@@ -16,32 +16,38 @@ GPU41 = "al2023-ami-sagemaker-inference-gpu-4-1"
 
 
 def test_the_table_holds_botocore_enum_and_the_driver_page() -> None:
-    assert list(hosts.ami_versions()) == [GPU2, GPU21, GPU31, GPU41, "al2-ami-sagemaker-inference-neuron-2"]
-    assert {n: (a.driver, a.cuda, a.compat_mounting) for n, a in hosts.ami_versions().items()} == {
+    assert list(gpu_hosts.ami_versions()) == [
+        GPU2,
+        GPU21,
+        GPU31,
+        GPU41,
+        "al2-ami-sagemaker-inference-neuron-2",
+    ]
+    assert {n: (a.driver, a.cuda, a.compat_mounting) for n, a in gpu_hosts.ami_versions().items()} == {
         GPU2: (535, "12.2", True),
         GPU21: (535, "12.2", False),
         GPU31: (550, "12.4", False),
         GPU41: (580, "13.0", False),
         "al2-ami-sagemaker-inference-neuron-2": (None, None, None),
     }
-    assert hosts.ami_versions()[GPU2].families == ("g4dn", "g5", "g6", "p3", "p4d", "p4de", "p5")
-    assert {f: d for f, (d, _) in hosts.default_driver_families().items()} == {
+    assert gpu_hosts.ami_versions()[GPU2].families == ("g4dn", "g5", "g6", "p3", "p4d", "p4de", "p5")
+    assert {f: d for f, (d, _) in gpu_hosts.default_driver_families().items()} == {
         **dict.fromkeys(("p2", "p3", "p4d", "p4de", "g4dn", "g5"), 470),
         **dict.fromkeys(("p5", "g6"), 535),
         **dict.fromkeys(("p5e", "p5en"), 550),
     }
-    assert (hosts.cuda_floor("12"), hosts.cuda_floor("13")) == (525, 580)
-    assert hosts.facts_read() == "2026-11-26"
+    assert (gpu_hosts.cuda_floor("12"), gpu_hosts.cuda_floor("13")) == (525, 580)
+    assert gpu_hosts.facts_read() == "2026-11-26"
 
 
 def test_families_not_on_the_driver_page_are_not_in_the_table() -> None:
     families = {t.family for t in tables.instance_types().values()}
-    assert families - set(hosts.default_driver_families()) == {"g6e", "g7e", "p3dn", "p6-b200", "p6-b300"}
+    assert families - set(gpu_hosts.default_driver_families()) == {"g6e", "g7e", "p3dn", "p6-b200", "p6-b300"}
 
 
 def test_the_cuda_facts_come_from_the_release_table() -> None:
-    assert hosts.release_cuda("25.04") == tables.release("25.04").cuda.value == "12.9.0"
-    assert hosts.release_cuda("99.01") is None
+    assert gpu_hosts.release_cuda("25.04") == tables.release("25.04").cuda.value == "12.9.0"
+    assert gpu_hosts.release_cuda("99.01") is None
 
 
 @pytest.mark.parametrize(
@@ -57,16 +63,16 @@ def test_the_cuda_facts_come_from_the_release_table() -> None:
     ],
 )
 def test_runs_on(release: str, driver: int, verdict: str) -> None:
-    cuda = hosts.release_cuda(release)
+    cuda = gpu_hosts.release_cuda(release)
     assert cuda is not None
-    assert hosts.runs_on(release, cuda, driver)[0] == verdict
+    assert gpu_hosts.runs_on(release, cuda, driver)[0] == verdict
 
 
 def test_a_confirmed_works_fact_lets_a_release_run_below_the_floor() -> None:
-    fact = hosts.ForwardCompatibility(
+    fact = gpu_hosts.ForwardCompatibility(
         cuda_major="12", driver=470, releases=("24.09",), status="confirmed-works", evidence="x"
     )
-    with mock.patch.object(hosts, "forward_compatibility", return_value=[fact]):
+    with mock.patch.object(gpu_hosts, "forward_compatibility", return_value=[fact]):
         assert (
             decide_host(release="24.09", instance_type="ml.g5.xlarge", inference_ami_version=None).outcome
             == "unchanged"
@@ -135,7 +141,7 @@ def test_cuda_13_on_g5_is_an_error_naming_the_580_ami() -> None:
 
 
 def test_no_ami_at_all_is_an_error_without_a_pin_to_suggest() -> None:
-    with mock.patch.object(hosts, "cuda_floor", return_value=999):
+    with mock.patch.object(gpu_hosts, "cuda_floor", return_value=999):
         d = decide_host(release="25.04", instance_type="ml.g5.xlarge", inference_ami_version=None)
     assert d.error is not None and d.error.code == "NoHostForRelease"
     assert "(no InferenceAmiVersion runs it)" in d.error.allowed and "pin" not in d.error.fix
@@ -166,10 +172,10 @@ def test_pinned_ami_below_the_floor_without_evidence_warns() -> None:
 
 
 def test_pinned_ami_that_provably_cannot_is_refused() -> None:
-    fact = hosts.ForwardCompatibility(
+    fact = gpu_hosts.ForwardCompatibility(
         cuda_major="13", driver=550, releases=None, status="confirmed-fails", evidence="x"
     )
-    with mock.patch.object(hosts, "forward_compatibility", return_value=[fact]):
+    with mock.patch.object(gpu_hosts, "forward_compatibility", return_value=[fact]):
         d = decide_host(release="25.09", instance_type="ml.g5.xlarge", inference_ami_version=GPU31)
     assert d.error is not None and d.error.code == "InferenceAmiCannotRunRelease"
     assert d.error.allowed == GPU41 and "compat libraries" in d.error.problem
@@ -206,10 +212,10 @@ def test_every_release_and_family_gets_exactly_one_outcome() -> None:
             assert d.outcome in ("unchanged", "choose", "warn", "error")
             assert (d.error is not None) == (d.outcome == "error")
             if d.outcome == "choose":
-                ami = hosts.ami_versions()[d.inference_ami_version or ""]
+                ami = gpu_hosts.ami_versions()[d.inference_ami_version or ""]
                 assert ami.families and family in ami.families
-                cuda = hosts.release_cuda(release) or ""
-                assert hosts.runs_on(release, cuda, ami.driver or 0)[0] == "runs"
+                cuda = gpu_hosts.release_cuda(release) or ""
+                assert gpu_hosts.runs_on(release, cuda, ami.driver or 0)[0] == "runs"
             else:
                 assert d.inference_ami_version is None
 
@@ -218,11 +224,11 @@ def test_readme_host_table_is_generated_from_the_facts() -> None:
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
-    block = readme.split("<!-- host-table: generated by cdk_triton.config.hosts.readme_table -->\n", 1)[1]
-    assert block.split("<!-- /host-table -->", 1)[0] == hosts.readme_table()
+    block = readme.split("<!-- host-table: generated by cdk_triton.config.gpu_hosts.readme_table -->\n", 1)[1]
+    assert block.split("<!-- /host-table -->", 1)[0] == gpu_hosts.readme_table()
 
 
 def test_each_readme_column_decides_alike_for_all_its_families() -> None:
-    for _, families in hosts.README_COLUMNS:
+    for _, families in gpu_hosts.README_COLUMNS:
         for release in tables.release_versions():
-            assert len({hosts._cell(release, f) for f in families}) == 1, (release, families)
+            assert len({gpu_hosts._cell(release, f) for f in families}) == 1, (release, families)
