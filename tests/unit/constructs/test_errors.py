@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import json
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -105,6 +107,7 @@ def _dashboard_too_large(stack: cdk.Stack) -> None:
 
 
 _BAD = Path(tempfile.mkdtemp(prefix="cdk-triton-bad-manifests-"))
+atexit.register(shutil.rmtree, _BAD, ignore_errors=True)  # module-level cases: removed when the session ends
 (_BAD / "broken.json").write_text("{ not json")
 (_BAD / "no-samples.json").write_text(EXAMPLE.read_text())  # its samples/ folder is not next to it
 (_BAD / "v99.json").write_text(json.dumps({**json.loads(EXAMPLE.read_text()), "schema_version": 99}))
