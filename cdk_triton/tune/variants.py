@@ -123,7 +123,7 @@ def tuned_models(doc: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
 
 def current_fields(entry: Mapping[str, Any]) -> dict[str, Any]:
     """The declared values of the tuned fields (absent fields as ``None``)."""
-    return {k: _plain(entry.get(k)) for k in TUNED_FIELDS}
+    return {k: plain_data(entry.get(k)) for k in TUNED_FIELDS}
 
 
 def batching_candidates(max_batch_size: int, delays: Sequence[int]) -> list[dict[str, Any]]:
@@ -242,10 +242,11 @@ def _normalized(change: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _plain(value: Any) -> Any:
-    """ruamel's commented containers as plain dicts and lists."""
+def plain_data(value: Any) -> Any:
+    """ruamel's commented containers as plain dicts, lists and scalars (no shared objects), as the
+    build's loader would compare them."""
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
+        return {str(k): plain_data(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain_data(v) for v in value]
     return value

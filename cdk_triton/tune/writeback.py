@@ -25,7 +25,7 @@ from typing import Any
 
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.tune.splice import Edit, Renderer, Source, apply_edits, is_mapping, own_pairs, pair
-from cdk_triton.tune.variants import TUNED_FIELDS
+from cdk_triton.tune.variants import TUNED_FIELDS, plain_data
 
 #: where a new field goes among the keys of a model
 DECLARATION_ORDER = (
@@ -48,7 +48,7 @@ def is_default(key: str, value: Any) -> bool:
 
 
 def same(a: Any, b: Any) -> bool:
-    return _plain(a) == _plain(b)
+    return plain_data(a) == plain_data(b)
 
 
 def insert_position(keys: list[str], key: str) -> int:
@@ -121,7 +121,7 @@ def _field_edit(
     src: Source, node: Any, index: int, entry: dict[str, Any], key: str, value: Any, order: int
 ) -> Edit | None:
     """The edit that gives ``key`` its new ``value`` (``None`` removes it), or None when nothing changes."""
-    value = _plain(value)
+    value = plain_data(value)
     own = pair(node, key)
     if value is None:
         if key not in entry:
@@ -233,13 +233,4 @@ def _insert(src: Source, node: Any, key: str, value: Any, order: int) -> Edit:
 
 
 def _normal(value: Any) -> Any:
-    return json.loads(json.dumps(_plain(value), default=str))
-
-
-def _plain(value: Any) -> Any:
-    """Plain dicts, lists and scalars (no shared objects), as the build's loader would compare them."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
+    return json.loads(json.dumps(plain_data(value), default=str))
