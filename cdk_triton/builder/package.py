@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from cdk_triton.builder import space
-from cdk_triton.config import layout
+from cdk_triton.config import digest, layout
 
 BLOCK = 1 << 20
 COMPRESS_LEVEL = 1  # isal levels 0-3; 1 is ~300 MB/s per core with ratios close to gzip -6
@@ -143,26 +143,13 @@ def pack(
         raise
 
 
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(BLOCK), b""):
-            h.update(chunk)
-    return h.hexdigest()
+sha256_file = digest.file_sha256
 
 
 def tree_digest(root: Path) -> tuple[str, dict[str, str], int]:
-    """(sha256 over sorted (path, file sha256), {path: sha256}, total bytes) of a directory."""
-    files: dict[str, str] = {}
-    size = 0
-    for p in iter_tree(root):
-        if p.is_file():
-            files[p.relative_to(root).as_posix()] = sha256_file(p)
-            size += p.stat().st_size
-    h = hashlib.sha256()
-    for k in sorted(files):
-        h.update(f"{k}\0{files[k]}\n".encode())
-    return h.hexdigest(), files, size
+    """(tree hash, {path: sha256}, total bytes) of a directory: ``config.digest``, the one definition."""
+    files, size = digest.tree_files(root)
+    return digest.combine(files), files, size
 
 
 def file_sizes(root: Path, files: Any) -> dict[str, int]:
