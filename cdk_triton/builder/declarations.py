@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from cdk_triton.config.declaration import BuildSpec
-from cdk_triton.errors import TritonValidationError
+from cdk_triton.config.declaration.file import invalid_yaml, read_declaration_text
 
 #: environment variable overriding the declared artifact location (s3://bucket/prefix)
 ARTIFACT_LOCATION_ENV = "CDK_TRITON_ARTIFACT_LOCATION"
@@ -21,31 +21,10 @@ def load_spec(config_path: str | os.PathLike[str], *, artifact_location: str | N
     the file's ``artifact_location``.
     """
     path = Path(config_path)
-    if not path.is_file():
-        raise TritonValidationError(
-            "DeclarationNotFound",
-            prop="config",
-            value=str(path),
-            problem="does not exist",
-            allowed="a models.yaml file",
-            fix="pass --config build/models.yaml",
-        )
+    text = read_declaration_text(path)
     try:
-        data = yaml.safe_load(path.read_text("utf-8"))
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise invalid_yaml(path, exc) from None
     override = artifact_location or os.environ.get(ARTIFACT_LOCATION_ENV) or None
     return BuildSpec.from_dict(data, base_dir=path.parent, source=str(path), artifact_location=override)
-
-
-def invalid_yaml(path: Path, exc: Exception) -> TritonValidationError:
-    """The InvalidYaml error of a declaration file a YAML parser refused (PyYAML or ruamel.yaml)."""
-    return TritonValidationError(
-        "InvalidYaml",
-        prop="config",
-        value=str(path),
-        problem=f"is not valid YAML ({exc})".replace("\n", " "),
-        allowed="YAML",
-        fix="fix the syntax at the position shown",
-        path=str(path),
-    )

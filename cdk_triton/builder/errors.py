@@ -9,7 +9,12 @@ code 1) with one of the runtime codes below. Every code is tested in
 
 from __future__ import annotations
 
-from cdk_triton.config.errors import DECLARATION_ERRORS, DECLARATION_FILE_ERRORS, pick
+from cdk_triton.config.errors import (
+    BUILD_AND_SYNTH_RULE_ERRORS,
+    DECLARATION_ERRORS,
+    DECLARATION_FILE_ERRORS,
+    pick,
+)
 
 #: Validation errors the build stage raises itself (TritonValidationError): code -> what it means.
 VALIDATION_ERRORS: dict[str, str] = {
@@ -22,16 +27,7 @@ SURFACED: dict[str, str] = pick(
     [
         *DECLARATION_FILE_ERRORS,
         *DECLARATION_ERRORS,
-        "InvalidModelName",
-        "InvalidInstanceType",
-        "UnknownInstanceType",
-        "NoTritonImageForInstance",
-        "MmeNeedsSingleGpu",
-        "ComputeCapabilityTooLow",
-        "InvalidKmsKeyArn",
-        "GpuInstanceGroupOnCpuInstance",
-        "GpuIndexOutOfRange",
-        "SequenceBatchingInstances",
+        *BUILD_AND_SYNTH_RULE_ERRORS,
     ]
 )
 

@@ -59,8 +59,9 @@ DECLARATION_ERRORS: dict[str, str] = {
     "python model, a control tensor that is a declared input, an unknown strategy or correlation id type",
 }
 
-#: Rules the declaration and the constructs both check (one code, one meaning for both).
-SHARED_RULE_ERRORS: dict[str, str] = {
+#: Rules the declaration (at build) and the constructs (at synth) both check: one code, one meaning for
+#: both, and each layer's catalogue surfaces this group whole.
+BUILD_AND_SYNTH_RULE_ERRORS: dict[str, str] = {
     "InvalidModelName": "a model name that is not a Triton model directory name (the declaration's name, "
     "default_model_name, from_bucket default_model / models)",
     "InvalidInstanceType": "an instance type that is not a SageMaker hosting instance type 'ml.<family>.<size>'",
@@ -76,6 +77,10 @@ SHARED_RULE_ERRORS: dict[str, str] = {
     "GpuIndexOutOfRange": "an instance group GPU index beyond the instance type's GPUs",
     "SequenceBatchingInstances": "a sequence-batched (stateful) model on an endpoint whose requests may reach "
     "several instances (a multi-model endpoint, instance_count or the autoscaling maximum above 1)",
+}
+
+#: Codes two sibling layers raise alike (the constructs and the local endpoint or the pipeline).
+SHARED_RULE_ERRORS: dict[str, str] = {
     "ResponseCacheNotConfigured": "a model with response_cache enabled, and no response cache on the server "
     "(ServerOptions.response_cache_byte_size, as the release reads the settings)",
     "NoRecordedSamples": "a deploy verification of an endpoint with no recorded sample (or an empty checks list)",
@@ -126,6 +131,7 @@ SERVER_OPTIONS_ERRORS: dict[str, str] = {
 ALL_CODES: dict[str, str] = {
     **DECLARATION_FILE_ERRORS,
     **DECLARATION_ERRORS,
+    **BUILD_AND_SYNTH_RULE_ERRORS,
     **SHARED_RULE_ERRORS,
     **TABLE_AND_MANIFEST_ERRORS,
     **HOST_ERRORS,

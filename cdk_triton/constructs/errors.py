@@ -11,7 +11,7 @@ from typing import Any
 
 from constructs import IConstruct
 
-from cdk_triton.config.errors import pick
+from cdk_triton.config.errors import BUILD_AND_SYNTH_RULE_ERRORS, pick
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 
 #: The codes the constructs own: code -> what it means.
@@ -106,26 +106,19 @@ SURFACED: dict[str, str] = pick(
         "InvalidByteSize",
         "InvalidGpuLimit",
         "DefaultModelInMme",
-        "InvalidModelName",
         "CloudWatchSettingsWithoutPublishing",
         "InvalidAdditionalArg",
         "ManagedFlagInAdditionalArgs",
         "InvalidManifest",
         "UnsupportedManifestVersion",
         "ResponseCacheNotConfigured",
-        "InvalidInstanceType",
-        "NoTritonImageForInstance",
-        "MmeNeedsSingleGpu",
-        "ComputeCapabilityTooLow",
-        "InvalidKmsKeyArn",
-        "GpuInstanceGroupOnCpuInstance",
-        "GpuIndexOutOfRange",
-        "SequenceBatchingInstances",
         "NoRecordedSamples",
         "UnknownInferenceAmiVersion",
         "InferenceAmiNotForInstance",
         "InferenceAmiCannotRunRelease",
         "NoHostForRelease",
+        # the build-and-synth rules, but for an unknown type, which synth warns about (UnknownGpuInstanceType)
+        *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c != "UnknownInstanceType"),
     )
 )
 

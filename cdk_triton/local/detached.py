@@ -181,28 +181,31 @@ def alive(pid: int) -> bool:
     return True
 
 
+def _not_running(endpoint: str, problem: str, allowed: str, fix: str) -> TritonValidationError:
+    return TritonValidationError(
+        "LocalEndpointNotRunning", prop="endpoint", value=endpoint, problem=problem, allowed=allowed, fix=fix
+    )
+
+
 def read_state(state_dir: str | os.PathLike[str], endpoint: str) -> ServeState:
     """The state of a running detached endpoint (``LocalEndpointNotRunning``; a gone one's file is removed)."""
     path = state_path(state_dir, endpoint)
+    start = f"cdk-triton serve --endpoint {endpoint} --detach"
     if not path.is_file():
-        raise TritonValidationError(
-            "LocalEndpointNotRunning",
-            prop="endpoint",
-            value=endpoint,
-            problem=f"has no state file {path}",
-            allowed="an endpoint started with `cdk-triton serve --detach`",
-            fix=f"run `cdk-triton serve --endpoint {endpoint} --detach` first",
+        raise _not_running(
+            endpoint,
+            f"has no state file {path}",
+            "an endpoint started with `cdk-triton serve --detach`",
+            f"run `{start}` first",
         )
     doc = json.loads(path.read_text())
     if not alive(int(doc["pid"])):
         path.unlink(missing_ok=True)
-        raise TritonValidationError(
-            "LocalEndpointNotRunning",
-            prop="endpoint",
-            value=endpoint,
-            problem=f"was started by process {doc['pid']}, which is gone",
-            allowed="a running endpoint",
-            fix=f"start it again with `cdk-triton serve --endpoint {endpoint} --detach` (log: {doc.get('log')})",
+        raise _not_running(
+            endpoint,
+            f"was started by process {doc['pid']}, which is gone",
+            "a running endpoint",
+            f"start it again with `{start}` (log: {doc.get('log')})",
         )
     return ServeState.from_dict(doc)
 

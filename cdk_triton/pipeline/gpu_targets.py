@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from cdk_triton.config import formats, gpu_hosts, tables
+from cdk_triton.config.declaration.file import invalid_yaml, read_declaration_text
 from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.errors import TritonValidationError, raise_all
 
@@ -142,26 +143,13 @@ def read_declaration(path: str | Path) -> RawDeclaration:
     """``models.yaml`` (``yaml.safe_load``) through the lenient view: the rules are not run, and only
     ``triton_version``, ``models`` and ``endpoints`` are read."""
     p = Path(path)
-    if not p.is_file():
-        raise TritonValidationError(
-            "DeclarationNotFound",
-            prop="declaration",
-            value=str(p),
-            problem="is not a file",
-            allowed="the path of models.yaml",
-            fix="pass the declaration the build stage reads (e.g. build/models.yaml)",
-        )
+    text = read_declaration_text(
+        p, prop="declaration", fix="pass the declaration the build stage reads (e.g. build/models.yaml)"
+    )
     try:
-        data = yaml.safe_load(p.read_text("utf-8")) or {}
+        data = yaml.safe_load(text) or {}
     except yaml.YAMLError as exc:
-        raise TritonValidationError(
-            "InvalidYaml",
-            prop="declaration",
-            value=str(p),
-            problem=f"is not valid YAML ({exc})".replace("\n", " "),
-            allowed="YAML",
-            fix="fix the syntax at the position shown",
-        ) from None
+        raise invalid_yaml(p, exc, prop="declaration") from None
     if not isinstance(data, dict):
         raise TritonValidationError(
             "InvalidType",

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.builder.declarations import invalid_yaml
+from cdk_triton.config.declaration.file import invalid_yaml
 from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.tune.variants import TUNED_FIELDS, Variant
 from cdk_triton.tune.writeback import insert_position, is_default, same, splice_variant

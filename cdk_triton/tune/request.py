@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from cdk_triton.config.declaration.file import declaration_not_found
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.tune.variants import Axes
 
@@ -85,14 +86,7 @@ class TuneRequest(Options):
     def check(self) -> None:
         """Every field checked before anything is built, served or written (``TuneInvalid``, ...)."""
         if not Path(self.config).is_file():
-            raise _bad(
-                "--config",
-                str(self.config),
-                "does not exist",
-                "a models.yaml file",
-                "pass --config build/models.yaml",
-                "DeclarationNotFound",
-            )
+            raise declaration_not_found(self.config, prop="--config")
         if self.repeats < 1:
             raise _bad("--repeats", self.repeats, "must be at least 1", "1, 2, 3, ...", "pass --repeats 3")
         if self.budget_s <= 0:
