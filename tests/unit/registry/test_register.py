@@ -489,3 +489,56 @@ def test_the_build_step_command_is_the_cli() -> None:
         "cdk-triton register --manifest build/out/manifest.json --endpoint classifier "
         f"--group {GROUP} --evidence-location s3://ev/x"
     )
+
+
+# ---------------------------------------------------------------------------- moto end to end
+
+
+def test_end_to_end_on_moto_one_version_per_build(manifest_path: Path, s3: Any) -> None:
+    """moto's SageMaker keeps packages and their metadata: a second run finds the first, a new build adds one."""
+    sm = boto3.client("sagemaker", **CREDENTIALS)
+    sm.create_model_package_group(ModelPackageGroupName=GROUP)
+    first = register_build(manifest_path, endpoint="classifier", group=GROUP, sagemaker=sm, s3=s3)
+    again = register_build(manifest_path, endpoint="classifier", group=GROUP, sagemaker=sm, s3=s3)
+    assert (first.created, again.created) == (True, False)
+    assert again.to_dict()["model_package_arns"] == first.to_dict()["model_package_arns"]
+
+    data = json.loads(manifest_path.read_text())
+    data["tool_versions"]["torch"] = "2.13.1"  # another build of the same endpoint
+    manifest_path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    rebuilt = register_build(manifest_path, endpoint="classifier", group=GROUP, sagemaker=sm, s3=s3)
+    versions = sm.list_model_packages(ModelPackageGroupName=GROUP)["ModelPackageSummaryList"]
+    assert rebuilt.created and len(versions) == 2
+    described = sm.describe_model_package(ModelPackageName=rebuilt.packages[0].arn)
+    assert described["ModelApprovalStatus"] == "PendingManualApproval"
+    assert described["CustomerMetadataProperties"]["cdk-triton:manifest-sha256"] == _sha(manifest_path)
+
+    with pytest.raises(TritonValidationError) as info:  # moto's answer for a group that does not exist
+        register_build(manifest_path, endpoint="classifier", group="no-such-group", sagemaker=sm, s3=s3)
+    assert info.value.code == "ModelPackageGroupNotFound"
+
+
+def test_the_evidence_carries_the_parity_the_build_recorded(manifest_path: Path) -> None:
+    from cdk_triton.builder.cache import ModelCache
+    from cdk_triton.registry.evidence import build_evidence
+
+    data = json.loads(manifest_path.read_text())
+    data["models"]["resnet"]["source_sha256"] = "b" * 64  # the cache key the build used
+    manifest_path.write_text(json.dumps(data))
+    manifest = read_manifest(manifest_path)
+    record = ModelCache(manifest_path.parent).record_path("resnet", "b" * 64)
+    record.parent.mkdir(parents=True)
+    record.write_text(json.dumps({"parity_max_abs_diff": 2.5e-6}))
+    evidence = build_evidence(
+        manifest,
+        manifest.endpoints["classifier"],
+        manifest_bytes=manifest_path.read_bytes(),
+        manifest_sha256="a" * 64,
+        location=manifest.artifact_location,
+        image_uri=IMAGE,
+        region="us-east-1",
+        files=[],
+    )
+    document = json.loads(evidence.objects[-1].body)
+    assert document["models"]["resnet"]["parity_max_abs_diff"] == 2.5e-6
+    assert "parity_max_abs_diff" not in document["models"]["preprocess"]
