@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
@@ -36,6 +36,27 @@ WRITE_ACTIONS = ("sagemaker:UpdateModelPackage",)
 REGISTER_ACTIONS = ("sagemaker:CreateModelPackage",)
 
 _ACCOUNT = re.compile(r"\d{12}")
+
+
+class ITritonModelPackageGroup(Protocol):
+    """A model package group, defined here (``TritonModelPackageGroup``) or imported by name or ARN."""
+
+    @property
+    def model_package_group_name(self) -> str: ...
+
+    @property
+    def model_package_group_arn(self) -> str: ...
+
+    @property
+    def model_package_arn_pattern(self) -> str: ...
+
+    def grant(self, grantee: iam.IGrantable, *actions: str) -> iam.Grant: ...
+
+    def grant_read(self, grantee: iam.IGrantable) -> iam.Grant: ...
+
+    def grant_register(self, grantee: iam.IGrantable) -> iam.Grant: ...
+
+    def grant_write_results(self, grantee: iam.IGrantable) -> iam.Grant: ...
 
 
 class _ModelPackageGroupBase(Construct):
@@ -146,14 +167,16 @@ class TritonModelPackageGroup(_ModelPackageGroupBase):
     @staticmethod
     def from_model_package_group_name(
         scope: Construct, construct_id: str, name: str
-    ) -> _ModelPackageGroupBase:
+    ) -> ITritonModelPackageGroup:
         """A group of this account and region, by name (for grants in another stack)."""
         if not is_token(name) and (bad := check_model_package_group_name(name)):
             raise bad.at(f"{scope.node.path}/{construct_id}")
         return ImportedTritonModelPackageGroup(scope, construct_id, name)
 
     @staticmethod
-    def from_model_package_group_arn(scope: Construct, construct_id: str, arn: str) -> _ModelPackageGroupBase:
+    def from_model_package_group_arn(
+        scope: Construct, construct_id: str, arn: str
+    ) -> ITritonModelPackageGroup:
         """A group by ARN (``arn:<partition>:sagemaker:<region>:<account>:model-package-group/<name>``)."""
         name = cdk.Arn.split(arn, cdk.ArnFormat.SLASH_RESOURCE_NAME).resource_name or ""
         return TritonModelPackageGroup.from_model_package_group_name(scope, construct_id, name)
