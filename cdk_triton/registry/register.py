@@ -129,7 +129,9 @@ def register_build(
         extra_metadata=metadata,
     )
     _describe_group(sagemaker, group)
-    existing = find_registered(sagemaker, group, endpoint=endpoint, manifest_sha256=sha)
+    existing = find_registered(
+        sagemaker, group, endpoint=endpoint, manifest_sha256=sha, wanted={u.component for u in units}
+    )
     missing = [u for u in units if u.component not in existing]
     if missing:
         upload_evidence(s3 or _client("s3"), evidence, kms_key_arn=_kms_for(location, manifest))
@@ -291,8 +293,19 @@ def _describe_group(client: Any, group: str) -> None:
         ) from exc
 
 
-def find_registered(client: Any, group: str, *, endpoint: str, manifest_sha256: str) -> dict[str | None, str]:
-    """Component (None: the endpoint) -> ARN of the group's versions registered from this manifest."""
+def find_registered(
+    client: Any,
+    group: str,
+    *,
+    endpoint: str,
+    manifest_sha256: str,
+    wanted: set[str | None] | None = None,
+) -> dict[str | None, str]:
+    """Component (None: the endpoint) -> ARN of the group's versions registered from this manifest.
+
+    Newest first; stops describing once every ``wanted`` unit is found (a build registered again right
+    after is found at once; a new build reads every version once).
+    """
     from botocore.exceptions import ClientError
 
     found: dict[str | None, str] = {}
@@ -313,6 +326,8 @@ def find_registered(client: Any, group: str, *, endpoint: str, manifest_sha256: 
                 ):
                     continue
                 found.setdefault(meta.get(keys.COMPONENT_KEY), arn)  # newest first: keep the newest
+                if wanted is not None and wanted <= found.keys():
+                    return found
     except ClientError as exc:
         raise RegistryError(
             f"reading the versions of {group} failed: {exc}", code="RegistryCallFailed"

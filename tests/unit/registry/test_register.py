@@ -92,8 +92,11 @@ def _group_found(stub: Stubber, group: str = GROUP) -> None:
     )
 
 
-def _versions(stub: Stubber, described: list[dict[str, str]], group: str = GROUP) -> None:
-    """ListModelPackages returns one version per ``described`` entry; each is described with that metadata."""
+def _versions(
+    stub: Stubber, described: list[dict[str, str]], group: str = GROUP, *, read: int | None = None
+) -> None:
+    """ListModelPackages returns one version per ``described`` entry (oldest first), newest first; the
+    newest ``read`` (default: all) are described with that metadata."""
     arns = [f"{ACCOUNT_ARN}:model-package/{group}/{i + 1}" for i in range(len(described))][::-1]
     stub.add_response(
         "list_model_packages",
@@ -104,7 +107,7 @@ def _versions(stub: Stubber, described: list[dict[str, str]], group: str = GROUP
         },
         {"ModelPackageGroupName": group, "SortBy": "CreationTime", "SortOrder": "Descending"},
     )
-    for arn, meta in zip(arns, described[::-1], strict=True):
+    for arn, meta in list(zip(arns, described[::-1], strict=True))[:read]:
         stub.add_response(
             "describe_model_package",
             {
@@ -208,15 +211,17 @@ def test_registering_the_same_build_twice_creates_and_uploads_nothing(manifest_p
     _versions(
         stub,
         [
+            {keys.MANIFEST_SHA256_KEY: "2" * 64, keys.ENDPOINT_KEY: "classifier"},
             {keys.MANIFEST_SHA256_KEY: sha, keys.ENDPOINT_KEY: "classifier"},
             {keys.MANIFEST_SHA256_KEY: "1" * 64, keys.ENDPOINT_KEY: "classifier"},
         ],
+        read=2,  # found in version 2: version 1 is not described (an unexpected call fails the stub)
     )
     with stub:  # a create_model_package call would fail: none is stubbed
         result = register_build(manifest_path, endpoint="classifier", group=GROUP, sagemaker=sm, s3=s3)
     stub.assert_no_pending_responses()
     assert result.to_dict()["created"] is False
-    assert result.to_dict()["model_package_arns"] == [f"{ACCOUNT_ARN}:model-package/{GROUP}/1"]
+    assert result.to_dict()["model_package_arns"] == [f"{ACCOUNT_ARN}:model-package/{GROUP}/2"]
     assert _keys(s3) == set()
 
 
@@ -516,6 +521,32 @@ def test_end_to_end_on_moto_one_version_per_build(manifest_path: Path, s3: Any) 
     with pytest.raises(TritonValidationError) as info:  # moto's answer for a group that does not exist
         register_build(manifest_path, endpoint="classifier", group="no-such-group", sagemaker=sm, s3=s3)
     assert info.value.code == "ModelPackageGroupNotFound"
+
+
+def test_evidence_in_the_artifact_bucket_is_encrypted_with_its_key() -> None:
+    from cdk_triton.registry.evidence import Evidence, EvidenceObject
+    from cdk_triton.registry.register import upload_evidence
+
+    key = "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555"
+    s3 = boto3.client("s3", **CREDENTIALS)
+    evidence = Evidence(
+        bucket=BUCKET, prefix="p/", objects=[EvidenceObject(key="p/evidence.json", body=b"{}")]
+    )
+    with Stubber(s3) as stub:
+        stub.add_response(
+            "put_object",
+            {},
+            {
+                "Bucket": BUCKET,
+                "Key": "p/evidence.json",
+                "Body": b"{}",
+                "ContentType": "application/json",
+                "ServerSideEncryption": "aws:kms",
+                "SSEKMSKeyId": key,
+            },
+        )
+        upload_evidence(s3, evidence, kms_key_arn=key)
+        stub.assert_no_pending_responses()
 
 
 def test_the_evidence_carries_the_parity_the_build_recorded(manifest_path: Path) -> None:
