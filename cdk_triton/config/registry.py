@@ -43,6 +43,11 @@ S3_PREFIX_KEY = "cdk-triton:s3-prefix"
 MAX_METADATA_ENTRIES = 50
 MAX_METADATA_KEY_LENGTH = 128
 MAX_METADATA_VALUE_LENGTH = 256
+#: Entries a registration leaves free for the stages' verification results the promotion writes back
+#: (``cdk-triton:stage:<NAME>`` by UpdateModelPackage): a full package would refuse the write-back.
+STAGE_RESULT_RESERVE = 10
+#: The most entries a registration writes.
+MAX_REGISTRATION_ENTRIES = MAX_METADATA_ENTRIES - STAGE_RESULT_RESERVE
 _METADATA_TEXT = re.compile(r"[\w\s.:/=+\-@]*")
 
 #: ``ModelPackageGroupName`` as ``CreateModelPackageGroup`` accepts it.

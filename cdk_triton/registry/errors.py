@@ -15,8 +15,8 @@ VALIDATION_ERRORS: dict[str, str] = {
     "EvidenceLocationNotS3": "an --evidence-location that is not s3://bucket/prefix",
     "EvidenceFileNotFound": "an --evidence-file that is not a file",
     "InvalidApprovalStatus": "an --approval-status other than PendingManualApproval, Approved, Rejected",
-    "InvalidCustomerMetadata": "customer metadata SageMaker refuses (more than 50 entries, a key over 128 or a "
-    "value over 256 characters, other characters) or an --metadata key under the reserved 'cdk-triton:' prefix",
+    "InvalidCustomerMetadata": "customer metadata SageMaker refuses (a key over 128 or a value over 256 characters, "
+    "other characters), more than 40 entries (50 less 10 kept for the stages' results) or an --metadata key under the reserved 'cdk-triton:' prefix",
     "ManifestNotUploaded": "a manifest whose build did not upload (its artifacts are not in S3)",
     "ModelPackageGroupNotFound": "a --group that is not a model package group of the account and region",
     "RegionRequired": "no AWS region configured (the image URI and the registry depend on it)",

@@ -186,8 +186,11 @@ def client_token(group: str, manifest_sha256: str, component: str | None, approv
 def check_metadata(metadata: Mapping[str, str], *, where: str) -> None:
     """Raise InvalidCustomerMetadata unless ``metadata`` fits ``CustomerMetadataProperties``."""
     problems: list[str] = []
-    if len(metadata) > keys.MAX_METADATA_ENTRIES:
-        problems.append(f"{len(metadata)} entries, more than {keys.MAX_METADATA_ENTRIES}")
+    if len(metadata) > keys.MAX_REGISTRATION_ENTRIES:
+        problems.append(
+            f"{len(metadata)} entries, more than {keys.MAX_REGISTRATION_ENTRIES} (SageMaker's "
+            f"{keys.MAX_METADATA_ENTRIES} less {keys.STAGE_RESULT_RESERVE} kept for the stages' results)"
+        )
     for key, value in metadata.items():
         if bad := keys.metadata_text_problem(key, keys.MAX_METADATA_KEY_LENGTH):
             problems.append(f"key {key!r} {bad}")
@@ -199,7 +202,7 @@ def check_metadata(metadata: Mapping[str, str], *, where: str) -> None:
             prop="metadata",
             value=dict(metadata) if len(metadata) <= 5 else f"{len(metadata)} entries",
             problem=f"does not fit the CustomerMetadataProperties of {where}: " + "; ".join(problems),
-            allowed=f"at most {keys.MAX_METADATA_ENTRIES} entries (cdk-triton writes up to 11), keys of 1-128 "
+            allowed=f"at most {keys.MAX_REGISTRATION_ENTRIES} entries (cdk-triton writes up to 10), keys of 1-128 "
             "and values of 1-256 letters, digits, spaces and _ . : / = + - @",
             fix="pass fewer or shorter --metadata entries, or a shorter --evidence-location",
         )

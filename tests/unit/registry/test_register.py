@@ -445,9 +445,9 @@ def test_a_failing_create_is_a_registry_error(manifest_path: Path, s3: Any) -> N
         register_build(manifest_path, endpoint="classifier", group=GROUP, sagemaker=sm, s3=s3)
 
 
-def test_metadata_over_fifty_entries_is_refused_by_the_document_check(manifest_path: Path) -> None:
+def test_metadata_beyond_the_stage_reserve_is_refused_by_the_document_check(manifest_path: Path) -> None:
     manifest = read_manifest(manifest_path)
-    with pytest.raises(TritonValidationError, match="51 entries, more than 50") as info:
+    with pytest.raises(TritonValidationError, match="41 entries, more than 40") as info:
         package_units(
             manifest,
             manifest.endpoints["classifier"],
@@ -455,7 +455,7 @@ def test_metadata_over_fifty_entries_is_refused_by_the_document_check(manifest_p
             image_uri=IMAGE,
             manifest_sha256="a" * 64,
             links=EvidenceLinks(evidence_uri="s3://b/e.json", manifest_uri="s3://b/m.json"),
-            extra_metadata={f"k{i}": "v" for i in range(43)},
+            extra_metadata={f"k{i}": "v" for i in range(33)},  # + the SME's 8
         )
     assert info.value.code == "InvalidCustomerMetadata"
 
