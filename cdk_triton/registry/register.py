@@ -251,22 +251,30 @@ def _kms_for(location: ArtifactLocation, manifest: Manifest) -> str | None:
 
 def _client(service: str) -> Any:
     import boto3
+    from botocore.exceptions import NoRegionError
 
-    return boto3.client(service)
+    try:
+        return boto3.client(service)
+    except NoRegionError:
+        raise _no_region() from None
 
 
 def _region(client: Any) -> str:
     region = getattr(client.meta, "region_name", None)
     if not region:
-        raise TritonValidationError(
-            "RegionRequired",
-            prop="region",
-            value=None,
-            problem="is not configured: the package's image and the registry depend on it",
-            allowed="a SageMaker region",
-            fix="set AWS_REGION (or AWS_DEFAULT_REGION), or a region in the AWS profile",
-        )
+        raise _no_region()
     return str(region)
+
+
+def _no_region() -> TritonValidationError:
+    return TritonValidationError(
+        "RegionRequired",
+        prop="region",
+        value=None,
+        problem="is not configured: the package's image and the registry depend on it",
+        allowed="a SageMaker region",
+        fix="set AWS_REGION (or AWS_DEFAULT_REGION), or a region in the AWS profile",
+    )
 
 
 def _error_code(exc: Exception) -> str:

@@ -573,3 +573,14 @@ def test_the_evidence_carries_the_parity_the_build_recorded(manifest_path: Path)
     document = json.loads(evidence.objects[-1].body)
     assert document["models"]["resnet"]["parity_max_abs_diff"] == 2.5e-6
     assert "parity_max_abs_diff" not in document["models"]["preprocess"]
+
+
+def test_cli_without_a_region_exits_2_naming_the_fix(
+    manifest_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(manifest_path.parent / "no-config"))
+    argv = ["register", "--manifest", str(manifest_path), "--endpoint", "classifier", "--group", GROUP]
+    assert main(argv) == 2
+    assert "[RegionRequired]" in capsys.readouterr().err
