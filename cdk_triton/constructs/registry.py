@@ -4,8 +4,9 @@
 group's resource policy lets the stage accounts read the versions (``DescribeModelPackageGroup``,
 ``DescribeModelPackage``, ``ListModelPackages``, the actions and resource shape of SageMaker's
 "Cross-account discoverability" page, read 2026-11-26) and, for the accounts that write verification
-results back, ``UpdateModelPackage`` on the versions. SageMaker writes a group's and its versions' ARNs
-with the name in lower case (``model-package-group/<name>``, ``model-package/<name>/<version>``).
+results back, ``UpdateModelPackage`` on the versions. The ARNs keep the name's case
+(``model-package-group/<name>``, ``model-package/<name>/<version>``: IAM denied a lower-cased
+``model-package/<name>/*`` for a group with capitals, aws-samples/ml-edge-getting-started issue 18).
 """
 
 from __future__ import annotations
@@ -66,22 +67,17 @@ class _ModelPackageGroupBase(Construct):
 
     @property
     def model_package_group_arn(self) -> str:
-        """The group's ARN (the name in lower case, as SageMaker writes it)."""
+        """The group's ARN."""
         return cdk.Stack.of(self).format_arn(
-            service="sagemaker", resource="model-package-group", resource_name=self._arn_name
+            service="sagemaker", resource="model-package-group", resource_name=self.model_package_group_name
         )
 
     @property
     def model_package_arn_pattern(self) -> str:
         """Every version of the group: ``arn:...:model-package/<name>/*``."""
         return cdk.Stack.of(self).format_arn(
-            service="sagemaker", resource="model-package", resource_name=f"{self._arn_name}/*"
+            service="sagemaker", resource="model-package", resource_name=f"{self.model_package_group_name}/*"
         )
-
-    @property
-    def _arn_name(self) -> str:
-        name = self.model_package_group_name
-        return name if is_token(name) else name.lower()
 
     def grant(self, grantee: iam.IGrantable, *actions: str) -> iam.Grant:
         """Allow ``grantee`` the SageMaker ``actions`` on the group and its versions."""

@@ -46,8 +46,8 @@ def test_defines_the_group_and_a_policy_for_readers_and_result_writers() -> None
     props = resource["Properties"]
     assert props["ModelPackageGroupName"] == "Resnet-SME"
     assert props["ModelPackageGroupDescription"] == "builds of the resnet endpoint"
-    # SageMaker writes the name in lower case in the group's and versions' ARNs
-    group_arn, versions = _arn("model-package-group/resnet-sme"), _arn("model-package/resnet-sme/*")
+    # the ARNs keep the name's case
+    group_arn, versions = _arn("model-package-group/Resnet-SME"), _arn("model-package/Resnet-SME/*")
     assert props["ModelPackageGroupPolicy"] == {
         "Version": "2012-10-17",
         "Statement": [
