@@ -20,6 +20,7 @@ _COMMAND_MODULES = (
     "cdk_triton.local.commands",
     "cdk_triton.tune.commands",
     "cdk_triton.demo.commands",
+    "cdk_triton.registry.commands",
 )
 
 #: subcommands parsed with their own module alone: `cdk-triton build` never imports the other layers

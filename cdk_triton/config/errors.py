@@ -127,6 +127,12 @@ SERVER_OPTIONS_ERRORS: dict[str, str] = {
     "ManagedFlagInAdditionalArgs": "additional_args sets a flag ServerOptions manages",
 }
 
+#: The model registry's shared rules (``config.registry``): the construct and the registration check them.
+REGISTRY_ERRORS: dict[str, str] = {
+    "InvalidModelPackageGroupName": "a model package group name SageMaker refuses (1-63 of [a-zA-Z0-9-], "
+    "no leading or trailing '-')",
+}
+
 #: Every code of this catalogue.
 ALL_CODES: dict[str, str] = {
     **DECLARATION_FILE_ERRORS,
@@ -136,6 +142,7 @@ ALL_CODES: dict[str, str] = {
     **TABLE_AND_MANIFEST_ERRORS,
     **HOST_ERRORS,
     **SERVER_OPTIONS_ERRORS,
+    **REGISTRY_ERRORS,
 }
 
 

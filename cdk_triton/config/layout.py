@@ -13,6 +13,7 @@ to the build's output directory (``build/out/``)::
     mme/<endpoint>/<model>-<sha256[:12]>.tar.gz     MME: one archive per target model (its TargetModel)
     samples/<model>.request.json                    the recorded sample pair, beside the manifest
     samples/<sha256[:12]>/<model>.request.json      the uploaded sample pair (content-addressed)
+    registry/<endpoint>/<manifest sha256>/...       a registered build's evidence (cdk-triton register)
 
 The digest lengths are part of every key already uploaded and every cache index already written:
 changing one re-uploads everything and invalidates every deployed TargetModel value.
@@ -34,6 +35,8 @@ SME_FOLDER = "sme"
 MME_FOLDER = "mme"
 #: The folder (in S3 and in ``build/out/``) of the recorded sample pairs.
 SAMPLES_FOLDER = "samples"
+#: The folder (under the evidence location) of the registered builds' evidence.
+REGISTRY_FOLDER = "registry"
 #: Every archive the build writes is a gzip-compressed tar.
 ARCHIVE_SUFFIX = ".tar.gz"
 
@@ -160,3 +163,11 @@ def sample_s3_uris(manifest: Manifest, sample: Sample) -> tuple[str, str] | None
         files[0].read_text("utf-8"), files[1].read_text("utf-8")
     )
     return base + files[0].name, base + files[1].name
+
+
+def registry_evidence_prefix(endpoint: str, manifest_sha256: str) -> str:
+    """Where ``cdk-triton register`` puts a build's evidence: ``registry/<endpoint>/<manifest sha256>/``.
+
+    Content-addressed by the whole manifest hash: registering the same build again writes the same keys.
+    """
+    return f"{REGISTRY_FOLDER}/{endpoint}/{manifest_sha256}/"

@@ -12,6 +12,7 @@ from cdk_triton.constructs.image import ImageConfig, TritonImage
 from cdk_triton.constructs.model import TritonModel
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps
 from cdk_triton.constructs.monitoring import TritonAlarms, TritonDashboard
+from cdk_triton.constructs.registry import ITritonModelPackageGroup, TritonModelPackageGroup
 from cdk_triton.constructs.scaling import TargetTrackingOptions, TritonScaling
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck
 
@@ -22,6 +23,7 @@ __all__ = [
     "DeploymentGuardrails",
     "EndpointAttributes",
     "ITritonEndpoint",
+    "ITritonModelPackageGroup",
     "ImageConfig",
     "ModelArtifacts",
     "ResourceHeadroom",
@@ -33,6 +35,7 @@ __all__ = [
     "TritonImage",
     "TritonMetrics",
     "TritonModel",
+    "TritonModelPackageGroup",
     "TritonModelProps",
     "TritonScaling",
     "TritonVerification",

@@ -85,6 +85,8 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "InvalidVerificationCheck": "a VerificationCheck without a model, with a sample URI that is not s3://<bucket>/<key>, "
     "a tolerance that is negative or not finite, or an empty warm_up name",
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
+    # model registry
+    "InvalidAccountId": "a TritonModelPackageGroup read_accounts / write_accounts value that is not a 12-digit account id",
 }
 
 #: Codes of the config layer (and of rules shared with it) that the constructs raise or re-raise
@@ -117,6 +119,7 @@ SURFACED: dict[str, str] = pick(
         "InferenceAmiNotForInstance",
         "InferenceAmiCannotRunRelease",
         "NoHostForRelease",
+        "InvalidModelPackageGroupName",
         # the build-and-synth rules, but for an unknown type, which synth warns about (UnknownGpuInstanceType)
         *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c != "UnknownInstanceType"),
     )

@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "numpy", "ruamel", "matplotlib")
-SUBCOMMANDS = ("build", "serve", "invoke", "stop", "bench", "tune", "demo")
+SUBCOMMANDS = ("build", "serve", "invoke", "stop", "bench", "tune", "demo", "register")
 
 PROBE = """
 import json, sys

@@ -21,6 +21,7 @@ from cdk_triton.config import errors as config_errors
 from cdk_triton.constructs import errors as construct_errors
 from cdk_triton.local import errors as local_errors
 from cdk_triton.pipeline import errors as pipeline_errors
+from cdk_triton.registry import errors as registry_errors
 from cdk_triton.tune import errors as tune_errors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,6 +35,7 @@ OWNED: dict[str, Mapping[str, str]] = {
     "local": {**local_errors.ALL_CODES, **local_errors.FRONT_ERRORS},
     "pipeline": pipeline_errors.ALL_CODES,
     "tune": tune_errors.ALL_CODES,
+    "registry": registry_errors.ALL_CODES,
 }
 #: package -> the config codes it raises or re-raises.
 SURFACED: dict[str, Mapping[str, str]] = {
@@ -43,6 +45,7 @@ SURFACED: dict[str, Mapping[str, str]] = {
     "local": local_errors.SURFACED,
     "pipeline": pipeline_errors.SURFACED,
     "tune": tune_errors.SURFACED,
+    "registry": registry_errors.SURFACED,
 }
 
 #: Calls whose n-th positional argument is an error code.
@@ -189,6 +192,13 @@ def _pipeline() -> str:
     return config_errors.markdown_table(("code", "raised as", "meaning"), rows)
 
 
+def _registry() -> str:
+    rows = _rows("TritonValidationError", registry_errors.VALIDATION_ERRORS)
+    rows += _rows("RegistryError", registry_errors.CALL_ERRORS)
+    rows += _rows("TritonValidationError (config)", registry_errors.SURFACED)
+    return config_errors.markdown_table(("code", "raised as", "meaning"), rows)
+
+
 #: README -> (block name, table generator).
 TABLES: dict[str, tuple[str, Callable[[], str]]] = {
     "cdk_triton/config/README.md": ("config", lambda: config_errors.code_table(config_errors.ALL_CODES)),
@@ -196,6 +206,7 @@ TABLES: dict[str, tuple[str, Callable[[], str]]] = {
     "cdk_triton/constructs/README.md": ("constructs", _constructs),
     "cdk_triton/local/README.md": ("local", _local),
     "cdk_triton/pipeline/README.md": ("pipeline", _pipeline),
+    "cdk_triton/registry/README.md": ("registry", _registry),
 }
 
 

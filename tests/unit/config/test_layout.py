@@ -96,3 +96,8 @@ def test_sample_s3_uris_recorded_win_else_derived_from_the_files(tmp_path: Path)
     recorded = dataclasses.replace(sample, request_s3_uri="s3://x/a.json", response_s3_uri="s3://x/b.json")
     assert layout.sample_s3_uris(manifest, recorded) == ("s3://x/a.json", "s3://x/b.json")
     assert layout.sample_s3_uris(manifest, dataclasses.replace(sample, request="samples/gone.json")) is None
+
+
+def test_registry_evidence_is_content_addressed_by_the_whole_manifest_hash() -> None:
+    sha = "ab" * 32
+    assert layout.registry_evidence_prefix("classifier", sha) == f"registry/classifier/{sha}/"

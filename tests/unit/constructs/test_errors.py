@@ -35,6 +35,7 @@ from cdk_triton.constructs import (
     TritonImage,
     TritonMetrics,
     TritonModel,
+    TritonModelPackageGroup,
     VerificationCheck,
 )
 from cdk_triton.constructs import endpoint as endpoint_module
@@ -306,6 +307,10 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
         s, artifacts=ModelArtifacts.from_manifest(_BAD / "no-samples.json", "classifier")
     ).add_verification(),
     "InvalidVerificationDeadline": lambda s: sme(s).add_verification(deadline=cdk.Duration.minutes(15)),
+    "InvalidModelPackageGroupName": lambda s: TritonModelPackageGroup(
+        s, "Group", model_package_group_name="my_group"
+    ),
+    "InvalidAccountId": lambda s: TritonModelPackageGroup(s, "Group", write_accounts=["12345"]),
     "InvalidVerificationCheck": lambda s: sme(s).add_verification(
         checks=[
             VerificationCheck(
@@ -431,6 +436,8 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "NoRecordedSamples": ("artifacts", "multi"),
     "SampleFileMissing": ("sample.request", str(_BAD / "samples" / "classifier.request.json")),
     "InvalidVerificationDeadline": ("deadline", "900 s"),
+    "InvalidModelPackageGroupName": ("model_package_group_name", "my_group"),
+    "InvalidAccountId": ("write_accounts", ["12345"]),
     "InvalidVerificationCheck": ("checks[0].request_s3_uri", "samples/req.json"),
     "MmeWithoutModels": ("target_models", {}),
     "InvalidTargetModel": ("target_models['resnet']", "r" * 60 + "... (1025 characters)"),

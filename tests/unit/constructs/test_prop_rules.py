@@ -25,6 +25,7 @@ from cdk_triton.constructs import (
     TritonDashboard,
     TritonMetrics,
     TritonModel,
+    TritonModelPackageGroup,
 )
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 from tests.unit.constructs.support import EXAMPLE, manifest_with, new_stack
@@ -216,6 +217,10 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("TritonModel", "(ONNX models of the manifest)", "recorded opset and IR version within the image's ONNX Runtime", "OnnxTooNewForImage", None, None),
     ("TritonModel", "server_options.response_cache_byte_size", "set when a model enables response_cache", "ResponseCacheNotConfigured", None, None),
     ("TritonEndpoint", "instance_count", "1 when a built model is sequence-batched", "SequenceBatchingInstances", None, None),
+    ("TritonModelPackageGroup", "model_package_group_name", "1-63 of [a-zA-Z0-9-], no leading or trailing '-'", "InvalidModelPackageGroupName", None, None),
+    ("TritonModelPackageGroup", "read_accounts", "12-digit account ids", "InvalidAccountId",
+     lambda s: TritonModelPackageGroup(s, "Group", read_accounts=["1234567890123"]), "read_accounts"),
+    ("TritonModelPackageGroup", "write_accounts", "12-digit account ids", "InvalidAccountId", None, None),
 ]  # fmt: skip
 
 
