@@ -182,6 +182,11 @@ class EndpointEntry:
     def is_inference_components(self) -> bool:
         return self.mode == INFERENCE_COMPONENTS
 
+    @property
+    def per_model_archives(self) -> bool:
+        """Whether each model has its own archive in ``target_models`` (MME and inference components)."""
+        return self.mode in (MULTI_MODEL, INFERENCE_COMPONENTS)
+
     def component_map(self) -> dict[str, str]:
         """logical name -> the manifest's component name."""
         return {k: v.component_name for k, v in sorted(self.components.items())}
