@@ -341,9 +341,10 @@ class LocalEndpoint:
         target_model: str | None = None,
         accept: str | None = None,
         timeout: float = 120.0,
+        component: str | None = None,
     ) -> Reply:
         """``InvokeEndpoint`` through the front over HTTP: returns (status, headers, body)."""
-        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout)
+        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout, component)
 
     def container(
         self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
