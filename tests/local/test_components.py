@@ -100,3 +100,62 @@ def test_invoke_sample_and_the_cli_take_a_component(
     assert local_commands.cmd_invoke(args) == 0
     assert "sample response matches" in capsys.readouterr().out
     assert json.dumps(served.describe()["components"]) == json.dumps({"ens": "ics-ens", "pre_2": "ics-pre-2"})
+
+
+def test_the_verify_handler_invokes_each_component_by_name(
+    served: ComponentsEndpoint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from moto.server import ThreadedMotoServer
+
+    from tests.unit.handlers.verify_module import load
+
+    verify = load()
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    try:
+        host, port = moto.get_host_and_port()
+        with socket.socket() as s:  # no SageMaker control plane here: the copy count is unknown, so invoked
+            s.bind(("127.0.0.1", 0))
+            closed = s.getsockname()[1]
+        for name, value in {
+            "AWS_ENDPOINT_URL_S3": f"http://{host}:{port}",
+            "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME": served.url,
+            "AWS_ENDPOINT_URL_SAGEMAKER": f"http://127.0.0.1:{closed}",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "x",
+            "AWS_SECRET_ACCESS_KEY": "x",
+        }.items():
+            monkeypatch.setenv(name, value)
+        s3 = boto3.client("s3")
+        s3.create_bucket(Bucket="samples")
+        base = Path(served.manifest.path or ".").parent
+        checks = []
+        for logical, target in served.entry.target_models.items():
+            assert target.sample is not None and target.sample.response is not None
+            for kind, rel in (("request", target.sample.request), ("response", target.sample.response)):
+                s3.put_object(Bucket="samples", Key=f"{logical}.{kind}.json", Body=(base / rel).read_bytes())
+            checks.append(
+                {
+                    "Model": logical,
+                    "Request": f"s3://samples/{logical}.request.json",
+                    "Response": f"s3://samples/{logical}.response.json",
+                }
+            )
+        spec = {
+            "EndpointName": "ics",
+            "Mode": "InferenceComponents",
+            "Checks": checks,
+            "Components": served.entry.component_map(),
+            "DeadlineSeconds": "3",
+        }
+        report = verify.handler(spec)
+        assert report["Ok"] and {m["InferenceComponent"] for m in report["Models"]} == {
+            "ics-ens",
+            "ics-pre-2",
+        }
+        with pytest.raises(verify.VerificationFailed, match="not found"):
+            verify.handler({**spec, "Components": {"ens": "ics-nope", "pre_2": "ics-pre-2"}})
+    finally:
+        moto.stop()
