@@ -116,6 +116,10 @@ class LocalEndpoint:
     ) -> None:
         self.manifest = manifest
         self.entry = manifest.endpoint(endpoint)
+        if self.entry.is_inference_components:
+            raise ValueError(
+                f"endpoint {endpoint} is InferenceComponents: serve it with cdk_triton.local.ComponentsEndpoint"
+            )
         self.name = endpoint
         self.port = port
         self.overlay = overlay or CpuOverlay()
