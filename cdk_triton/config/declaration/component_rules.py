@@ -7,6 +7,8 @@ its mode, its models and its instance types. ``rules`` runs them with the other 
 
 from __future__ import annotations
 
+from typing import Any
+
 from cdk_triton.config import components, layout
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.parse import closest, problem
@@ -90,4 +92,33 @@ def check_components_fit(spec: object, i: int, e: EndpointSpec) -> Problems:
                 memory_mb=v.memory_mb,
                 path=f"endpoints[{i}].components.{name}",
             )
+    return out
+
+
+def check_component_sequence_batching(spec: Any, i: int, e: EndpointSpec) -> Problems:
+    """A sequence-batched (stateful) model keeps each sequence in one server: its component may run one
+    copy on one instance only (``max_copies: 1``, ``copies`` at most 1, ``max_instances: 1``); every
+    copy is a container of its own, and SageMaker routes each request to any copy."""
+    if not e.is_inference_components:
+        return []
+    stateful = {m.name for m in spec.models if m.sequence_batching is not None}
+    out: Problems = []
+    for name in dict.fromkeys(e.models):
+        v = e.components.get(name, components.ComponentValues())
+        if not stateful.intersection(spec.closure(name)):
+            continue
+        if v.max_copies == 1 and (v.copies or 1) <= 1 and e.max_instances == 1:
+            continue
+        out.append(
+            problem(
+                "SequenceBatchingInstances",
+                f"endpoints[{i}].components.{name}",
+                "component",
+                name,
+                "is sequence-batched (stateful) but its requests may reach several copies or instances: each "
+                "copy is a container of its own, and SageMaker routes each request to any copy",
+                "max_copies: 1 (copies at most 1) and the endpoint's max_instances: 1",
+                "set max_copies: 1 and max_instances: 1, or serve it from a SingleModel endpoint with one instance",
+            )
+        )
     return out

@@ -593,6 +593,7 @@ ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
     check_gpu_placement_fits,
     component_rules.check_component_names,
     component_rules.check_components_fit,
+    component_rules.check_component_sequence_batching,
 )
 
 

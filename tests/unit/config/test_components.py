@@ -237,3 +237,13 @@ def test_limits_carry_their_sources() -> None:
         0.25,
         (60, 3600),
     )
+
+
+def test_fails_a_stateful_model_in_a_component_that_may_run_several_copies() -> None:
+    seq = {"strategy": "direct", "control_inputs": {"start": "START"}}
+    stateful = model("sum", format="python", source={"python": "x"}, sequence_batching=seq)
+    ok = document([stateful], [_ic(["sum"], max_instances=1, components={"sum": {"max_copies": 1}})])
+    assert [e.code for e in problems(ok) if e.code != "SourceNotFound"] == []
+    bad = document([stateful], [_ic(["sum"], components={"sum": {"max_copies": 2}})])
+    found = [(e.code, e.path) for e in problems(bad) if e.code != "SourceNotFound"]
+    assert found == [("SequenceBatchingInstances", "endpoints[0].components.sum")]
