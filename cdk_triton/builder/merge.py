@@ -117,7 +117,7 @@ def merged_model(merged: Manifest, name: str, out: Path) -> ModelEntry | None:
 
 def merged_target(merged: Manifest, endpoint: str, root: str, out: Path) -> TargetModel | None:
     ep = merged.endpoints.get(endpoint)
-    t = ep.target_models.get(root) if ep is not None and ep.is_multi_model else None
+    t = ep.target_models.get(root) if ep is not None and ep.per_model_archives else None
     if t is None:
         return None
     return replace(t, local_path=_rel(t.local_path, merged, out), sample=_sample(t.sample, merged, out))
@@ -125,7 +125,7 @@ def merged_target(merged: Manifest, endpoint: str, root: str, out: Path) -> Targ
 
 def merged_endpoint(merged: Manifest, endpoint: str, out: Path) -> EndpointEntry | None:
     ep = merged.endpoints.get(endpoint)
-    if ep is None or ep.is_multi_model:
+    if ep is None or ep.per_model_archives:
         return None
     return replace(
         ep,
@@ -158,7 +158,7 @@ def merge_entries(
         mine = endpoints.get(name)
         if mine is None:
             continue
-        if not ep.is_multi_model and not mine.is_multi_model and ep.sha256 != mine.sha256:
+        if not ep.per_model_archives and not mine.per_model_archives and ep.sha256 != mine.sha256:
             raise _conflict(f"endpoint '{name}'", mine.sha256 or "", ep.sha256 or "", merged)
         for t, target in ep.target_models.items():
             have = mine.target_models.get(t)

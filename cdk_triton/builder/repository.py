@@ -1,8 +1,10 @@
 """The package step: model repositories and archives of every endpoint (CONTRACT.md section 5).
 
 SME: ``out/sme/<endpoint>/repository/`` (uncompressed S3 prefix) or one ``.tar.gz`` of it; MME:
-``out/mme/<endpoint>/<model>-<sha12>.tar.gz``, one target model (with its steps) per archive. Both
-modes archive through one path (:func:`_archive`), each folder with an index of what it holds.
+``out/mme/<endpoint>/<model>-<sha12>.tar.gz``, one target model (with its steps) per archive;
+inference components: the same archives under ``out/ic/<endpoint>/`` (``builder.components`` adds the
+components to the entry). Every mode archives through one path (:func:`_archive`), each folder with an
+index of what it holds.
 
 Layout: ``<repo>/<model>/config.pbtxt`` + ``<repo>/<model>/1/<file>``; an ensemble's ``1/`` holds
 only a placeholder. No ``__pycache__`` ever lands in a repository.
@@ -106,7 +108,7 @@ def package_endpoints(ctx: BuildContext) -> StepOutput:
             ctx.reporter.advance("package", 1, what=ep.name)
             continue
         archs = _check_plans(ctx, ep, [n for r in roots for n in ctx.spec.closure(r)])
-        package = _package_mme if ep.is_multi_model else _package_sme
+        package = _package_mme if ep.per_model_archives else _package_sme
         entry, artifacts, n_packed = package(ctx, ep, roots)
         for t in entry.target_models.values():
             if t.logical_name not in roots:  # merged: its models' plans
@@ -116,7 +118,7 @@ def package_endpoints(ctx: BuildContext) -> StepOutput:
         ctx.endpoint_entries[ep.name] = replace(entry, gpu_architectures=sorted(archs))
         ctx.artifacts += artifacts
         packed += n_packed
-        up_to_date += (len(roots) if ep.is_multi_model else 1) - n_packed
+        up_to_date += (len(roots) if ep.per_model_archives else 1) - n_packed
         ctx.reporter.advance("package", 1, what=ep.name)
     ctx.reporter.finish("package")
     return StepOutput(
@@ -143,7 +145,7 @@ def _roots(ctx: BuildContext, ep: EndpointSpec) -> list[str] | None:
     (its entry then comes from --merge-manifest, or it is left out with a warning)."""
     roots = [r for r in ep.models if _built(ctx, r)]
     missing = [r for r in ep.models if r not in roots]
-    if not ep.is_multi_model:
+    if not ep.per_model_archives:
         if not missing:
             return roots
         theirs = merge.merged_endpoint(ctx.merged, ep.name, ctx.out) if ctx.merged else None
@@ -299,10 +301,14 @@ def _package_sme(
 def _package_mme(
     ctx: BuildContext, ep: EndpointSpec, roots: list[str]
 ) -> tuple[EndpointEntry, list[Artifact], int]:
-    folder = ctx.out / layout.mme_folder(ep.name)
+    """MME target models, and inference components packaged the same way (under ``ic/<endpoint>/``)."""
+    ic = ep.is_inference_components
+    folder = ctx.out / (layout.ic_folder(ep.name) if ic else layout.mme_folder(ep.name))
     index_path = folder / "index.json"
     index = _read_json(index_path)
-    prefix = ctx.spec.artifact_location.uri + layout.mme_prefix_key(ep.name)
+    prefix = ctx.spec.artifact_location.uri + (
+        layout.ic_prefix_key(ep.name) if ic else layout.mme_prefix_key(ep.name)
+    )
     targets: dict[str, TargetModel] = {}
     artifacts: list[Artifact] = []
     packed = 0

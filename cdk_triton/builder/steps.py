@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.builder import merge, outputs, preflight, repository, space
+from cdk_triton.builder import components, merge, outputs, preflight, repository, space
 from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, BuildResult, StepOutput
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export import step as export_step
@@ -30,6 +30,7 @@ STEPS: tuple[Step, ...] = (
     export_step.export_models,
     outputs.write_samples,
     repository.package_endpoints,
+    components.record_components,
     outputs.upload_artifacts,
     outputs.write_build_manifest,
     outputs.prune,

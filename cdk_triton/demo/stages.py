@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import CdkTritonError
@@ -82,7 +83,10 @@ def _stage_build(root: Path, rep: StageReport) -> Path | None:
             [entry.local_path] if entry.local_path else [t.local_path for t in entry.target_models.values()]
         )
         where = sorted(
-            {str(manifest.resolve(p).parent if entry.is_multi_model else manifest.resolve(p)) for p in paths}
+            {
+                str(manifest.resolve(p).parent if entry.per_model_archives else manifest.resolve(p))
+                for p in paths
+            }
         )
         rep.detail.append(
             f"endpoint {name} ({entry.mode}): {', '.join(where)} -> {entry.s3_uri or entry.s3_prefix}"
@@ -148,25 +152,34 @@ def _stage_serve(manifest_path: Path, rep: StageReport) -> None:
         rep.detail.append("cdk_triton.local is not part of this version")
         return
     from cdk_triton.local import LocalEndpoint, invoke_sample
+    from cdk_triton.local.components import ComponentsEndpoint
 
     manifest = read_manifest(manifest_path)
     failures = 0
     for name, entry in sorted(manifest.endpoints.items()):
         started = time.perf_counter()
-        with LocalEndpoint(manifest, name) as endpoint:
+        kind = ComponentsEndpoint if entry.is_inference_components else LocalEndpoint
+        with kind(manifest, name) as endpoint:
             rep.detail.append(
                 f"endpoint {name} ({entry.mode}) served at {endpoint.url} "
                 f"in {time.perf_counter() - started:.1f} s"
             )
-            targets = sorted(entry.target_models) if entry.is_multi_model else [None]
-            for target in targets:
+            for target, component in _invocations(entry):
                 for binary in (False, True):
-                    result = invoke_sample(endpoint, target_model=target, binary=binary)
-                    rep.detail.append(
-                        f"  {target or entry.default_model} [{'binary+json' if binary else 'json'}]: {result}"
-                    )
+                    result = invoke_sample(endpoint, target_model=target, binary=binary, component=component)
+                    what = component or target or entry.default_model
+                    rep.detail.append(f"  {what} [{'binary+json' if binary else 'json'}]: {result}")
                     failures += 0 if getattr(result, "ok", False) else 1
     rep.status = "ok" if failures == 0 else "failed"
+
+
+def _invocations(entry: Any) -> list[tuple[str | None, str | None]]:
+    """(TargetModel, InferenceComponentName) of each invocation of an endpoint's samples."""
+    if entry.is_inference_components:
+        return [(None, c.component_name) for _, c in sorted(entry.components.items())]
+    if entry.is_multi_model:
+        return [(t, None) for t in sorted(entry.target_models)]
+    return [(None, None)]
 
 
 def run_demo(root: Path, *, skip_serve: bool = False) -> DemoReport:

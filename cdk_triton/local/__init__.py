@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         invoke_tensors,
         parse_response,
     )
+    from cdk_triton.local.components import ComponentsEndpoint
     from cdk_triton.local.endpoint import LocalEndpoint
     from cdk_triton.local.errors import LocalServerError
     from cdk_triton.local.front import RuntimeFront
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 #: public name -> the module that defines it
 _WHERE = {
+    "ComponentsEndpoint": "components",
     "CpuOverlay": "overlay",
     "InvokeResult": "client",
     "LocalEndpoint": "endpoint",
@@ -41,6 +43,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "ComponentsEndpoint",
     "CpuOverlay",
     "InvokeResult",
     "LocalEndpoint",

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from cdk_triton.config.declaration import DTYPES
-from cdk_triton.config.manifest import EndpointEntry, Manifest, Sample, read_manifest
+from cdk_triton.config.manifest import ComponentEntry, EndpointEntry, Manifest, Sample, read_manifest
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.detached import DEFAULT_STATE_DIR, read_state
 from cdk_triton.local.front import Reply, invoke_front
@@ -48,6 +48,7 @@ class EndpointLike(Protocol):
         target_model: str | None = None,
         accept: str | None = None,
         timeout: float = 120.0,
+        component: str | None = None,
     ) -> Reply: ...
 
 
@@ -163,6 +164,7 @@ class InvokeResult:
     max_abs_diff: float | None = None
     matched: bool | None = None
     target_model: str | None = None
+    component: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -211,9 +213,63 @@ def compare_outputs(
     return ok, worst
 
 
-def resolve_sample(endpoint: EndpointLike, target_model: str | None) -> tuple[Sample, str | None]:
-    """The manifest sample for an endpoint (SME) or a target model (MME), and the TargetModel header."""
+def resolve_component(entry: EndpointEntry, component: str | None) -> ComponentEntry:
+    """The component ``component`` names (its logical name or component name) on an InferenceComponents
+    endpoint: ``ComponentOnOtherEndpoint``, ``ComponentRequired`` or ``UnknownInferenceComponent`` otherwise."""
+    if not entry.is_inference_components:
+        raise TritonValidationError(
+            "ComponentOnOtherEndpoint",
+            prop="component",
+            value=component,
+            problem=f"was given for {entry.mode} endpoint '{entry.name}'",
+            allowed="an InferenceComponents endpoint",
+            fix="drop --component (an MME takes --target-model)",
+        )
+    allowed = ", ".join(f"{k} ({v})" for k, v in entry.component_map().items())
+    if not component:
+        raise TritonValidationError(
+            "ComponentRequired",
+            prop="component",
+            value=component,
+            problem=f"is required for components endpoint '{entry.name}'",
+            allowed=allowed,
+            fix="pass --component with a logical name or component name from the manifest",
+        )
+    found = entry.find_component(component)
+    if found is None:
+        raise TritonValidationError(
+            "UnknownInferenceComponent",
+            prop="component",
+            value=component,
+            problem=f"is not a component of endpoint '{entry.name}'",
+            allowed=allowed,
+            fix="pass --component with a logical name or component name from the manifest",
+        )
+    return found
+
+
+def resolve_sample(
+    endpoint: EndpointLike, target_model: str | None, component: str | None = None
+) -> tuple[Sample, str | None]:
+    """The manifest sample for an endpoint (SME), a target model (MME) or a component, and the header
+    (TargetModel, or the component's InferenceComponentName)."""
     entry, manifest = endpoint.entry, endpoint.manifest
+    if component is not None or entry.is_inference_components:
+        c = resolve_component(entry, component)
+        archive = entry.target_models[c.target_model]
+        sample = archive.sample or (
+            manifest.models[archive.model].sample if archive.model in manifest.models else None
+        )
+        if sample is None:
+            raise TritonValidationError(
+                "NoSample",
+                prop="sample",
+                value=component,
+                problem="has no sample request in the manifest",
+                allowed="a model declared with a sample",
+                fix="declare a sample in build/models.yaml, or pass --input FILE",
+            )
+        return sample, c.component_name
     if target_model is not None:
         if not entry.is_multi_model:
             raise TritonValidationError(
@@ -264,7 +320,10 @@ def resolve_sample(endpoint: EndpointLike, target_model: str | None) -> tuple[Sa
 
 
 def invoke_sample(
-    endpoint: EndpointLike, target_model: str | None = None, binary: bool = False
+    endpoint: EndpointLike,
+    target_model: str | None = None,
+    binary: bool = False,
+    component: str | None = None,
 ) -> InvokeResult:
     """Send the manifest's sample request through the front and compare with the sample response.
 
@@ -272,8 +331,13 @@ def invoke_sample(
         endpoint: a started LocalEndpoint.
         target_model: MME: the logical name (or hashed TargetModel value). SME: None.
         binary: send binary+json instead of JSON (outputs requested as binary too).
+        component: InferenceComponents: the component's logical name or component name (sent as
+            the manifest's component name).
     """
-    sample, header = resolve_sample(endpoint, target_model)
+    sample, header = resolve_sample(endpoint, target_model, component)
+    if endpoint.entry.is_inference_components:
+        target_model, component = None, header
+        header = None
     request = json.loads(endpoint.manifest.resolve(sample.request).read_text())
     expected = None
     if sample.response:
@@ -284,6 +348,7 @@ def invoke_sample(
         endpoint,
         tensors_from_kserve(request),
         target_model=header,
+        component=component,
         binary=binary,
         expected=expected,
         atol=sample.atol if sample.atol is not None else 1e-5,
@@ -294,7 +359,12 @@ def invoke_sample(
 
 
 def invoke_file(
-    endpoint: EndpointLike, path: Path, *, target_model: str | None = None, binary: bool = False
+    endpoint: EndpointLike,
+    path: Path,
+    *,
+    target_model: str | None = None,
+    binary: bool = False,
+    component: str | None = None,
 ) -> InvokeResult:
     """Send a KServe v2 JSON request body read from ``path`` (its ``outputs`` names are requested).
 
@@ -306,10 +376,14 @@ def invoke_file(
     if target_model is not None and endpoint.entry.is_multi_model:
         target = endpoint.entry.target_models.get(target_model)
         header = target.target_model if target else target_model
+    if component is not None and endpoint.entry.is_inference_components:
+        found = endpoint.entry.find_component(component)
+        component = found.component_name if found else component
     return invoke_tensors(
         endpoint,
         tensors_from_kserve(doc),
         target_model=header,
+        component=component,
         binary=binary,
         outputs=[o["name"] for o in doc.get("outputs", [])] or None,
     )
@@ -326,14 +400,26 @@ def invoke_tensors(
     rtol: float = 1e-4,
     outputs: list[str] | None = None,
     parameters: dict[str, Any] | None = None,
+    component: str | None = None,
 ) -> InvokeResult:
-    """Send tensors through the front; parse and (optionally) compare the outputs."""
+    """Send tensors through the front; parse and (optionally) compare the outputs.
+
+    ``component``: the InferenceComponentName header (an InferenceComponents endpoint)."""
     body, content_type = build_request(inputs, binary=binary, outputs=outputs, parameters=parameters)
     t0 = time.perf_counter()
-    status, headers, data = endpoint.invoke(body, content_type, target_model=target_model)
+    if component is not None:
+        status, headers, data = endpoint.invoke(
+            body, content_type, target_model=target_model, component=component
+        )
+    else:
+        status, headers, data = endpoint.invoke(body, content_type, target_model=target_model)
     latency = time.perf_counter() - t0
     result = InvokeResult(
-        status=status, latency_s=latency, content_type=headers.get("content-type"), target_model=target_model
+        status=status,
+        latency_s=latency,
+        content_type=headers.get("content-type"),
+        target_model=target_model,
+        component=component,
     )
     if status != 200:
         result.error = data.decode(errors="replace")
@@ -383,5 +469,6 @@ class FrontClient:
         target_model: str | None = None,
         accept: str | None = None,
         timeout: float = 120.0,
+        component: str | None = None,
     ) -> Reply:
-        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout)
+        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout, component)

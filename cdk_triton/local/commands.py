@@ -76,6 +76,12 @@ def _register_clients(subparsers: Any) -> None:
     p = subparsers.add_parser("invoke", help="invoke a local endpoint started with `serve --detach`")
     p.add_argument("--endpoint", required=True, metavar="NAME")
     p.add_argument("--target-model", default=None, help="MME: logical name or TargetModel value")
+    p.add_argument(
+        "--component",
+        default=None,
+        metavar="NAME",
+        help="InferenceComponents: the component's logical name or component name (the manifest's)",
+    )
     src = p.add_mutually_exclusive_group()
     src.add_argument("--input", default=None, metavar="FILE", help="KServe v2 JSON request body")
     src.add_argument("--sample", action="store_true", help="send the manifest's sample (the default)")
@@ -168,6 +174,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"endpoint {ep.name} ({ep.mode}): {ep.url}", flush=True)
             for logical, header in ep.target_models.items():
                 print(f"  TargetModel {logical} = {header}", flush=True)
+            for logical, component in ep.components.items():
+                print(f"  InferenceComponentName {logical} = {component}", flush=True)
             print(f"  server log: {ep.log}", flush=True)
         print(
             f"boto3.client('sagemaker-runtime', endpoint_url='{serving.url}', region_name='us-east-1', "
@@ -209,10 +217,15 @@ def cmd_invoke(args: argparse.Namespace) -> int:
     from cdk_triton.local.client import invoke_file, invoke_sample
 
     client = _front_client(args)
+    component = getattr(args, "component", None)
     if args.input:
-        result = invoke_file(client, Path(args.input), target_model=args.target_model, binary=args.binary)
+        result = invoke_file(
+            client, Path(args.input), target_model=args.target_model, binary=args.binary, component=component
+        )
     else:
-        result = invoke_sample(client, target_model=args.target_model, binary=args.binary)
+        result = invoke_sample(
+            client, target_model=args.target_model, binary=args.binary, component=component
+        )
     _print_result(result, top_k=args.top_k)
     return 0 if result.ok else 1
 

@@ -116,6 +116,10 @@ class LocalEndpoint:
     ) -> None:
         self.manifest = manifest
         self.entry = manifest.endpoint(endpoint)
+        if self.entry.is_inference_components:
+            raise ValueError(
+                f"endpoint {endpoint} is InferenceComponents: serve it with cdk_triton.local.ComponentsEndpoint"
+            )
         self.name = endpoint
         self.port = port
         self.overlay = overlay or CpuOverlay()
@@ -341,9 +345,10 @@ class LocalEndpoint:
         target_model: str | None = None,
         accept: str | None = None,
         timeout: float = 120.0,
+        component: str | None = None,
     ) -> Reply:
         """``InvokeEndpoint`` through the front over HTTP: returns (status, headers, body)."""
-        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout)
+        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout, component)
 
     def container(
         self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None

@@ -21,6 +21,9 @@ VALIDATION_ERRORS: dict[str, str] = {
     "TargetModelOnSingleModelEndpoint": "a target model given for a single-model endpoint",
     "UnknownTargetModel": "a target model that is neither a logical name of the endpoint nor its hashed TargetModel value",
     "TargetModelRequired": "a multi-model endpoint invoked with its sample but no target model",
+    "ComponentOnOtherEndpoint": "`invoke --component` (a component) given for an endpoint that is not InferenceComponents",
+    "ComponentRequired": "an InferenceComponents endpoint invoked with its sample but no component",
+    "UnknownInferenceComponent": "a component that is neither a logical name of the endpoint nor its component name",
     "NoSample": "the manifest has no sample request for the endpoint or target model",
     "LocalEndpointNotRunning": "invoke/bench of an endpoint with no state file, or whose `serve` process is gone",
     "LocalEndpointAlreadyServed": "`serve --detach` of an endpoint a running detached serve already serves",
@@ -54,7 +57,11 @@ SERVER_ERRORS: dict[str, str] = {
 #: The front's HTTP errors, typed like SageMaker Runtime's (``x-amzn-ErrorType``): code -> when.
 FRONT_ERRORS: dict[str, str] = {
     "ValidationError": "400: unknown endpoint or TargetModel, TargetModel on an SME or missing on an MME, "
-    "no or several Host headers; 413: a body over 6 MiB (answered unread)",
+    "no or several Host headers; on an InferenceComponents endpoint a missing InferenceComponentName (SageMaker's "
+    "text: 'Inference Component Name header is required for endpoints to which you plan to deploy inference "
+    "components. Please include Inference Component Name header or consider using SageMaker models.') or an "
+    "unknown one ('Inference Component <name> of endpoint <endpoint> not found.', cdk-triton's text) or a "
+    "TargetModel; 413: a body over 6 MiB (answered unread)",
     "ModelError": "424: the container answered non-2xx (OriginalStatusCode, OriginalMessage, LogStreamArn)",
     "ModelNotReadyException": "429: the TargetModel is still loading after load_wait_timeout",
     "InternalFailure": "500: the local endpoint raised while handling the request",

@@ -349,13 +349,18 @@ def invoke_front(
     target_model: str | None = None,
     accept: str | None = None,
     timeout: float = 120.0,
+    component: str | None = None,
 ) -> Reply:
-    """``POST /endpoints/<endpoint>/invocations`` on a front URL: (status, lower-case headers, body)."""
+    """``POST /endpoints/<endpoint>/invocations`` on a front URL: (status, lower-case headers, body).
+
+    ``component``: the ``InferenceComponentName`` (sent as ``X-Amzn-SageMaker-Inference-Component``)."""
     headers = {"Content-Type": content_type}
     if accept:
         headers["Accept"] = accept
     if target_model is not None:
         headers["X-Amzn-SageMaker-Target-Model"] = target_model
+    if component is not None:
+        headers["X-Amzn-SageMaker-Inference-Component"] = component
     host, port = url.split("://", 1)[1].rsplit(":", 1)
     conn = http.client.HTTPConnection(host, int(port), timeout=timeout)
     try:

@@ -21,6 +21,7 @@ from types import FrameType
 from typing import Any
 
 from cdk_triton.config.server_options.release import PING_MODE
+from cdk_triton.local.components import ComponentsEndpoint
 from cdk_triton.local.detached import ServeRequest, ServeState, publish, withdraw
 from cdk_triton.local.endpoint import LocalEndpoint
 from cdk_triton.local.errors import LocalServerError
@@ -37,6 +38,7 @@ class ServedEndpoint:
     url: str
     log: str
     target_models: dict[str, str] = field(default_factory=dict)
+    components: dict[str, str] = field(default_factory=dict)  # logical name -> InferenceComponentName
 
 
 class Serving:
@@ -54,7 +56,7 @@ class Serving:
         self.options = request.server_options()
         self.state_dir = state_dir
         self.front: RuntimeFront | None = None
-        self.endpoints: list[LocalEndpoint] = []
+        self.endpoints: list[LocalEndpoint | ComponentsEndpoint] = []
         self._stop = threading.Event()
         self._handlers: dict[int, Any] = {}
 
@@ -65,8 +67,13 @@ class Serving:
             self.front = RuntimeFront(port=self.request.port).start()
             budget = self.request.memory_budget_mb
             for name in self.names:
+                kind = (
+                    ComponentsEndpoint
+                    if self.manifest.endpoint(name).is_inference_components
+                    else LocalEndpoint
+                )
                 self.endpoints.append(
-                    LocalEndpoint(
+                    kind(
                         self.manifest,
                         name,
                         front=self.front,
@@ -112,9 +119,10 @@ class Serving:
                 url=f"{self.url}/endpoints/{ep.name}/invocations",
                 log=info["log"],
                 target_models=dict(info["target_models"] or {}),
+                components=dict(info.get("components") or {}),
             )
 
-    def _state(self, ep: LocalEndpoint, info: dict[str, Any]) -> ServeState:
+    def _state(self, ep: LocalEndpoint | ComponentsEndpoint, info: dict[str, Any]) -> ServeState:
         return ServeState(
             pid=os.getpid(),
             url=self.url,

@@ -13,11 +13,13 @@ points share one verification:
 
 The verification spec (CloudFormation ``ResourceProperties`` or the direct event)::
 
-    {"EndpointName": "classifier", "Mode": "SingleModel" | "MultiModel",
+    {"EndpointName": "classifier", "Mode": "SingleModel" | "MultiModel" | "InferenceComponents",
      "Checks": [{"Model": "classifier", "Request": "s3://b/k.request.json",
                  "Response": "s3://b/k.response.json", "Atol": 1e-4, "Rtol": 1e-3}],
      "TargetModelParameterPath": "/cdk-triton/multi/target-models",   # MME: the published name map
      "WarmUp": ["bert"],                                             # MME: invoked first, not compared
+     "Components": {"classifier": "app-ics-classifier"},             # components: logical -> real name
+     "ComponentNameParameterPath": "/cdk-triton/ics/components",     # or the published name map
      "DeadlineSeconds": 600}
 
 Lifecycle: CloudFormation creates the verification resource after the endpoint update, with a new
@@ -25,6 +27,13 @@ logical and physical id for each new model data or endpoint config. A wrong answ
 the rollback then sends Delete for that new resource (always SUCCESS) while the endpoint goes back to
 its previous config: the stack ends in UPDATE_ROLLBACK_COMPLETE. A success leaves the old resource to
 the cleanup phase, which again only sends Delete.
+
+Inference components (:func:`verify_component`): each check's model is invoked with its component's
+``InferenceComponentName``. A component that autoscaling has scaled in to zero copies
+(``DescribeInferenceComponent``: ``RuntimeConfig.CurrentCopyCount`` 0) is skipped and reported as
+skipped, never invoked: the invocation would fail and start a scale-out from zero (minutes, beyond most
+deadlines, and a cost the deployment did not ask for). A component whose copy count cannot be read
+(no permission, no control plane: the local endpoint) is invoked.
 """
 
 from __future__ import annotations
@@ -81,6 +90,8 @@ class Spec:
     target_model_parameter_path: str | None = None
     warm_up: tuple[str, ...] = ()
     deadline_s: float = DEFAULT_DEADLINE_S
+    components: tuple[tuple[str, str], ...] = ()  # InferenceComponents: (logical name, component name)
+    component_name_parameter_path: str | None = None
 
 
 @dataclass
@@ -90,6 +101,8 @@ class Outcome:
     detail: str
     attempts: int = 0
     target_model: str | None = None
+    component: str | None = None
+    skipped: bool = False
 
 
 @dataclass
@@ -105,13 +118,18 @@ class Report:
         bad = [o for o in self.outcomes if not o.ok]
         if not self.outcomes:
             return f"endpoint {self.endpoint_name}: nothing was verified"
+        skipped = [o for o in self.outcomes if o.skipped]
         if not bad:
-            return f"endpoint {self.endpoint_name}: {len(self.outcomes)} model(s) answered as recorded"
+            head = f"endpoint {self.endpoint_name}: {len(self.outcomes) - len(skipped)} model(s) answered as recorded"
+            if skipped:
+                head += f"; {len(skipped)} skipped: " + "; ".join(f"{o.model}: {o.detail}" for o in skipped)
+            return head
         lines = [
             f"endpoint {self.endpoint_name}: {len(bad)} of {len(self.outcomes)} model(s) failed verification"
         ]
         lines += [
-            f"- {o.model}{f' (TargetModel {o.target_model})' if o.target_model else ''}: {o.detail}"
+            f"- {o.model}{f' (TargetModel {o.target_model})' if o.target_model else ''}"
+            f"{f' (InferenceComponent {o.component})' if o.component else ''}: {o.detail}"
             for o in bad
         ]
         return "\n".join(lines)
@@ -127,6 +145,8 @@ class Report:
                     "Detail": o.detail,
                     "Attempts": o.attempts,
                     "TargetModel": o.target_model,
+                    "InferenceComponent": o.component,
+                    "Skipped": o.skipped,
                 }
                 for o in self.outcomes
             ],
@@ -143,8 +163,8 @@ def parse_spec(props: dict[str, Any]) -> Spec:
     if not isinstance(name, str) or not name:
         problems.append("EndpointName: a non-empty endpoint name is required")
     mode = props.get("Mode", "SingleModel")
-    if mode not in ("SingleModel", "MultiModel"):
-        problems.append(f"Mode: {mode!r} is not one of 'SingleModel', 'MultiModel'")
+    if mode not in ("SingleModel", "MultiModel", "InferenceComponents"):
+        problems.append(f"Mode: {mode!r} is not one of 'SingleModel', 'MultiModel', 'InferenceComponents'")
     raw_checks = props.get("Checks")
     if not isinstance(raw_checks, list) or not raw_checks:
         problems.append("Checks: at least one model with a recorded sample is required (build with samples)")
@@ -182,9 +202,41 @@ def parse_spec(props: dict[str, Any]) -> Spec:
         problems.append(f"DeadlineSeconds: {props.get('DeadlineSeconds')!r} is not a number")
         deadline = DEFAULT_DEADLINE_S
     warm = props.get("WarmUp") or []
+    components, component_path = _component_spec(props, mode, problems)
     if problems:
         raise ValueError("invalid verification spec: " + "; ".join(problems))
-    return Spec(str(name), str(mode), tuple(checks), path, tuple(str(w) for w in warm), deadline)
+    return Spec(
+        str(name),
+        str(mode),
+        tuple(checks),
+        path,
+        tuple(str(w) for w in warm),
+        deadline,
+        components,
+        component_path,
+    )
+
+
+def _component_spec(
+    props: dict[str, Any], mode: Any, problems: list[str]
+) -> tuple[tuple[tuple[str, str], ...], str | None]:
+    """InferenceComponents: ``Components`` (logical -> component name; a JSON object or its text) and/or
+    ``ComponentNameParameterPath`` (the SSM name map); at least one of them."""
+    raw = props.get("Components") or {}
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            raw = None
+    if not isinstance(raw, dict) or not all(isinstance(v, str) and v for v in raw.values()):
+        problems.append("Components: a mapping of logical model name -> InferenceComponentName is required")
+        raw = {}
+    path = props.get("ComponentNameParameterPath") or None
+    if mode == "InferenceComponents" and not raw and not path:
+        problems.append(
+            "Components: an InferenceComponents endpoint needs Components or ComponentNameParameterPath"
+        )
+    return tuple(sorted((str(k), str(v)) for k, v in raw.items())), path
 
 
 # -------------------------------------------------------------------------------------------- compare
@@ -285,7 +337,9 @@ def _error_text(exc: Exception) -> tuple[str, bool]:
     return f"{type(exc).__name__}: {exc}", False
 
 
-def _invoke(runtime: Any, spec: Spec, body: bytes, target_model: str | None) -> dict[str, Any]:
+def _invoke(
+    runtime: Any, spec: Spec, body: bytes, target_model: str | None, component: str | None = None
+) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "EndpointName": spec.endpoint_name,
         "Body": body,
@@ -294,6 +348,8 @@ def _invoke(runtime: Any, spec: Spec, body: bytes, target_model: str | None) -> 
     }
     if target_model:
         kwargs["TargetModel"] = target_model
+    if component:
+        kwargs["InferenceComponentName"] = component
     resp = runtime.invoke_endpoint(**kwargs)
     return json.loads(resp["Body"].read())
 
@@ -331,6 +387,9 @@ def verify(spec: Spec, *, deadline: float | None = None, sleep: Any = time.sleep
                 _invoke(runtime, spec, samples[name][0], names[name])
             except (ClientError, BotoCoreError, ValueError) as exc:
                 log(f"warm-up of {name}: {_error_text(exc)[0]}")
+    if spec.mode == "InferenceComponents":
+        report.outcomes += verify_components(runtime, ssm, spec, samples, end, sleep, log)
+        return report
     for check in spec.checks:
         if check.model not in samples:
             continue
@@ -361,24 +420,106 @@ def _verify_one(
     end: float,
     sleep: Any,
     log: Any,
+    component: str | None = None,
 ) -> Outcome:
     body, expected = sample
     attempts, delay = 0, 1.0
     while True:
         attempts += 1
         try:
-            got = _invoke(runtime, spec, body, target)
+            got = _invoke(runtime, spec, body, target, component)
         except (ClientError, BotoCoreError, ValueError) as exc:
             text, retry = _error_text(exc)
             if not retry or time.monotonic() + delay >= end:
                 why = "" if not retry else " (deadline reached)"
-                return Outcome(check.model, False, f"{text}{why}", attempts, target)
+                return Outcome(check.model, False, f"{text}{why}", attempts, target, component)
             log(f"{check.model}: {text}; retrying in {delay:.0f} s")
             sleep(delay)
             delay = min(delay * 2, 15.0)
             continue
         diff = compare(got, expected, atol=check.atol, rtol=check.rtol)
-        return Outcome(check.model, diff is None, diff or "answered as recorded", attempts, target)
+        return Outcome(check.model, diff is None, diff or "answered as recorded", attempts, target, component)
+
+
+# ------------------------------------------------------------------------------- inference components
+
+
+def _sagemaker_client() -> Any:
+    cfg = Config(retries={"max_attempts": 2, "mode": "standard"}, read_timeout=30, connect_timeout=5)
+    return boto3.client("sagemaker", config=cfg)
+
+
+def component_copies(sagemaker: Any, component: str) -> int | None:
+    """The component's current copy count (``DescribeInferenceComponent``); None when it cannot be read."""
+    try:
+        resp = sagemaker.describe_inference_component(InferenceComponentName=component)
+    except (ClientError, BotoCoreError) as exc:
+        print(f"copy count of {component} unknown ({_error_text(exc)[0]}): invoking it")
+        return None
+    copies = (resp.get("RuntimeConfig") or {}).get("CurrentCopyCount")
+    return int(copies) if isinstance(copies, int) else None
+
+
+def verify_component(
+    runtime: Any,
+    sagemaker: Any,
+    spec: Spec,
+    check: Check,
+    sample: tuple[bytes, dict[str, Any]],
+    component: str,
+    end: float,
+    sleep: Any = time.sleep,
+    log: Any = print,
+) -> Outcome:
+    """Invoke one inference component with its sample (``InferenceComponentName``) and compare; a
+    component scaled in to zero copies is skipped and reported so (see the module docstring)."""
+    if component_copies(sagemaker, component) == 0:
+        detail = (
+            f"skipped: component {component} is scaled in to 0 copies; not invoked (an invocation would "
+            "start its scale-out from zero)"
+        )
+        log(f"{check.model}: {detail}")
+        return Outcome(check.model, True, detail, 0, None, component, skipped=True)
+    return _verify_one(runtime, spec, check, sample, None, end, sleep, log, component=component)
+
+
+def verify_components(
+    runtime: Any,
+    ssm: Any,
+    spec: Spec,
+    samples: dict[str, tuple[bytes, dict[str, Any]]],
+    end: float,
+    sleep: Any,
+    log: Any,
+    sagemaker: Any = None,
+) -> list[Outcome]:
+    """Every check of an InferenceComponents endpoint, each through :func:`verify_component`."""
+    names = dict(spec.components)
+    if spec.component_name_parameter_path:
+        try:
+            names.update(target_model_map(ssm, spec.component_name_parameter_path))
+        except (ClientError, BotoCoreError, ValueError) as exc:
+            where = spec.component_name_parameter_path
+            return [Outcome("*", False, f"cannot read the component name map at {where}: {exc}")]
+    sagemaker = sagemaker or _sagemaker_client()
+    out = []
+    for check in spec.checks:
+        if check.model not in samples:
+            continue
+        component = names.get(check.model)
+        if component is None:
+            out.append(
+                Outcome(
+                    check.model, False, f"no inference component for {check.model} (have {sorted(names)})"
+                )
+            )
+            continue
+        out.append(
+            verify_component(
+                runtime, sagemaker, spec, check, samples[check.model], component, end, sleep, log
+            )
+        )
+    return out
 
 
 # -------------------------------------------------------------------------------- CloudFormation

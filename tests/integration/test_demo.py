@@ -41,6 +41,9 @@ def test_demo_runs_every_stage_ok() -> None:
     manifest = json.loads((ROOT / "build" / "out" / "manifest.json").read_text())
     for target in manifest["endpoints"]["multi"]["target_models"]:
         assert f"  {target} [json]" in out and f"  {target} [binary+json]" in out
+    for component in manifest["endpoints"]["components"]["components"].values():  # each inference component
+        name = component["component_name"]
+        assert f"  {name} [json]" in out and f"  {name} [binary+json]" in out
     assert (ROOT / "cdk.out").is_dir() and list((ROOT / "cdk.out").glob("*.template.json"))
     # the pipeline stack and one assembly per stage (staging, prod)
     pipeline = sorted(

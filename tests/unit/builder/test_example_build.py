@@ -44,10 +44,21 @@ def test_built_manifest_matches_schema_and_reads_back(example_build) -> None:  #
     jsonschema.validate(data, _schema())
     m = read_manifest(example_build.manifest_path)
     assert m.triton_version == "24.09" and m.uploaded is False
-    assert set(m.endpoints) == {"classifier", "multi", "running_sum"}
+    assert set(m.endpoints) == {"classifier", "multi", "running_sum", "components"}
     assert m.models["running_sum"].sequence_batching and not m.models["classifier"].sequence_batching
     assert "classifier_trt" in example_build.skipped_models
     assert {"torch", "onnx", "onnxruntime", "cdk_triton"} <= set(m.tool_versions)
+
+
+def test_components_endpoint_reuses_the_mme_archives(example_build) -> None:  # type: ignore[no-untyped-def]
+    m = example_build.manifest
+    ics, mme = m.endpoint("components"), m.endpoint("multi")
+    assert ics.is_inference_components and sorted(ics.components) == ["bert", "classifier"]
+    for name in ("classifier", "bert"):  # the same bytes as the MME's archive, one component each
+        assert ics.target_models[name].sha256 == mme.target_models[name].sha256
+        assert ics.components[name].min_copies == 0 and ics.components[name].copies == 1
+    assert ics.target_models["classifier"].models == ["classifier", "preprocess", "resnet"]
+    assert (ics.components["classifier"].component_name, ics.min_instances) == ("components-classifier", 0)
 
 
 def test_sme_endpoint_is_a_directory_repository(example_build) -> None:  # type: ignore[no-untyped-def]
@@ -223,7 +234,7 @@ def test_every_model_entry_records_its_memory_and_how_it_was_found(example_build
     """memory_bytes (schema 2): the weight files plus I/O at the largest batch; measured for ONNX with
     fixed dimensions, estimated for python and ensemble models."""
     m = example_build.manifest
-    assert m.schema_version == 2
+    assert m.schema_version == 3
     resnet, pre, ens = m.models["resnet"], m.models["preprocess"], m.models["classifier"]
     assert resnet.memory_source == "measured" and resnet.memory_bytes > resnet.size_bytes  # type: ignore[operator]
     assert (pre.memory_source, ens.memory_source) == ("estimated", "estimated")

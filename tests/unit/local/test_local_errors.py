@@ -43,6 +43,7 @@ from cdk_triton.local.errors import (
 from cdk_triton.local.front import RuntimeFront
 from cdk_triton.local.mme import ModelManager, _State
 from cdk_triton.local.overlay import CpuOverlay
+from tests.unit.local.test_components import components_doc
 
 ROOT = Path(__file__).resolve().parents[3]
 LOCAL = ROOT / "cdk_triton" / "local"
@@ -171,6 +172,21 @@ VALIDATION_CASES: dict[str, tuple[Case, str, Any]] = {
         lambda t, m: resolve_sample(_endpoint("multi"), None),  # type: ignore[arg-type]
         "target_model",
         None,
+    ),
+    "ComponentOnOtherEndpoint": (
+        lambda t, m: resolve_sample(_endpoint("multi"), None, "classifier"),  # type: ignore[arg-type]
+        "component",
+        "classifier",
+    ),
+    "ComponentRequired": (
+        lambda t, m: resolve_sample(_endpoint("ics", components_doc()), None),  # type: ignore[arg-type]
+        "component",
+        None,
+    ),
+    "UnknownInferenceComponent": (
+        lambda t, m: resolve_sample(_endpoint("ics", components_doc()), None, "nope"),  # type: ignore[arg-type]
+        "component",
+        "nope",
     ),
     "NoSample": (
         lambda t, m: resolve_sample(  # type: ignore[arg-type]

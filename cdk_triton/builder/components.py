@@ -1,0 +1,59 @@
+"""The components step: an InferenceComponents endpoint's entry gains its components.
+
+The archives are packaged by ``repository.package_endpoints`` exactly as MME target models (one model
+with its ensemble steps per archive, under ``ic/<endpoint>/``): no third packaging. This step adds,
+per archive, the :class:`~cdk_triton.config.manifest.ComponentEntry` (the component name of
+``config.layout``, the copies and compute settings of ``models.yaml``) and the instance scaling bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from cdk_triton.builder.context import BuildContext, StepOutput, StepStatus
+from cdk_triton.config import layout
+from cdk_triton.config.components import ComponentValues
+from cdk_triton.config.declaration import EndpointSpec
+from cdk_triton.config.manifest import ComponentEntry, EndpointEntry
+
+
+def component_entry(endpoint: str, model: str, v: ComponentValues) -> ComponentEntry:
+    """The manifest's record of ``model``'s component. Copies: as declared, else 1 (at least
+    ``min_copies``: a templated CopyCount is never below the scaling minimum)."""
+    copies = v.copies if v.copies is not None else max(1, v.min_copies or 0)
+    return ComponentEntry(
+        logical_name=model,
+        component_name=layout.component_name(endpoint, model),
+        target_model=model,
+        copies=copies,
+        min_copies=v.min_copies,
+        max_copies=v.max_copies,
+        accelerators=v.accelerators,
+        cpu_cores=v.cpu_cores,
+        min_memory_mb=v.memory_mb,
+        max_memory_mb=v.max_memory_mb,
+        data_cache=v.data_cache,
+        startup_timeout_s=v.startup_timeout_s,
+    )
+
+
+def with_components(ep: EndpointSpec, entry: EndpointEntry) -> EndpointEntry:
+    """``entry`` (packaged as an MME) with one component per target model, in declaration order."""
+    comps = {
+        m: component_entry(ep.name, m, ep.components.get(m, ComponentValues()))
+        for m in ep.models
+        if m in entry.target_models
+    }
+    layout.check_component_names({m: c.component_name for m, c in comps.items()}, path=f"endpoint {ep.name}")
+    return replace(entry, components=comps, min_instances=ep.min_instances, max_instances=ep.max_instances)
+
+
+def record_components(ctx: BuildContext) -> StepOutput:
+    """Add the components to every packaged InferenceComponents endpoint of this build."""
+    done = 0
+    for ep in ctx.endpoints:
+        entry = ctx.endpoint_entries.get(ep.name)
+        if ep.is_inference_components and entry is not None:
+            ctx.endpoint_entries[ep.name] = with_components(ep, entry)
+            done += 1
+    return StepOutput(step="components", status=StepStatus.OK if done else StepStatus.SKIPPED, done=done)
