@@ -258,7 +258,10 @@ def _layout(endpoint_rows: list[list[list[dict[str, Any]]]]) -> list[dict[str, A
 
 
 class TritonAlarms(Construct):
-    """Defines alarms on a Triton endpoint: 5XX error rate, p99 ModelLatency and GPU memory.
+    """Defines alarms on a Triton endpoint: 5XX error rate, p99 ModelLatency and GPU memory; on a
+    multi-model endpoint also the loading metrics the dashboard shows: the cache-hit ratio
+    (ModelCacheHit's Average) below ``cache_hit_ratio`` and the mean ModelLoadingWaitTime above
+    ``model_loading_wait`` (``mme_loading_alarms=False`` leaves both out).
 
     With ``create_topic=True`` (or a supplied ``topic``) every alarm notifies an SNS topic on ALARM
     and OK; a topic the construct creates is encrypted with a KMS key (rotation on) that CloudWatch
@@ -278,6 +281,9 @@ class TritonAlarms(Construct):
         gpu_memory_percent: float = 90,
         evaluation_periods: int = 3,
         period: cdk.Duration | None = None,
+        mme_loading_alarms: bool = True,
+        cache_hit_ratio: float = 0.8,
+        model_loading_wait: cdk.Duration | None = None,
     ) -> None:
         """Define the alarms.
 
@@ -290,6 +296,12 @@ class TritonAlarms(Construct):
             gpu_memory_percent: per-GPU memory utilization (0..100). Default: 90 %.
             evaluation_periods: Default: 3.
             period: Default: 1 minute.
+            mme_loading_alarms: the two loading alarms of a multi-model endpoint (none on a single-model
+                one). Default: True.
+            cache_hit_ratio: alarm when ModelCacheHit's Average (the share of requests whose model was
+                loaded) is below this (0 < ratio <= 1). Default: 0.8.
+            model_loading_wait: alarm when the mean ModelLoadingWaitTime (a request waiting for its model's
+                download and load) is above this. Default: 2 seconds.
         """
         super().__init__(scope, construct_id)
         info = stack_info(scope)
@@ -313,6 +325,31 @@ class TritonAlarms(Construct):
                 )
         period_s = seconds(period) if period is not None else 60
         latency_ms = p99_latency.to_milliseconds() if p99_latency is not None else 1000
+        wait_ms = model_loading_wait.to_milliseconds() if model_loading_wait is not None else 2000
+        if not 0 < cache_hit_ratio <= 1:
+            errs.append(
+                validation_error(
+                    self,
+                    "InvalidAlarmThreshold",
+                    prop="cache_hit_ratio",
+                    value=cache_hit_ratio,
+                    problem="is not a ratio",
+                    allowed="0 < ratio <= 1",
+                    fix="pass a ratio such as 0.8",
+                )
+            )
+        if wait_ms <= 0:
+            errs.append(
+                validation_error(
+                    self,
+                    "InvalidAlarmThreshold",
+                    prop="model_loading_wait",
+                    value=f"{wait_ms} ms",
+                    problem="is not a duration",
+                    allowed="a positive cdk.Duration",
+                    fix="pass e.g. cdk.Duration.seconds(2)",
+                )
+            )
         if latency_ms <= 0:
             errs.append(
                 validation_error(
@@ -347,6 +384,10 @@ class TritonAlarms(Construct):
         self._periods = evaluation_periods
         self.alarms: list[cloudwatch.CfnAlarm] = []
         self._define_alarms(endpoint, period_s, error_rate_percent, latency_ms, gpu_memory_percent)
+        self.cache_hit_alarm: cloudwatch.CfnAlarm | None = None
+        self.loading_wait_alarm: cloudwatch.CfnAlarm | None = None
+        if mme_loading_alarms and endpoint.is_multi_model:
+            self._define_loading_alarms(endpoint, period_s, cache_hit_ratio, wait_ms)
 
     def _define_alarms(
         self,
@@ -415,6 +456,30 @@ class TritonAlarms(Construct):
                 period=period_s,
                 dimensions=self._dims,
             )
+
+    def _define_loading_alarms(
+        self, endpoint: ITritonEndpoint, period_s: int, cache_hit_ratio: float, wait_ms: float
+    ) -> None:
+        """The MME's loading alarms: few cache hits (misses load models), long waits for a model's load."""
+        self.cache_hit_alarm = self._alarm(
+            "ModelCacheHit",
+            f"cache-hit ratio (ModelCacheHit Average) below {cache_hit_ratio} on {endpoint.endpoint_name}",
+            cache_hit_ratio,
+            comparison="LessThanThreshold",
+            **m.alarm_metric(m.MODEL_CACHE_HIT),
+            statistic="Average",
+            period=period_s,
+            dimensions=self._dims,
+        )
+        self.loading_wait_alarm = self._alarm(
+            "ModelLoadingWaitTime",
+            f"mean ModelLoadingWaitTime above {wait_ms:g} ms on {endpoint.endpoint_name}",
+            wait_ms * 1000,
+            **m.alarm_metric(m.MODEL_LOADING_WAIT_TIME),
+            statistic=m.MODEL_LOADING_WAIT_TIME.statistic,
+            period=period_s,
+            dimensions=self._dims,
+        )
 
     @property
     def topic(self) -> sns.ITopic | None:
@@ -490,14 +555,22 @@ class TritonAlarms(Construct):
         """The alarm names (e.g. for ``DeploymentGuardrails`` rollback alarms of another endpoint)."""
         return [a.ref for a in self.alarms]
 
-    def _alarm(self, cid: str, description: str, threshold: float, **props: Any) -> cloudwatch.CfnAlarm:
+    def _alarm(
+        self,
+        cid: str,
+        description: str,
+        threshold: float,
+        *,
+        comparison: str = "GreaterThanThreshold",
+        **props: Any,
+    ) -> cloudwatch.CfnAlarm:
         alarm = cloudwatch.CfnAlarm(
             self,
             cid,
             alarm_description=f"cdk-triton: {description}",
             threshold=threshold,
             evaluation_periods=self._periods,
-            comparison_operator="GreaterThanThreshold",
+            comparison_operator=comparison,
             treat_missing_data="notBreaching",
             alarm_actions=self._actions,
             ok_actions=self._actions,
