@@ -53,6 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=3,
         help="cold loads to measure, largest archives first (default 3)",
     )
+    p.add_argument(
+        "--rows", type=int, default=25, help="table rows, most requested first; 0: all (default 25)"
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     p.add_argument(
         "--plot",
@@ -85,6 +88,8 @@ def check_options(args: argparse.Namespace) -> None:
         errs.append(_bad("--price-per-hour", args.price_per_hour, "a price >= 0"))
     if args.rps_per_copy is not None and args.rps_per_copy <= 0:
         errs.append(_bad("--rps-per-copy", args.rps_per_copy, "a rate > 0"))
+    if args.rows < 0:
+        errs.append(_bad("--rows", args.rows, "a count >= 0"))
     if args.measure_count < 0:
         errs.append(_bad("--measure-count", args.measure_count, "a count >= 0"))
     raise_all(errs)
@@ -122,5 +127,5 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(result), indent=1, sort_keys=True))
     else:
-        print(report.render_table(result), end="")
+        print(report.render_table(result, rows=args.rows), end="")
     return 0

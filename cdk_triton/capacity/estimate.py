@@ -95,6 +95,7 @@ class CapacityReport:
     price_per_hour: float | None
     price_source: str
     too_big: list[str]
+    rest_warm_instances: int | None = None  # the all-warm count without the recommended components
     notes: list[str] = field(default_factory=list)
     assumptions: tuple[str, ...] = residency.ASSUMPTIONS
     hit_model: str = HIT_MODEL
@@ -180,8 +181,11 @@ def build_report(
     curve = _curve(by_traffic, fps, traffic, measured, entry, price)
     warm = residency.pack(residency.by_size(fps.values()), usable)
     too_big = sorted(n for n, f in fps.items() if not residency.fits(f, usable))
-    rows = _rows(fps, entry, traffic, measured, usable, options)
+    all_fit_one = not too_big and len(warm.instances) <= 1
+    rows = _rows(fps, entry, traffic, measured, usable, options, all_fit_one=all_fit_one)
     target = _instances_for(curve, options.target_hit_ratio) if traffic.has_traffic else None
+    placed = {r.name for r in rows if r.placement != recommend.MME}
+    rest = residency.instances_to_hold_all([f for n, f in fps.items() if n not in placed], usable)
     notes = _notes(traffic, too_big, target, curve, options, entry)
     smallest = residency.pack(
         sorted(fps.values(), key=lambda f: (f.total_bytes, f.name)), usable, max_instances=1
@@ -207,6 +211,7 @@ def build_report(
         price_per_hour=price,
         price_source=price_source,
         too_big=too_big,
+        rest_warm_instances=rest,
         notes=notes,
     )
 
@@ -275,6 +280,8 @@ def _rows(
     measured: Mapping[str, float],
     usable: Usable,
     options: Options,
+    *,
+    all_fit_one: bool,
 ) -> list[ModelRow]:
     rows = []
     for name, fp in fps.items():
@@ -288,6 +295,7 @@ def _rows(
             share=share,
             rps=rps,
             has_traffic=traffic.has_traffic,
+            all_fit_one=all_fit_one,
             hot_share=options.hot_share,
             rps_per_copy=options.rps_per_copy,
         )

@@ -4,18 +4,21 @@ The rule, in order (the README's capacity use case states it too):
 
 1. A model that fits no instance of the type goes nowhere on it (``neither``): a larger type.
 2. Without traffic figures nothing is hot: every model stays on the MME.
-3. A model with at least ``hot_share`` of the requests (default 10 %) is hot: a component. Its requests
-   would otherwise keep it resident anyway, and a component gives it its own compute, copies that scale
-   (to zero too) and no cold load behind other models' traffic.
-4. A requested model that takes at least half an instance's usable GPU memory is a component too: each
-   cold load of it in the MME would evict about half an instance's cache.
-5. The rest, the long tail, shares the MME: one GPU holds many of them and a rare request pays a cold
+3. A model whose requests need more than one copy's throughput (``rps > rps_per_copy``, both given;
+   measure a copy with ``cdk-triton tune``) is a component with ``ceil(rps / rps_per_copy)`` copies:
+   it needs compute of its own that scales with it, not with the whole MME.
+4. When the MME cannot keep every model warm on one instance (its working set outgrows one instance's
+   usable memory, so the long tail's loads evict), a hot model (at least ``hot_share`` of the requests,
+   default 10 %) is a component, and so is a requested model that takes at least half an instance's
+   usable GPU memory (each of its cold loads would evict about half an instance's cache).
+5. The rest shares the MME: the long tail, and hot models of an MME whose models all fit one instance
+   (it keeps them all warm; a component would reserve a GPU for nothing). A rare request pays a cold
    load (the report's miss cost) instead of a reserved accelerator.
 
-Copies: ``ceil(rps / rps_per_copy)`` when both are known (measure a copy's throughput with
-``cdk-triton tune``), else 1. Each copy reserves ``NumberOfAcceleratorDevicesRequired`` (an integer
->= 1) GPUs, so on a single-GPU instance type a copy costs a whole instance: a component is worth it only
-for traffic that would keep a GPU busy or a miss that costs too much.
+Copies are 1 where rule 4 applies without ``rps_per_copy``. Each copy reserves
+``NumberOfAcceleratorDevicesRequired`` (an integer >= 1) GPUs, so on a single-GPU instance type a copy
+costs a whole instance: a component is worth it only for traffic that keeps a GPU busy or misses that
+cost too much.
 """
 
 from __future__ import annotations
@@ -49,27 +52,36 @@ def recommend(
     share: float,
     rps: float | None,
     has_traffic: bool,
+    all_fit_one: bool,
     hot_share: float = HOT_SHARE,
     rps_per_copy: float | None = None,
 ) -> Advice:
-    """The placement of one model by the rule of the module docstring."""
+    """The placement of one model by the rule of the module docstring (``all_fit_one``: every model of
+    the endpoint fits one instance together)."""
     if not fits(fp, usable):
         return Advice(
             placement=NEITHER, copies=None, why=f"larger than one {usable.instance_type}'s usable memory"
         )
     if not has_traffic:
         return Advice(placement=MME, copies=None, why="no traffic given: nothing is hot")
-    large = usable.gpu_bytes > 0 and fp.gpu_bytes >= LARGE_FRACTION * usable.gpu_bytes
-    if share >= hot_share or (large and share > 0):
-        copies = math.ceil(rps / rps_per_copy) if rps and rps_per_copy else 1
+    if rps and rps_per_copy and rps > rps_per_copy:
+        copies = math.ceil(rps / rps_per_copy)
+        return Advice(
+            placement=COMPONENT, copies=copies, why=f"busy: {rps:g} rps / {rps_per_copy:g} per copy"
+        )
+    hot = share >= hot_share
+    large = usable.gpu_bytes > 0 and fp.gpu_bytes >= LARGE_FRACTION * usable.gpu_bytes and share > 0
+    if (hot or large) and not all_fit_one:
         why = (
             f"hot: {share:.1%} of requests (>= {hot_share:.0%})"
-            if share >= hot_share
+            if hot
             else f"large: {fp.gpu_bytes / max(usable.gpu_bytes, 1):.0%} of an instance's usable GPU memory"
         )
-        if rps and rps_per_copy:
-            why += f"; {rps:g} rps / {rps_per_copy:g} per copy"
-        return Advice(placement=COMPONENT, copies=max(copies, 1), why=why)
+        return Advice(placement=COMPONENT, copies=1, why=why + ", and the MME's models outgrow one instance")
     if share == 0:
         return Advice(placement=MME, copies=None, why="not requested")
+    if hot or large:
+        return Advice(
+            placement=MME, copies=None, why=f"{share:.1%} of requests, but every model fits one instance"
+        )
     return Advice(placement=MME, copies=None, why=f"long tail: {share:.1%} of requests")

@@ -58,9 +58,12 @@ def summary_lines(r: CapacityReport) -> list[str]:
         )
     components = [m for m in r.models if m.placement == "component"]
     if components:
+        copies = sum(m.copies or 1 for m in components)
+        rest = "-" if r.rest_warm_instances is None else str(r.rest_warm_instances)
         lines.append(
-            f"recommended inference components: {', '.join(m.name for m in components)} "
-            f"({sum(m.copies or 1 for m in components)} copies, each at least one GPU)"
+            f"recommended inference components: {', '.join(m.name for m in components)} ({copies} "
+            f"{'copy' if copies == 1 else 'copies'}, each at least one GPU); the rest stays warm on {rest} MME "
+            "instance(s)"
         )
     lines.append(f"price: {_money(r.price_per_hour)}/h per instance ({r.price_source})")
     lines.append(f"hit-ratio model: {r.hit_model}")
@@ -68,8 +71,8 @@ def summary_lines(r: CapacityReport) -> list[str]:
     return lines
 
 
-def render_table(r: CapacityReport, *, width: int = 160) -> str:
-    """The per-model table and the summary, as text."""
+def render_table(r: CapacityReport, *, width: int = 160, rows: int = 0) -> str:
+    """The per-model table (the ``rows`` most requested; 0: all) and the summary, as text."""
     from rich.console import Console
     from rich.table import Table
 
@@ -81,7 +84,8 @@ def render_table(r: CapacityReport, *, width: int = 160) -> str:
     heads = ["model", "GPU", "host", "memory", "share", "rps", "miss s", "miss", "place", "copies", "why"]
     for h in heads:
         table.add_column(h, justify="left" if h in ("model", "memory", "miss", "place", "why") else "right")
-    for m in r.models:
+    shown = r.models[:rows] if rows else r.models
+    for m in shown:
         table.add_row(
             m.name,
             _size(m.gpu_bytes),
@@ -95,6 +99,8 @@ def render_table(r: CapacityReport, *, width: int = 160) -> str:
             "-" if m.copies is None else str(m.copies),
             m.why,
         )
+    if len(shown) < len(r.models):
+        table.add_row(f"... {len(r.models) - len(shown)} more", *[""] * (len(heads) - 1))
     console = Console(file=io.StringIO(), width=width, record=True, color_system=None)
     console.print(table)
     return console.export_text() + "\n".join(summary_lines(r)) + "\n"

@@ -31,7 +31,8 @@ def test_json_and_plot_with_traffic(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert doc["instances_for_target"] == 1 and doc["cost_for_target_per_hour"] == 2.0
     assert doc["curve"][0]["hit_ratio"] == 1.0 and doc["total_rps"] == 100
     rows = {m["name"]: m for m in doc["models"]}
-    assert rows["classifier"]["placement"] == "component" and rows["resnet_ts"]["placement"] == "component"
+    assert rows["classifier"]["placement"] == rows["resnet_ts"]["placement"] == "MME"  # both fit one instance
+    assert "every model fits one instance" in rows["classifier"]["why"]
     assert all(m["miss_source"].startswith("estimate") for m in doc["models"])
     assert any("usable GPU memory" in a for a in doc["assumptions"])
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

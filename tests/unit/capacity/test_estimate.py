@@ -98,17 +98,24 @@ def test_instance_groups_multiply_and_kind_cpu_counts_on_the_host() -> None:
     assert (row.gpu_bytes, row.host_bytes) == (200, 300)
 
 
-def test_recommendation_hot_large_and_long_tail() -> None:
-    r = _report(
-        sized(hot=0.05, large=0.6, tail=0.05, idle=0.05),
-        {"rps": {"hot": 90, "large": 1, "tail": 9}},
-        rps_per_copy=40,
-    )
+def test_recommendation_hot_large_and_long_tail_when_the_mme_outgrows_one_instance() -> None:
+    m = sized(hot=0.05, large=0.6, tail=0.05, idle=0.05, filler=0.5)  # 1.25 instances: no single one holds all
+    r = _report(m, {"rps": {"hot": 90, "large": 1, "tail": 9}})
     rows = {x.name: x for x in r.models}
-    assert (rows["hot"].placement, rows["hot"].copies) == (recommend.COMPONENT, 3)
+    assert (rows["hot"].placement, rows["hot"].copies) == (recommend.COMPONENT, 1)
     assert rows["large"].placement == recommend.COMPONENT and rows["large"].why.startswith("large")
     assert rows["tail"].placement == recommend.MME and rows["tail"].why.startswith("long tail")
     assert rows["idle"].placement == recommend.MME and rows["idle"].why == "not requested"
+    busy = {x.name: x for x in _report(m, {"rps": {"hot": 90, "tail": 9}}, rps_per_copy=40).models}
+    assert (busy["hot"].placement, busy["hot"].copies) == (recommend.COMPONENT, 3)
+    assert busy["hot"].why == "busy: 90 rps / 40 per copy"
+
+
+def test_hot_models_stay_on_an_mme_that_keeps_every_model_warm_on_one_instance() -> None:
+    rows = {x.name: x for x in _report(sized(hot=0.1, tail=0.1), {"rps": {"hot": 90, "tail": 10}}).models}
+    assert rows["hot"].placement == recommend.MME and "every model fits one instance" in rows["hot"].why
+    with_copies = _report(sized(hot=0.1, tail=0.1), {"rps": {"hot": 90, "tail": 10}}, rps_per_copy=50)
+    assert [(x.name, x.placement, x.copies) for x in with_copies.models][0] == ("hot", recommend.COMPONENT, 2)
 
 
 def test_price_comes_from_the_vendored_table_unless_overridden() -> None:
