@@ -18,6 +18,8 @@ def test_table_on_the_example_manifest(capsys: pytest.CaptureFixture[str]) -> No
     assert "classifier" in out and "resnet_ts" in out and "archive" in out  # a v1 manifest: archive bytes
     assert "instances to keep all 2 models warm: 1" in out and "$1.41/h" in out
     assert "hit ratios are undefined" in out
+    assert main(["capacity", "--manifest", str(EXAMPLE), "--no-measure", "--rows", "1"]) == 0
+    assert "... 1 more" in capsys.readouterr().out
 
 
 def test_json_and_plot_with_traffic(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

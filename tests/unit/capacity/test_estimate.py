@@ -99,13 +99,16 @@ def test_instance_groups_multiply_and_kind_cpu_counts_on_the_host() -> None:
 
 
 def test_recommendation_hot_large_and_long_tail_when_the_mme_outgrows_one_instance() -> None:
-    m = sized(hot=0.05, large=0.6, tail=0.05, idle=0.05, filler=0.5)  # 1.25 instances: no single one holds all
+    m = sized(
+        hot=0.05, large=0.6, tail=0.05, idle=0.05, filler=0.5
+    )  # 1.25 instances: no single one holds all
     r = _report(m, {"rps": {"hot": 90, "large": 1, "tail": 9}})
     rows = {x.name: x for x in r.models}
     assert (rows["hot"].placement, rows["hot"].copies) == (recommend.COMPONENT, 1)
     assert rows["large"].placement == recommend.COMPONENT and rows["large"].why.startswith("large")
     assert rows["tail"].placement == recommend.MME and rows["tail"].why.startswith("long tail")
     assert rows["idle"].placement == recommend.MME and rows["idle"].why == "not requested"
+    assert (r.all_warm_instances, r.rest_warm_instances) == (2, 1)  # without hot and large, one instance
     busy = {x.name: x for x in _report(m, {"rps": {"hot": 90, "tail": 9}}, rps_per_copy=40).models}
     assert (busy["hot"].placement, busy["hot"].copies) == (recommend.COMPONENT, 3)
     assert busy["hot"].why == "busy: 90 rps / 40 per copy"
