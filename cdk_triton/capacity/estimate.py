@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from cdk_triton.capacity import recommend
 from cdk_triton.capacity.traffic import NONE, Traffic
 from cdk_triton.config import residency, sizing, tables
-from cdk_triton.config.manifest import EndpointEntry, Manifest
+from cdk_triton.config.manifest import MULTI_MODEL, EndpointEntry, Manifest
 from cdk_triton.config.residency import Footprint, Usable
 from cdk_triton.errors import TritonValidationError
 
@@ -345,7 +345,7 @@ def _notes(
         )
     if traffic.unlisted:
         notes.append(f"no traffic given for {len(traffic.unlisted)} model(s): counted as never requested")
-    if entry.mode != "MultiModel":
+    if entry.mode != MULTI_MODEL:
         notes.append(
             f"endpoint '{entry.name}' is {entry.mode}: the residency figures are those of an MME of its models"
         )

@@ -462,7 +462,7 @@ class TritonAlarms(Construct):
     ) -> None:
         """The MME's loading alarms: few cache hits (misses load models), long waits for a model's load."""
         self.cache_hit_alarm = self._alarm(
-            "ModelCacheHit",
+            "CacheHitRatio",
             f"cache-hit ratio (ModelCacheHit Average) below {cache_hit_ratio} on {endpoint.endpoint_name}",
             cache_hit_ratio,
             comparison="LessThanThreshold",
@@ -472,7 +472,7 @@ class TritonAlarms(Construct):
             dimensions=self._dims,
         )
         self.loading_wait_alarm = self._alarm(
-            "ModelLoadingWaitTime",
+            "LoadingWait",
             f"mean ModelLoadingWaitTime above {wait_ms:g} ms on {endpoint.endpoint_name}",
             wait_ms * 1000,
             **m.alarm_metric(m.MODEL_LOADING_WAIT_TIME),
