@@ -67,6 +67,10 @@ def summary_lines(r: CapacityReport) -> list[str]:
         )
     lines.append(f"price: {_money(r.price_per_hour)}/h per instance ({r.price_source})")
     lines.append(f"hit-ratio model: {r.hit_model}")
+    lines.append(
+        "residency: an estimate (usable memory after the CUDA contexts, Triton's pools and fragmentation; "
+        "SageMaker unloads unused models only when memory runs short): --json lists every assumption"
+    )
     lines += [f"note: {n}" for n in r.notes]
     return lines
 

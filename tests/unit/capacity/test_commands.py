@@ -56,3 +56,24 @@ def test_fails_bad_options_before_reading_anything(
     traffic.write_text('{"rps": {"nope": 1}}')
     assert main(["capacity", "--manifest", str(EXAMPLE), "--no-measure", "--traffic", str(traffic)]) == 2
     assert "UnknownTrafficModel" in capsys.readouterr().err
+
+
+def test_unpriced_type_without_traffic_plots_residency_and_skips_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plot = tmp_path / "p.png"
+    args = ["capacity", "--manifest", str(EXAMPLE), "--no-measure", "--instance-type", "ml.g4dn.xlarge"]
+    assert main([*args, "--plot", str(plot)]) == 0
+    out = capsys.readouterr().out
+    assert "not in the vendored price table" in out and "$" not in out.split("price:")[0]
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_manifest_whose_archives_are_elsewhere_is_estimated_with_a_note(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Without --no-measure no server starts when the archives are not on this machine."""
+    assert main(["capacity", "--manifest", str(EXAMPLE), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert any("cold loads not measured: archives not on this machine" in n for n in doc["notes"])
+    assert all(m["miss_source"].startswith("estimate") for m in doc["models"])
