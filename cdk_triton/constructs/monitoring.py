@@ -306,62 +306,23 @@ class TritonAlarms(Construct):
         super().__init__(scope, construct_id)
         info = stack_info(scope)
         self._account, self._region = info.account, info.region
-        errs: list[TritonValidationError] = []
-        for prop, value in (
-            ("error_rate_percent", error_rate_percent),
-            ("gpu_memory_percent", gpu_memory_percent),
-        ):
-            if not 0 < value <= 100:
-                errs.append(
-                    validation_error(
-                        self,
-                        "InvalidAlarmThreshold",
-                        prop=prop,
-                        value=value,
-                        problem="is not a percentage",
-                        allowed="0 < value <= 100",
-                        fix="pass a percentage such as 5 or 90",
-                    )
-                )
         period_s = seconds(period) if period is not None else 60
         latency_ms = p99_latency.to_milliseconds() if p99_latency is not None else 1000
         wait_ms = model_loading_wait.to_milliseconds() if model_loading_wait is not None else 2000
-        if not 0 < cache_hit_ratio <= 1:
-            errs.append(
-                validation_error(
-                    self,
-                    "InvalidAlarmThreshold",
-                    prop="cache_hit_ratio",
-                    value=cache_hit_ratio,
-                    problem="is not a ratio",
-                    allowed="0 < ratio <= 1",
-                    fix="pass a ratio such as 0.8",
-                )
-            )
-        if wait_ms <= 0:
-            errs.append(
-                validation_error(
-                    self,
-                    "InvalidAlarmThreshold",
-                    prop="model_loading_wait",
-                    value=f"{wait_ms} ms",
-                    problem="is not a duration",
-                    allowed="a positive cdk.Duration",
-                    fix="pass e.g. cdk.Duration.seconds(2)",
-                )
-            )
-        if latency_ms <= 0:
-            errs.append(
-                validation_error(
-                    self,
-                    "InvalidAlarmThreshold",
-                    prop="p99_latency",
-                    value=f"{latency_ms} ms",
-                    problem="is not a latency",
-                    allowed="a positive cdk.Duration",
-                    fix="pass e.g. cdk.Duration.millis(500)",
-                )
-            )
+        percent = ("is not a percentage", "0 < value <= 100", "pass a percentage such as 5 or 90")
+        errs = _threshold_errors(
+            self,
+            [
+                ("error_rate_percent", error_rate_percent, 0 < error_rate_percent <= 100, *percent),
+                ("gpu_memory_percent", gpu_memory_percent, 0 < gpu_memory_percent <= 100, *percent),
+                ("p99_latency", f"{latency_ms} ms", latency_ms > 0, "is not a latency",
+                 "a positive cdk.Duration", "pass e.g. cdk.Duration.millis(500)"),
+                ("cache_hit_ratio", cache_hit_ratio, 0 < cache_hit_ratio <= 1, "is not a ratio",
+                 "0 < ratio <= 1", "pass a ratio such as 0.8"),
+                ("model_loading_wait", f"{wait_ms} ms", wait_ms > 0, "is not a duration",
+                 "a positive cdk.Duration", "pass e.g. cdk.Duration.seconds(2)"),
+            ],
+        )  # fmt: skip
         found = check_period("period", period_s, high_resolution=(10, 30))
         found += check_evaluation(period_s, evaluation_periods)
         if found:
@@ -578,6 +539,19 @@ class TritonAlarms(Construct):
         )
         self.alarms.append(alarm)
         return alarm
+
+
+def _threshold_errors(
+    scope: Construct, checks: list[tuple[str, Any, bool, str, str, str]]
+) -> list[TritonValidationError]:
+    """``InvalidAlarmThreshold`` for each (prop, value, ok, problem, allowed, fix) that is not ok."""
+    return [
+        validation_error(
+            scope, "InvalidAlarmThreshold", prop=prop, value=value, problem=problem, allowed=allowed, fix=fix
+        )
+        for prop, value, ok, problem, allowed, fix in checks
+        if not ok
+    ]
 
 
 #: Where the ARN of a topic reference handed out by ``TritonAlarms.topic`` is kept on its proxy.
