@@ -365,7 +365,7 @@ def _topic(stack: cdk.Stack) -> str:
     return topic.ref
 
 
-def _alarms(stack: cdk.Stack, name: str, endpoint_name: str, topic: str) -> None:
+def _alarms(stack: cdk.Stack, name: str, endpoint_name: str, topic: str, *, mme: bool = False) -> None:
     dims = [{"name": "EndpointName", "value": endpoint_name}, {"name": "VariantName", "value": "AllTraffic"}]
 
     def stat(cid: str, metric: str) -> dict[str, Any]:
@@ -418,6 +418,39 @@ def _alarms(stack: cdk.Stack, name: str, endpoint_name: str, topic: str) -> None
         statistic="Average",
         period=60,
         threshold=90,
+        dimensions=dims,
+    )
+    if mme:  # the loading alarms TritonAlarms adds to a multi-model endpoint
+        _loading_alarms(stack, name, endpoint_name, topic, dims)
+
+
+def _loading_alarms(stack: cdk.Stack, name: str, endpoint_name: str, topic: str, dims: list[Any]) -> None:
+    cloudwatch.CfnAlarm(
+        stack,
+        f"{name}CacheHit",
+        evaluation_periods=3,
+        comparison_operator="LessThanThreshold",
+        treat_missing_data="notBreaching",
+        alarm_actions=[topic],
+        ok_actions=[topic],
+        alarm_description=f"cdk-triton: cache-hit ratio (ModelCacheHit Average) below 0.8 on {endpoint_name}",
+        namespace="AWS/SageMaker",
+        metric_name="ModelCacheHit",
+        statistic="Average",
+        period=60,
+        threshold=0.8,
+        dimensions=dims,
+    )
+    _alarm(
+        stack,
+        f"{name}LoadingWait",
+        topic,
+        alarm_description=f"cdk-triton: mean ModelLoadingWaitTime above 2000 ms on {endpoint_name}",
+        namespace="AWS/SageMaker",
+        metric_name="ModelLoadingWaitTime",
+        statistic="Average",
+        period=60,
+        threshold=2_000_000,
         dimensions=dims,
     )
 
@@ -516,12 +549,12 @@ def define_l1(
                 description="logical model name -> TargetModel",
             )
         _scaling(stack, name, endpoint, mme)
-        names.append((name, endpoint_name))
+        names.append((name, endpoint_name, mme))
         acks.update(_acknowledgments(entry.s3_prefix if mme else entry.s3_uri or "", endpoint_name))
         body = body.replace(f"@{name}@", endpoint_name)
     topic = _topic(stack)
-    for name, endpoint_name in names:
-        _alarms(stack, name, endpoint_name, topic)
+    for name, endpoint_name, mme in names:
+        _alarms(stack, name, endpoint_name, topic, mme=mme)
     cloudwatch.CfnDashboard(stack, "Dashboard", dashboard_body=body)
     stack.node.add_metadata(_ack_key[0], acks)
 

@@ -19,6 +19,7 @@ _COMMAND_MODULES = (
     "cdk_triton.builder.commands",
     "cdk_triton.local.commands",
     "cdk_triton.tune.commands",
+    "cdk_triton.capacity.commands",
     "cdk_triton.demo.commands",
     "cdk_triton.registry.commands",
 )

@@ -376,3 +376,17 @@ def serve_script_data(version: str) -> dict[str, Any] | None:
             if same:
                 return dict(recorded[same[0]])
     return None
+
+
+# ---------------------------------------------------------------------------- on-demand prices
+
+
+def price_table() -> dict[str, Any]:
+    """The vendored on-demand price table (``data/instance-prices.json``): region, prices, each sourced."""
+    return _load("instance-prices.json")
+
+
+def on_demand_price(instance_type: str) -> float | None:
+    """USD per instance-hour of ``instance_type`` in the table's region; None when it is not listed."""
+    entry = price_table()["prices"].get(instance_type)
+    return float(entry["usd_per_hour"]) if entry else None

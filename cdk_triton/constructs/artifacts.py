@@ -23,6 +23,7 @@ from cdk_triton.config.manifest import (
     EndpointEntry,
     Manifest,
     ModelEntry,
+    TargetModel,
     read_manifest,
 )
 from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
@@ -82,6 +83,9 @@ class ArtifactsConfig:
     packaging: str | None = None
     #: The InferenceAmiVersion models.yaml pinned for the endpoint (the manifest carries it).
     inference_ami_version: str | None = None
+    #: MME: logical name -> the manifest's TargetModel (its models and archive bytes: the working-set
+    #: check sums them); empty when unknown.
+    target_model_entries: dict[str, TargetModel] = field(default_factory=dict)
 
     @property
     def is_multi_model(self) -> bool:
@@ -237,6 +241,7 @@ class _ManifestArtifacts(ModelArtifacts):
             tool_versions=dict(manifest.tool_versions),
             **_data_sizes(manifest, entry),
             inference_ami_version=entry.inference_ami_version,
+            target_model_entries=dict(entry.target_models),
         )
 
 

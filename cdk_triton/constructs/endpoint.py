@@ -33,6 +33,7 @@ from cdk_triton.constructs.checks.host import HostLimits, host_limits_of
 from cdk_triton.constructs.checks.instance import check_instance, has_local_storage
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.checks.variant import check_variant
+from cdk_triton.constructs.checks.working_set import check_working_set
 from cdk_triton.constructs.deployment import (
     DEFAULT_WAIT_INTERVAL,
     DataCapture,
@@ -339,6 +340,10 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         found += model_checks.check_sequence_batching_instances(
             art.built_models, instance_count, prop="instance_count"
         )
+        if art.is_multi_model:
+            warnings += check_working_set(
+                instance_type, instance_count, art.target_model_entries, art.built_models
+            )
         for warning_id, message in warnings + placement_warnings:
             cdk.Annotations.of(self).add_warning_v2(warning_id, message)
         return found

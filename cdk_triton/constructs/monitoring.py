@@ -258,7 +258,10 @@ def _layout(endpoint_rows: list[list[list[dict[str, Any]]]]) -> list[dict[str, A
 
 
 class TritonAlarms(Construct):
-    """Defines alarms on a Triton endpoint: 5XX error rate, p99 ModelLatency and GPU memory.
+    """Defines alarms on a Triton endpoint: 5XX error rate, p99 ModelLatency and GPU memory; on a
+    multi-model endpoint also the loading metrics the dashboard shows: the cache-hit ratio
+    (ModelCacheHit's Average) below ``cache_hit_ratio`` and the mean ModelLoadingWaitTime above
+    ``model_loading_wait`` (``mme_loading_alarms=False`` leaves both out).
 
     With ``create_topic=True`` (or a supplied ``topic``) every alarm notifies an SNS topic on ALARM
     and OK; a topic the construct creates is encrypted with a KMS key (rotation on) that CloudWatch
@@ -278,6 +281,9 @@ class TritonAlarms(Construct):
         gpu_memory_percent: float = 90,
         evaluation_periods: int = 3,
         period: cdk.Duration | None = None,
+        mme_loading_alarms: bool = True,
+        cache_hit_ratio: float = 0.8,
+        model_loading_wait: cdk.Duration | None = None,
     ) -> None:
         """Define the alarms.
 
@@ -290,41 +296,33 @@ class TritonAlarms(Construct):
             gpu_memory_percent: per-GPU memory utilization (0..100). Default: 90 %.
             evaluation_periods: Default: 3.
             period: Default: 1 minute.
+            mme_loading_alarms: the two loading alarms of a multi-model endpoint (none on a single-model
+                one). Default: True.
+            cache_hit_ratio: alarm when ModelCacheHit's Average (the share of requests whose model was
+                loaded) is below this (0 < ratio <= 1). Default: 0.8.
+            model_loading_wait: alarm when the mean ModelLoadingWaitTime (a request waiting for its model's
+                download and load) is above this. Default: 2 seconds.
         """
         super().__init__(scope, construct_id)
         info = stack_info(scope)
         self._account, self._region = info.account, info.region
-        errs: list[TritonValidationError] = []
-        for prop, value in (
-            ("error_rate_percent", error_rate_percent),
-            ("gpu_memory_percent", gpu_memory_percent),
-        ):
-            if not 0 < value <= 100:
-                errs.append(
-                    validation_error(
-                        self,
-                        "InvalidAlarmThreshold",
-                        prop=prop,
-                        value=value,
-                        problem="is not a percentage",
-                        allowed="0 < value <= 100",
-                        fix="pass a percentage such as 5 or 90",
-                    )
-                )
         period_s = seconds(period) if period is not None else 60
         latency_ms = p99_latency.to_milliseconds() if p99_latency is not None else 1000
-        if latency_ms <= 0:
-            errs.append(
-                validation_error(
-                    self,
-                    "InvalidAlarmThreshold",
-                    prop="p99_latency",
-                    value=f"{latency_ms} ms",
-                    problem="is not a latency",
-                    allowed="a positive cdk.Duration",
-                    fix="pass e.g. cdk.Duration.millis(500)",
-                )
-            )
+        wait_ms = model_loading_wait.to_milliseconds() if model_loading_wait is not None else 2000
+        percent = ("is not a percentage", "0 < value <= 100", "pass a percentage such as 5 or 90")
+        errs = _threshold_errors(
+            self,
+            [
+                ("error_rate_percent", error_rate_percent, 0 < error_rate_percent <= 100, *percent),
+                ("gpu_memory_percent", gpu_memory_percent, 0 < gpu_memory_percent <= 100, *percent),
+                ("p99_latency", f"{latency_ms} ms", latency_ms > 0, "is not a latency",
+                 "a positive cdk.Duration", "pass e.g. cdk.Duration.millis(500)"),
+                ("cache_hit_ratio", cache_hit_ratio, 0 < cache_hit_ratio <= 1, "is not a ratio",
+                 "0 < ratio <= 1", "pass a ratio such as 0.8"),
+                ("model_loading_wait", f"{wait_ms} ms", wait_ms > 0, "is not a duration",
+                 "a positive cdk.Duration", "pass e.g. cdk.Duration.seconds(2)"),
+            ],
+        )  # fmt: skip
         found = check_period("period", period_s, high_resolution=(10, 30))
         found += check_evaluation(period_s, evaluation_periods)
         if found:
@@ -347,6 +345,10 @@ class TritonAlarms(Construct):
         self._periods = evaluation_periods
         self.alarms: list[cloudwatch.CfnAlarm] = []
         self._define_alarms(endpoint, period_s, error_rate_percent, latency_ms, gpu_memory_percent)
+        self.cache_hit_alarm: cloudwatch.CfnAlarm | None = None
+        self.loading_wait_alarm: cloudwatch.CfnAlarm | None = None
+        if mme_loading_alarms and endpoint.is_multi_model:
+            self._define_loading_alarms(endpoint, period_s, cache_hit_ratio, wait_ms)
 
     def _define_alarms(
         self,
@@ -415,6 +417,30 @@ class TritonAlarms(Construct):
                 period=period_s,
                 dimensions=self._dims,
             )
+
+    def _define_loading_alarms(
+        self, endpoint: ITritonEndpoint, period_s: int, cache_hit_ratio: float, wait_ms: float
+    ) -> None:
+        """The MME's loading alarms: few cache hits (misses load models), long waits for a model's load."""
+        self.cache_hit_alarm = self._alarm(
+            "CacheHitRatio",
+            f"cache-hit ratio (ModelCacheHit Average) below {cache_hit_ratio} on {endpoint.endpoint_name}",
+            cache_hit_ratio,
+            comparison="LessThanThreshold",
+            **m.alarm_metric(m.MODEL_CACHE_HIT),
+            statistic="Average",
+            period=period_s,
+            dimensions=self._dims,
+        )
+        self.loading_wait_alarm = self._alarm(
+            "LoadingWait",
+            f"mean ModelLoadingWaitTime above {wait_ms:g} ms on {endpoint.endpoint_name}",
+            wait_ms * 1000,
+            **m.alarm_metric(m.MODEL_LOADING_WAIT_TIME),
+            statistic=m.MODEL_LOADING_WAIT_TIME.statistic,
+            period=period_s,
+            dimensions=self._dims,
+        )
 
     @property
     def topic(self) -> sns.ITopic | None:
@@ -490,14 +516,22 @@ class TritonAlarms(Construct):
         """The alarm names (e.g. for ``DeploymentGuardrails`` rollback alarms of another endpoint)."""
         return [a.ref for a in self.alarms]
 
-    def _alarm(self, cid: str, description: str, threshold: float, **props: Any) -> cloudwatch.CfnAlarm:
+    def _alarm(
+        self,
+        cid: str,
+        description: str,
+        threshold: float,
+        *,
+        comparison: str = "GreaterThanThreshold",
+        **props: Any,
+    ) -> cloudwatch.CfnAlarm:
         alarm = cloudwatch.CfnAlarm(
             self,
             cid,
             alarm_description=f"cdk-triton: {description}",
             threshold=threshold,
             evaluation_periods=self._periods,
-            comparison_operator="GreaterThanThreshold",
+            comparison_operator=comparison,
             treat_missing_data="notBreaching",
             alarm_actions=self._actions,
             ok_actions=self._actions,
@@ -505,6 +539,19 @@ class TritonAlarms(Construct):
         )
         self.alarms.append(alarm)
         return alarm
+
+
+def _threshold_errors(
+    scope: Construct, checks: list[tuple[str, Any, bool, str, str, str]]
+) -> list[TritonValidationError]:
+    """``InvalidAlarmThreshold`` for each (prop, value, ok, problem, allowed, fix) that is not ok."""
+    return [
+        validation_error(
+            scope, "InvalidAlarmThreshold", prop=prop, value=value, problem=problem, allowed=allowed, fix=fix
+        )
+        for prop, value, ok, problem, allowed, fix in checks
+        if not ok
+    ]
 
 
 #: Where the ARN of a topic reference handed out by ``TritonAlarms.topic`` is kept on its proxy.

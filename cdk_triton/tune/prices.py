@@ -1,21 +1,19 @@
-"""The vendored on-demand price table (config/data/instance-prices.json): every value sourced, none confirmed."""
+"""The vendored on-demand price table (config/data/instance-prices.json): every value sourced, none confirmed.
+
+Read through ``config.tables`` (one reader: ``cdk-triton capacity`` prices its fleet from the same table).
+"""
 
 from __future__ import annotations
 
-import json
-from functools import cache
-from importlib import resources
 from typing import Any
 
+from cdk_triton.config import tables
 
-@cache
+
 def table() -> dict[str, Any]:
-    return json.loads(
-        resources.files("cdk_triton.config").joinpath("data/instance-prices.json").read_text("utf-8")
-    )
+    return tables.price_table()
 
 
 def on_demand(instance_type: str) -> float | None:
     """USD per hour for ``instance_type`` in the table's region, or None when it is not listed."""
-    entry = table()["prices"].get(instance_type)
-    return float(entry["usd_per_hour"]) if entry else None
+    return tables.on_demand_price(instance_type)

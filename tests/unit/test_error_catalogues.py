@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from cdk_triton.builder import errors as builder_errors
+from cdk_triton.capacity import errors as capacity_errors
 from cdk_triton.config import errors as config_errors
 from cdk_triton.constructs import errors as construct_errors
 from cdk_triton.local import errors as local_errors
@@ -36,6 +37,7 @@ OWNED: dict[str, Mapping[str, str]] = {
     "pipeline": pipeline_errors.ALL_CODES,
     "tune": tune_errors.ALL_CODES,
     "registry": registry_errors.ALL_CODES,
+    "capacity": capacity_errors.ALL_CODES,
 }
 #: package -> the config codes it raises or re-raises.
 SURFACED: dict[str, Mapping[str, str]] = {
@@ -46,6 +48,7 @@ SURFACED: dict[str, Mapping[str, str]] = {
     "pipeline": pipeline_errors.SURFACED,
     "tune": tune_errors.SURFACED,
     "registry": registry_errors.SURFACED,
+    "capacity": capacity_errors.SURFACED,
 }
 
 #: Calls whose n-th positional argument is an error code.

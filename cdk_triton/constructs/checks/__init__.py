@@ -18,5 +18,6 @@ imported           the attributes of an imported endpoint
 monitoring         dashboards and alarms: periods, evaluation ranges, dashboard names
 artifacts          model names, the MME TargetModel map, trust in a manifest after reading
 models             the built models vs the image and instance type (placement, release, cache, state)
+working_set        an MME's TargetModels vs its instances' usable memory (config/residency.py's rule)
 =================  ==================================================================================
 """

@@ -74,7 +74,13 @@ def test_app_has_dashboard_alarms_topic_and_metrics(agnostic: tuple[Path, dict[s
     _, tpl = agnostic
     assert len(_of(tpl, "AWS::CloudWatch::Dashboard")) == 1
     alarms = _of(tpl, "AWS::CloudWatch::Alarm")
-    assert len(alarms) == 6
+    assert len(alarms) == 8  # 3 per endpoint + the MME's ModelCacheHit and ModelLoadingWaitTime alarms
+    loading = sorted(
+        a["Properties"].get("MetricName", "")
+        for a in alarms
+        if "Model" in a["Properties"].get("MetricName", "")
+    )
+    assert loading == ["ModelCacheHit", "ModelLatency", "ModelLatency", "ModelLoadingWaitTime"]
     [topic] = _of(tpl, "AWS::SNS::Topic")
     assert "KmsMasterKeyId" in topic["Properties"]
     assert all(a["Properties"].get("AlarmActions") for a in alarms)
@@ -146,7 +152,9 @@ def test_synth_bench_compares_equivalent_stacks(tmp_path: Path) -> None:
     assert bench.shape(constructs) == bench.shape(l1)
     assert differences({"S": constructs}, {"S": l1}) == []  # the same CloudFormation, logical ids aside
     assert acknowledged(out_c)["CdkTritonExample"] == acknowledged(out_l1)["HandWritten"]  # and cdk-nag acks
-    assert len(constructs["Resources"]) == 26 and len(constructs["Outputs"]) == 4
+    assert (
+        len(constructs["Resources"]) == 28 and len(constructs["Outputs"]) == 4
+    )  # 26 + the MME's loading alarms
 
 
 @pytest.mark.filterwarnings("ignore:Tried to parse AWS:UserWarning")

@@ -154,7 +154,8 @@ def test_a_variant_only_import_gets_a_dashboard_and_alarms_without_gpu_parts() -
     assert ep.metric_model_cache_hit().metric_name == "ModelCacheHit"
     dash = TritonDashboard(b, "Dash", endpoints=[ep])
     alarms = TritonAlarms(b, "Alarms", endpoint=ep)
-    assert alarms.gpu_memory_alarm is None and len(alarms.alarms) == 2
+    assert alarms.gpu_memory_alarm is None and len(alarms.alarms) == 4  # + the MME's two loading alarms
+    assert alarms.cache_hit_alarm is not None and alarms.loading_wait_alarm is not None
     warnings = Annotations.from_stack(b).find_warning("*", Match.string_like_regexp("no GPU-memory alarm"))
     assert len(warnings) == 1
     body = template(b).to_json()["Resources"]

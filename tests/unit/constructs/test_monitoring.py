@@ -246,10 +246,11 @@ def test_handed_out_topic_is_notified_in_its_own_stack_and_across_stacks() -> No
     tpl = template(stack)
     topic_id = next(iter(tpl.find_resources("AWS::SNS::Topic")))
     actions = [r["Properties"]["AlarmActions"] for r in tpl.find_resources("AWS::CloudWatch::Alarm").values()]
-    assert len(actions) == 6 and all(a == [{"Ref": topic_id}] for a in actions)
+    # 3 alarms on the SME, 3 + the 2 loading alarms (ModelCacheHit, ModelLoadingWaitTime) on the MME
+    assert len(actions) == 8 and all(a == [{"Ref": topic_id}] for a in actions)
     imported = [
         r["Properties"]["AlarmActions"]
         for r in template(other).find_resources("AWS::CloudWatch::Alarm").values()
     ]
-    assert len(imported) == 3
+    assert len(imported) == 5  # the MME's 3 + its 2 loading alarms
     assert all(len(a) == 1 and set(a[0]) == {"Fn::ImportValue"} for a in imported)

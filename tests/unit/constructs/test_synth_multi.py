@@ -31,7 +31,8 @@ def test_constructs_and_hand_written_l1_define_the_same_templates(
     assert sum(c["AWS::SageMaker::Endpoint"] for c in counts.values()) == 4
     assert counts["Network"]["AWS::EC2::VPC"] == 1
     assert all(counts[s]["AWS::CloudWatch::Dashboard"] == 1 for s in ("ServingA", "ServingB"))
-    assert all(counts[s]["AWS::CloudWatch::Alarm"] == 6 for s in ("ServingA", "ServingB"))
+    # 3 per endpoint + the MME's ModelCacheHit and ModelLoadingWaitTime alarms
+    assert all(counts[s]["AWS::CloudWatch::Alarm"] == 8 for s in ("ServingA", "ServingB"))
 
 
 def test_the_app_vpc_is_the_same_object_kind_in_constructs_and_l1() -> None:
