@@ -51,6 +51,7 @@ def _fake_package(root: Path, files: dict[str, str]) -> None:
         "pipeline/__init__.py": "",
         "tune/__init__.py": "import cdk_triton.local\n",
         "registry/__init__.py": "import cdk_triton.config\n",
+        "capacity/__init__.py": "import cdk_triton.config\n",
     }
     layout.update(files)
     for rel, body in layout.items():
