@@ -708,7 +708,7 @@ class BuildFanOut(Construct):
         )
         for st in self._s3(self._fanout_objects):
             prepare.add_to_role_policy(st)
-        return pipeline.add_stage(
+        stage = pipeline.add_stage(
             stage_name="FanOut",
             placement=codepipeline.StagePlacement(just_after=source_stage),
             actions=[
@@ -723,3 +723,10 @@ class BuildFanOut(Construct):
                 ),
             ],
         )
+        # StateMachineInput.file_path renders the input as '<artifact>::<file>'; CodePipeline reads the
+        # Input of InputType FilePath as a path inside the input artifact.
+        cfn = pipeline.node.default_child
+        assert isinstance(cfn, codepipeline.CfnPipeline)
+        index = [s.stage_name for s in pipeline.stages].index("FanOut")
+        cfn.add_property_override(f"Stages.{index}.Actions.1.Configuration.Input", INPUT_FILE)
+        return stage
