@@ -101,6 +101,17 @@ def _put_bytes(s3: Any, store: Store, key: str, body: bytes) -> None:
     s3.put_object(**kw)
 
 
+def _add_file(tar: tarfile.TarFile, path: Path, arcname: str) -> None:
+    """Add ``path`` as a regular file: the build hard-links outputs to its cache, and a hard-link member
+    would be refused on extraction (only regular files and directories are extracted)."""
+    info = tar.gettarinfo(str(path), arcname)
+    info.type = tarfile.REGTYPE
+    info.linkname = ""
+    info.size = path.stat().st_size
+    with path.open("rb") as f:
+        tar.addfile(info, f)
+
+
 def put_dir(s3: Any, store: Store, directory: Path, key: str) -> None:
     """Upload ``directory`` as one tar.gz object (one PUT of a finished file: whole or absent)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,7 +119,7 @@ def put_dir(s3: Any, store: Store, directory: Path, key: str) -> None:
         with tarfile.open(archive, "w:gz") as tar:
             for path in sorted(directory.rglob("*")):
                 if path.is_file() and not path.is_symlink():
-                    tar.add(path, arcname=str(path.relative_to(directory)), recursive=False)
+                    _add_file(tar, path, str(path.relative_to(directory)))
         extra = (
             {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": store.kms_key_arn} if store.kms_key_arn else {}
         )

@@ -21,7 +21,7 @@ import pytest
 
 from cdk_triton.builder import commands as build_commands
 from cdk_triton.config import layout
-from cdk_triton.pipeline.fanout import CPU_FORMATS, FanOutCommands
+from cdk_triton.pipeline.fanout import FanOutCommands
 from tests.unit.builder.helpers import python_model, write_decl
 from tests.unit.pipeline.support import ROOT
 
@@ -80,6 +80,19 @@ def _run(lines: list[str], cwd: Path, env: dict[str, str]) -> None:
         assert done.returncode == 0, f"{line}\n{done.stdout}\n{done.stderr}"
 
 
+def _start(lines: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, subprocess.Popen[str]]:
+    script = " && ".join(f"( {line} )" for line in lines)
+    return script, subprocess.Popen(
+        ["bash", "-c", script], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def _wait(started: tuple[str, subprocess.Popen[str]]) -> None:
+    script, proc = started
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, f"{script}\n{out}"
+
+
 def _machine(src: Path, name: str) -> Path:
     """A fresh copy of the source, as one CodeBuild build sees it (the venv linked, not installed)."""
     where = src.parent / name
@@ -88,7 +101,9 @@ def _machine(src: Path, name: str) -> Path:
     return where
 
 
-def test_plan_shards_and_merge_commands_build_what_one_machine_builds(tmp_path: Path, endpoint: str) -> None:
+def test_plan_shards_and_merge_commands_build_every_model_from_real_shard_outputs(
+    tmp_path: Path, endpoint: str
+) -> None:
     import boto3
 
     src = tmp_path / "src"
@@ -120,24 +135,29 @@ def test_plan_shards_and_merge_commands_build_what_one_machine_builds(tmp_path: 
     assert sorted(m for i in items for m in i["models"]) == ["p0", "p1", "p2", "p3"]
     assert [i["shard_arg"] for i in items] == [f"{i['shard']}/2" for i in items]
 
-    for item in items:
-        shard_env = {**env, "SHARD": item["shard_arg"], "OUTPUT_KEY": item["output_key"]}
-        _run(cmds.cpu_shard(), _machine(src, f"shard-{item['shard']}"), shard_env)
+    shards = [  # the Distributed Map's children run at once
+        _start(
+            cmds.cpu_shard(),
+            _machine(src, f"shard-{i['shard']}"),
+            {**env, "SHARD": i["shard_arg"], "OUTPUT_KEY": i["output_key"]},
+        )  # fmt: skip
+        for i in items
+    ]
+    for shard in shards:
+        _wait(shard)
     merge = _machine(src, "merge")
     _run(cmds.merge(), merge, env)
     assert (merge / "build/shards/merge-args.txt").read_text().count("--merge-manifest") == len(items)
 
     synth = _machine(src, "synth")
     _run([cmds.synth_fetch()], synth, env)
-    one = _machine(src, "one")
-    _run(
-        [f".venv/bin/cdk-triton build --config models.yaml --formats {CPU_FORMATS} --upload --no-progress"],
-        one,
-        env,
-    )
-    fanned = json.loads((synth / "out" / "manifest.json").read_text())
-    single = json.loads((one / "out" / "manifest.json").read_text())
-    assert fanned["models"] == single["models"] and fanned["endpoints"] == single["endpoints"]
+    merged = json.loads((synth / "out" / "manifest.json").read_text())
+    assert sorted(merged["models"]) == ["p0", "p1", "p2", "p3"]
+    assert sorted(merged["endpoints"]["m"]["target_models"]) == ["p0", "p1", "p2"]
+    for target in merged["endpoints"]["m"]["target_models"].values():  # uploaded by the merge step
+        key = target["s3_uri"].removeprefix(f"s3://{BUCKET}/")
+        assert key.startswith(PREFIX + layout.mme_prefix_key("m"))
+        assert s3.head_object(Bucket=BUCKET, Key=key)["ContentLength"] > 0
     summary = json.loads(
         s3.get_object(Bucket=BUCKET, Key=PREFIX + layout.fanout_failures_key(run))["Body"].read()
     )
