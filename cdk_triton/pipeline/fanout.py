@@ -679,6 +679,8 @@ class BuildFanOut(Construct):
         if self.job_role is not None:
             for st in self._sagemaker_statements():
                 machine.add_to_role_policy(st)
+        if self._key is not None:  # the Distributed Maps read the item lists the plan wrote with the key
+            machine.add_to_role_policy(iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self._key.key_arn]))
         return machine
 
     # ------------------------------------------------------------------------------------- pipeline

@@ -12,6 +12,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 import yaml
+from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import pipelines
 from aws_cdk.assertions import Template
@@ -30,6 +31,7 @@ def _pipeline(
     *,
     nag: bool = False,
     fan_out: FanOutOptions | None = SMALL,
+    key_arn: str | None = None,
 ) -> tuple[cdk.App, cdk.Stack, TritonPipeline]:
     decl = yaml.safe_load((ROOT / "build" / "models.yaml").read_text())
     for ep in decl["endpoints"]:
@@ -46,6 +48,7 @@ def _pipeline(
         root=tmp,
         artifact_bucket=s3.Bucket.from_bucket_name(stack, "B", ARTIFACT_BUCKET),
         fan_out=fan_out,
+        artifact_key=kms.Key.from_key_arn(stack, "K", key_arn) if key_arn else None,
     )
     stage = cdk.Stage(app, "Staging")
     cdk.CfnWaitConditionHandle(cdk.Stack(stage, "S"), "R")
@@ -271,6 +274,19 @@ def test_fails_out_of_range_fan_out_options_at_once(tmp_path: Path) -> None:
     text = str(exc.value)
     assert exc.value.code == "InvalidFanOutOption"
     assert "fan_out.codebuild_concurrency" in text and "fan_out.tolerated_failure_percentage" in text
+
+
+def test_an_encrypted_artifact_location_reaches_every_step(tmp_path: Path) -> None:
+    key = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    _, stack, pipe = _pipeline(tmp_path, key_arn=key)
+    tpl = Template.from_stack(stack).to_json()
+    (machine,) = [p for k, p in _of(tpl, "AWS::IAM::Policy").items() if "FanOutStateMachineRole" in k]
+    assert {"Action": "kms:Decrypt", "Effect": "Allow", "Resource": key} in machine["Properties"][
+        "PolicyDocument"
+    ]["Statement"]  # the Distributed Maps read the item lists the plan wrote with the key
+    assert pipe.fan_out_commands.kms
+    trt = _states(_definition(tpl))["TensorRtShard"]["Parameters"]
+    assert trt["Environment"]["ARTIFACT_KEY_ARN"] == key
 
 
 def test_commands_use_the_kms_key_when_the_artifacts_are_encrypted() -> None:
