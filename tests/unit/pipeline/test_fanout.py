@@ -294,3 +294,19 @@ def test_commands_use_the_kms_key_when_the_artifacts_are_encrypted() -> None:
     jobs = [c for c in cmds.plan() + cmds.cpu_shard() + cmds.merge() + cmds.summary() if "fanout_job" in c]
     assert len(jobs) == 5 and all('--kms-key-arn "$ARTIFACT_KEY_ARN"' in c for c in jobs)
     assert re.search(r"--sse aws:kms --sse-kms-key-id \"\$ARTIFACT_KEY_ARN\"$", cmds.prepare()[1])
+
+
+def test_the_vendored_job_types_agree_with_botocores_instance_type_enums() -> None:
+    """gpu-build.json's processing/training flags (which job a TensorRT shard runs as) are botocore's
+    ProcessingInstanceType / TrainingInstanceType enums of the SageMaker service model."""
+    import botocore.session
+
+    from cdk_triton.pipeline.gpu_targets import gpu_build_table
+
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    processing = set(model.shape_for("ProcessingInstanceType").enum)
+    training = set(model.shape_for("TrainingInstanceType").enum)
+    rows = gpu_build_table()["instance_types"]
+    assert {t for t, r in rows.items() if r.get("processing")} == {t for t in rows if t in processing}
+    assert {t for t, r in rows.items() if r.get("training")} == {t for t in rows if t in training}
+    assert "ml.p4d.24xlarge" not in processing and "ml.p4d.24xlarge" in training
