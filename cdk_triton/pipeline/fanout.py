@@ -680,7 +680,9 @@ class BuildFanOut(Construct):
             for st in self._sagemaker_statements():
                 machine.add_to_role_policy(st)
         if self._key is not None:  # the Distributed Maps read the item lists the plan wrote with the key
-            machine.add_to_role_policy(iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self._key.key_arn]))
+            machine.add_to_role_policy(
+                iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self._key.key_arn])
+            )
         return machine
 
     # ------------------------------------------------------------------------------------- pipeline
