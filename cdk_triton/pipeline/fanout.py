@@ -590,10 +590,13 @@ class BuildFanOut(Construct):
         noun = "Processing" if processing else "Training"
         return [
             iam.PolicyStatement(
+                # ListTags: the .sync integration's documented grant (Step Functions' SageMaker IAM page puts
+                # it on '*'; scoped here to the jobs the fan-out starts)
                 actions=[
                     f"sagemaker:Create{noun}Job",
                     f"sagemaker:Describe{noun}Job",
                     f"sagemaker:Stop{noun}Job",
+                    "sagemaker:ListTags",
                 ],
                 resources=[
                     stack.format_arn(
