@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 import aws_cdk as cdk
@@ -42,23 +41,12 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from cdk_triton.config import formats, layout
+from cdk_triton.config import layout
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.pipeline import gpu_job, gpu_targets
+from cdk_triton.pipeline.fanout_commands import CPU_FORMATS, INPUT_FILE, VENV_INSTALL, FanOutCommands
 
-CPU_FORMATS = ",".join(formats.where(gpu_only=False))
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-SHARD_OUT = "build/out-shard"
-SHARD_DIR = "build/shards"
-ASSIGNMENT = "fanout-assignment.json"
-INPUT_FILE = "fanout-input.json"
-VENV_INSTALL = [
-    "python3 -m venv .venv",
-    f".venv/bin/pip install --extra-index-url {TORCH_CPU_INDEX} -r requirements.txt",
-    ".venv/bin/pip install --no-deps -e .",
-]
-#: What the source pack leaves out (the same folders as the GPU job launcher's pack_source).
-PACK_EXCLUDES = ["./.git", "./node_modules", "./.venv", "./cdk.out", "./build/out*"]
+__all__ = ["CPU_FORMATS", "BuildFanOut", "FanOutCommands", "FanOutOptions", "gpu_job_kind"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -147,91 +135,6 @@ def gpu_job_kind(target: gpu_targets.GpuBuildTarget) -> str:
     else Training (``gpu-build.json``, from botocore's ProcessingInstanceType / TrainingInstanceType)."""
     kinds = [j.kind for j in gpu_targets.job_kinds(target.job.instance_type)]
     return gpu_targets.PROCESSING if gpu_targets.PROCESSING in kinds else gpu_targets.TRAINING
-
-
-# ---------------------------------------------------------------------------------------- commands
-
-
-@dataclass(frozen=True, kw_only=True)
-class FanOutCommands:
-    """The shell commands of every fan-out step (the buildspecs hold exactly these; the tests run them)."""
-
-    declaration: str
-    prefix: str
-    shards: int
-    kms: bool = False
-    gpu_kind: str | None = None
-    gpu_instance_type: str | None = None
-    sagemaker_concurrency: int = 1
-
-    def _job(self, python: str = ".venv/bin/python") -> str:
-        kms = ' --kms-key-arn "$ARTIFACT_KEY_ARN"' if self.kms else ""
-        return f'{python} -m cdk_triton.pipeline.fanout_job --bucket "$ARTIFACT_BUCKET" --prefix "{self.prefix}"{kms}'
-
-    @property
-    def out_dir(self) -> str:
-        return str(PurePosixPath(self.declaration).parent / "out")
-
-    def fetch_source(self) -> str:
-        key = self.prefix + layout.fanout_source_key("${FANOUT_RUN}")
-        return f'aws s3 cp "s3://$ARTIFACT_BUCKET/{key}" /tmp/source.tar.gz --only-show-errors && tar -xzf /tmp/source.tar.gz && rm /tmp/source.tar.gz'
-
-    def prepare(self) -> list[str]:
-        run = f"RUN={layout.fanout_run_id_shell()}"
-        key = self.prefix + layout.fanout_source_key("${RUN}")
-        sse = ' --sse aws:kms --sse-kms-key-id "$ARTIFACT_KEY_ARN"' if self.kms else ""
-        excludes = " ".join(f"--exclude='{e}'" for e in PACK_EXCLUDES)
-        return [
-            'test -n "$CODEBUILD_RESOLVED_SOURCE_VERSION" || { echo "error: CodePipeline passed no source '
-            'revision (an S3 source needs a versioned bucket)"; exit 1; }',
-            f"{run} && tar -czf /tmp/source.tar.gz {excludes} . && "
-            f'aws s3 cp /tmp/source.tar.gz "s3://$ARTIFACT_BUCKET/{key}" --only-show-errors{sse}',
-            f'{run} && printf \'{{"run":"%s"}}\' "$RUN" > {INPUT_FILE}',
-        ]
-
-    def plan(self) -> list[str]:
-        gpu = ""
-        if self.gpu_kind:
-            gpu = (
-                f" --gpu-kind {self.gpu_kind} --gpu-instance-type {self.gpu_instance_type} "
-                f"--sagemaker-concurrency {self.sagemaker_concurrency}"
-            )
-        return [
-            f".venv/bin/cdk-triton build --config {self.declaration} --list-shards {self.shards} > {ASSIGNMENT}",
-            f'{self._job()} plan --run "$FANOUT_RUN" --assignment {ASSIGNMENT} --config {self.declaration}{gpu}',
-        ]
-
-    def cpu_shard(self) -> list[str]:
-        return [
-            f'.venv/bin/cdk-triton build --config {self.declaration} --shard "$SHARD" --formats {CPU_FORMATS} '
-            f"--upload --out {SHARD_OUT} --no-progress",
-            f'{self._job()} put --dir {SHARD_OUT} --key "$OUTPUT_KEY"',
-        ]
-
-    def gpu_shard_script(self, source_dir: str) -> str:
-        """The SageMaker job's script (run by the image's own NGC entrypoint, as the GPU job launcher's)."""
-        return (
-            f"set -eu; {gpu_job.DRIVER_QUERY}; mkdir -p /tmp/src; tar -xzf {source_dir}/source.tar.gz -C /tmp/src; "
-            f'cd /tmp/src; cdk-triton build --config {self.declaration} --shard "$SHARD" --formats tensorrt '
-            f"--upload --out {SHARD_OUT} --no-progress; "
-            f'{self._job("python3")} put --dir {SHARD_OUT} --key "$OUTPUT_KEY"'
-        )
-
-    def merge(self) -> list[str]:
-        merged = self.prefix + layout.fanout_merged_key("${FANOUT_RUN}")
-        return [
-            f'{self._job()} fetch --run "$FANOUT_RUN" --out {SHARD_DIR}',
-            f".venv/bin/cdk-triton build --config {self.declaration} --formats {CPU_FORMATS} --upload --no-progress "
-            f"$(cat {SHARD_DIR}/merge-args.txt)",
-            f'{self._job()} put --dir {self.out_dir} --key "{merged}"',
-        ]
-
-    def summary(self) -> list[str]:
-        return [f'PYTHONPATH=. {self._job("python3")} summary --run "$FANOUT_RUN"']
-
-    def synth_fetch(self) -> str:
-        merged = self.prefix + layout.fanout_merged_key(layout.fanout_run_id_shell())
-        return f'{self._job()} get --key "{merged}" --dir {self.out_dir}'
 
 
 # ---------------------------------------------------------------------------------- item reader
@@ -500,76 +403,24 @@ class BuildFanOut(Construct):
     def _gpu_state(
         self, target: gpu_targets.GpuBuildTarget, image: ecr_assets.DockerImageAsset
     ) -> sfn.CustomState:
+        """The TensorRT shard: a SageMaker job with the request shape of ``gpu_job.py`` (ContainerArguments
+        only: the image's own NGC entrypoint runs them) and a new name per attempt (a retry needs one)."""
         assert self.job_role is not None
         processing = self.gpu_kind == gpu_targets.PROCESSING
         source = gpu_job.PROCESSING_SOURCE if processing else gpu_job.TRAINING_SOURCE
-        args = ["/bin/bash", "-c", self.commands.gpu_shard_script(source)]
-        env = {**self._env, "SHARD.$": "$.item.shard_arg", "OUTPUT_KEY.$": "$.item.output_key"}
+        common: dict[str, Any] = {
+            "StoppingCondition": {"MaxRuntimeInSeconds": int(self.options.timeout.to_seconds())},
+            "Environment": {**self._env, "SHARD.$": "$.item.shard_arg", "OUTPUT_KEY.$": "$.item.output_key"},
+            "RoleArn": self.job_role.role_arn,
+        }
         name = "States.Format('cdk-triton-trt-{}-{}', $.item.shard, States.UUID())"
-        stop = {"MaxRuntimeInSeconds": int(self.options.timeout.to_seconds())}
+        args = ["/bin/bash", "-c", self.commands.gpu_shard_script(source)]
         if processing:
-            resource = "createProcessingJob"
-            params: dict[str, Any] = {
-                "ProcessingJobName.$": name,
-                "ProcessingInputs": [
-                    {
-                        "InputName": "source",
-                        "S3Input": {
-                            "S3Uri.$": "$.source_uri",
-                            "LocalPath": source,
-                            "S3DataType": "S3Prefix",
-                            "S3InputMode": "File",
-                        },
-                    }
-                ],
-                "ProcessingResources": {
-                    "ClusterConfig": {
-                        "InstanceCount": 1,
-                        "InstanceType": target.job.instance_type,
-                        "VolumeSizeInGB": 100,
-                    }
-                },
-                "StoppingCondition": stop,
-                "AppSpecification": {"ImageUri": image.image_uri, "ContainerArguments": args},
-                "Environment": env,
-                "RoleArn": self.job_role.role_arn,
-            }
+            resource, params = "createProcessingJob", {"ProcessingJobName.$": name, **common}
+            params.update(self._processing(target, image, args, source))
         else:
-            resource = "createTrainingJob"
-            output: dict[str, Any] = {
-                "S3OutputPath": f"s3://{self._bucket.bucket_name}/{self.commands.prefix}{layout.FANOUT_FOLDER}/sagemaker-output/"
-            }
-            if self._key is not None:
-                output["KmsKeyId"] = self._key.key_arn
-            params = {
-                "TrainingJobName.$": name,
-                "AlgorithmSpecification": {
-                    "TrainingImage": image.image_uri,
-                    "TrainingInputMode": "File",
-                    "ContainerArguments": args,
-                },
-                "InputDataConfig": [
-                    {
-                        "ChannelName": "source",
-                        "DataSource": {
-                            "S3DataSource": {
-                                "S3DataType": "S3Prefix",
-                                "S3Uri.$": "$.source_uri",
-                                "S3DataDistributionType": "FullyReplicated",
-                            }
-                        },
-                    }
-                ],
-                "OutputDataConfig": output,
-                "ResourceConfig": {
-                    "InstanceType": target.job.instance_type,
-                    "InstanceCount": 1,
-                    "VolumeSizeInGB": 100,
-                },
-                "StoppingCondition": stop,
-                "Environment": env,
-                "RoleArn": self.job_role.role_arn,
-            }
+            resource, params = "createTrainingJob", {"TrainingJobName.$": name, **common}
+            params.update(self._training(target, image, args))
         state = sfn.CustomState(
             self,
             "TensorRtShard",
@@ -582,6 +433,57 @@ class BuildFanOut(Construct):
         )
         self._retry(state)
         return state
+
+    @staticmethod
+    def _processing(
+        target: gpu_targets.GpuBuildTarget, image: ecr_assets.DockerImageAsset, args: list[str], source: str
+    ) -> dict[str, Any]:
+        s3_input = {
+            "S3Uri.$": "$.source_uri",
+            "LocalPath": source,
+            "S3DataType": "S3Prefix",
+            "S3InputMode": "File",
+        }
+        return {
+            "ProcessingInputs": [{"InputName": "source", "S3Input": s3_input}],
+            "ProcessingResources": {
+                "ClusterConfig": {
+                    "InstanceCount": 1,
+                    "InstanceType": target.job.instance_type,
+                    "VolumeSizeInGB": 100,
+                }
+            },
+            "AppSpecification": {"ImageUri": image.image_uri, "ContainerArguments": args},
+        }
+
+    def _training(
+        self, target: gpu_targets.GpuBuildTarget, image: ecr_assets.DockerImageAsset, args: list[str]
+    ) -> dict[str, Any]:
+        # SageMaker writes /opt/ml/model here (empty: the shard uploads its own output to its output_key)
+        output: dict[str, Any] = {
+            "S3OutputPath": f"s3://{self._bucket.bucket_name}/{self.commands.prefix}{layout.FANOUT_FOLDER}/sagemaker-output/"
+        }
+        if self._key is not None:
+            output["KmsKeyId"] = self._key.key_arn
+        s3_source = {
+            "S3DataType": "S3Prefix",
+            "S3Uri.$": "$.source_uri",
+            "S3DataDistributionType": "FullyReplicated",
+        }
+        return {
+            "AlgorithmSpecification": {
+                "TrainingImage": image.image_uri,
+                "TrainingInputMode": "File",
+                "ContainerArguments": args,
+            },
+            "InputDataConfig": [{"ChannelName": "source", "DataSource": {"S3DataSource": s3_source}}],
+            "OutputDataConfig": output,
+            "ResourceConfig": {
+                "InstanceType": target.job.instance_type,
+                "InstanceCount": 1,
+                "VolumeSizeInGB": 100,
+            },
+        }
 
     def _sagemaker_statements(self) -> list[iam.PolicyStatement]:
         assert self.job_role is not None
@@ -621,13 +523,9 @@ class BuildFanOut(Construct):
             ),
         ]
 
-    def _state_machine(
-        self, target: gpu_targets.GpuBuildTarget | None, image: ecr_assets.DockerImageAsset | None
-    ) -> sfn.StateMachine:
+    def _keys(self) -> dict[str, Any]:
+        """The Keys state's parameters: the run's item list keys and source URI (from layout, by run)."""
         prefix = self.commands.prefix
-        run = {"FANOUT_RUN": "$.run"}
-        plan = self._codebuild("Plan", self.plan_project, run)
-        self._retry(plan)
         keys: dict[str, Any] = {"run": sfn.JsonPath.string_at("$.run")}
         keys["keys"] = {
             f"items_{k}": sfn.JsonPath.format(
@@ -639,6 +537,15 @@ class BuildFanOut(Construct):
             f"s3://{self._bucket.bucket_name}/{prefix}{layout.fanout_source_key('{}')}",
             sfn.JsonPath.string_at("$.run"),
         )
+        return keys
+
+    def _state_machine(
+        self, target: gpu_targets.GpuBuildTarget | None, image: ecr_assets.DockerImageAsset | None
+    ) -> sfn.StateMachine:
+        run = {"FANOUT_RUN": "$.run"}
+        plan = self._codebuild("Plan", self.plan_project, run)
+        self._retry(plan)
+        keys = self._keys()
         cpu = self._codebuild(
             "CpuShard",
             self.cpu_project,
