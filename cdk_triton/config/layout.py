@@ -16,6 +16,8 @@ to the build's output directory (``build/out/``)::
 
 The digest lengths are part of every key already uploaded and every cache index already written:
 changing one re-uploads everything and invalidates every deployed TargetModel value.
+
+The pipeline's fan-out build keeps each run under ``pipeline/fanout/<run>/`` (``fanout_*`` below).
 """
 
 from __future__ import annotations
@@ -145,23 +147,6 @@ def samples_key_pattern(prefix: str) -> str:
     return f"{prefix}{SAMPLES_FOLDER}/*"
 
 
-def sample_s3_uris(manifest: Manifest, sample: Sample) -> tuple[str, str] | None:
-    """The S3 URIs of a recorded sample pair: as recorded by an uploading build, else derived with
-    :func:`sample_prefix_key` from the files beside the manifest; None when neither is possible."""
-    if sample.request_s3_uri and sample.response_s3_uri:
-        return sample.request_s3_uri, sample.response_s3_uri
-    if sample.response is None:
-        return None
-    base_dir = Path(manifest.path).parent if manifest.path else Path.cwd()
-    files = [base_dir / sample.request, base_dir / sample.response]
-    if not all(f.is_file() for f in files):
-        return None
-    base = manifest.artifact_location.uri + sample_prefix_key(
-        files[0].read_text("utf-8"), files[1].read_text("utf-8")
-    )
-    return base + files[0].name, base + files[1].name
-
-
 # ------------------------------------------------------------------ the pipeline's fan-out build
 #: The folder (under the artifact prefix) of the pipeline's fan-out runs: ``pipeline/fanout/<run>/``.
 FANOUT_FOLDER = "pipeline/fanout"
@@ -218,3 +203,20 @@ def fanout_failures_key(run: str) -> str:
 def fanout_key_pattern(prefix: str) -> str:
     """The object pattern of every fan-out run under a key prefix: ``<prefix>pipeline/fanout/*``."""
     return f"{prefix}{FANOUT_FOLDER}/*"
+
+
+def sample_s3_uris(manifest: Manifest, sample: Sample) -> tuple[str, str] | None:
+    """The S3 URIs of a recorded sample pair: as recorded by an uploading build, else derived with
+    :func:`sample_prefix_key` from the files beside the manifest; None when neither is possible."""
+    if sample.request_s3_uri and sample.response_s3_uri:
+        return sample.request_s3_uri, sample.response_s3_uri
+    if sample.response is None:
+        return None
+    base_dir = Path(manifest.path).parent if manifest.path else Path.cwd()
+    files = [base_dir / sample.request, base_dir / sample.response]
+    if not all(f.is_file() for f in files):
+        return None
+    base = manifest.artifact_location.uri + sample_prefix_key(
+        files[0].read_text("utf-8"), files[1].read_text("utf-8")
+    )
+    return base + files[0].name, base + files[1].name
