@@ -241,9 +241,14 @@ def test_fan_out_template_passes_cfn_lint(synthed: tuple[Path, dict[str, Any], A
 
 
 def test_tensorrt_shards_run_as_training_jobs_where_processing_lacks_the_type(tmp_path: Path) -> None:
-    _, stack, pipe = _pipeline(tmp_path, "ml.p4d.24xlarge")
+    opts = FanOutOptions(min_models=2, models_per_shard=3, tolerated_failure_percentage=10, retries=0)
+    _, stack, pipe = _pipeline(tmp_path, "ml.p4d.24xlarge", fan_out=opts)
     tpl = Template.from_stack(stack).to_json()
-    trt = _states(_definition(tpl))["TensorRtShard"]
+    states = _states(_definition(tpl))
+    assert states["CpuShards"]["ToleratedFailurePercentage"] == 10
+    assert states["TensorRtShards"]["ToleratedFailurePercentage"] == 10
+    assert "Retry" not in states["CpuShard"] and "Retry" not in states["TensorRtShard"]  # retries=0
+    trt = states["TensorRtShard"]
     assert trt["Resource"].endswith(":states:::sagemaker:createTrainingJob.sync")
     spec = trt["Parameters"]["AlgorithmSpecification"]
     assert "ContainerEntrypoint" not in spec and spec["ContainerArguments"][:2] == ["/bin/bash", "-c"]
