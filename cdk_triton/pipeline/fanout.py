@@ -107,6 +107,23 @@ class FanOutOptions:
             out.append(_invalid("fan_out.retries", self.retries, "0 to 10", path))
         return out
 
+    def prefix_errors(self, prefix: str, path: str) -> list[TritonValidationError]:
+        """The artifact prefix is quoted into the state machine's ``States.Format`` strings: no ``{ } ' \\``."""
+        bad = sorted({c for c in prefix if c in "{}'\\"})
+        if not bad:
+            return []
+        return [
+            TritonValidationError(
+                "InvalidFanOutOption",
+                prop="artifact_prefix",
+                value=prefix,
+                problem=f"holds {' '.join(bad)}, which the fan-out's States.Format strings cannot quote",
+                allowed="an S3 key prefix without { } ' \\",
+                fix="choose another artifact prefix, or raise fan_out.min_models above the declaration's size",
+                path=path,
+            )
+        ]
+
     def shards(self, models: int) -> int | None:
         """The shard count for ``models`` models, or None below :attr:`min_models` (no fan-out)."""
         if models < self.min_models:

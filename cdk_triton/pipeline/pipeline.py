@@ -150,6 +150,8 @@ class TritonPipeline(Construct):
         raise_all(self.fan_out_options.errors(self.node.path))
         #: the shard count of the fan-out build, or None when the build runs in the synth step
         self.shards = self.fan_out_options.shards(len(decl.models))
+        if self.shards is not None:
+            raise_all(self.fan_out_options.prefix_errors(self.artifact_prefix, self.node.path))
         self.fan_out: BuildFanOut | None = None
         if self.shards is None:
             self.gpu_build_step = self._gpu_step() if self.gpu_target else None

@@ -294,6 +294,12 @@ def test_an_encrypted_artifact_location_reaches_every_step(tmp_path: Path) -> No
     assert trt["Environment"]["ARTIFACT_KEY_ARN"] == key
 
 
+def test_fails_an_artifact_prefix_the_state_machine_cannot_quote() -> None:
+    (err,) = SMALL.prefix_errors("it's{x}/", "P/Triton")
+    assert err.code == "InvalidFanOutOption" and err.prop == "artifact_prefix" and "' { }" in str(err)
+    assert SMALL.prefix_errors("cdk-triton/", "P/Triton") == []
+
+
 def test_commands_use_the_kms_key_when_the_artifacts_are_encrypted() -> None:
     cmds = FanOutCommands(declaration="build/models.yaml", prefix="p/", shards=2, kms=True)
     jobs = [c for c in cmds.plan() + cmds.cpu_shard() + cmds.merge() + cmds.summary() if "fanout_job" in c]
