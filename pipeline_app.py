@@ -13,7 +13,9 @@ Context: ``source`` (default ``s3://cdk-triton-example-source-<account>/cdk-trit
 source keeps the synth offline), ``codecommit_repository`` (use a CodeCommit repository instead),
 ``artifact_location`` (default: models.yaml's), ``artifact_key_arn`` (default none), ``manifest``
 (default build/out/manifest.json, what the synth step's build writes), ``region`` / ``account``
-(default env-agnostic), ``nag`` (default true).
+(default env-agnostic), ``nag`` (default true), ``fan_out_min_models`` (default 100: from that many
+declared models the build fans out on Step Functions; ``-c fan_out_min_models=2`` shows the fan-out with
+the example's models).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from constructs import Construct
 
 from app import DEFAULT_MANIFEST, TritonExampleStack, _flag
 from cdk_triton.config.manifest import ArtifactLocation
-from cdk_triton.pipeline import EndpointVerification, TritonPipeline
+from cdk_triton.pipeline import EndpointVerification, FanOutOptions, TritonPipeline
 
 ROOT = Path(__file__).resolve().parent
 DECLARATION = "build/models.yaml"
@@ -78,6 +80,9 @@ class TritonPipelineStack(cdk.Stack):
             artifact_prefix=loc.prefix,
             artifact_key=key,
             cdk_app=APP,
+            fan_out=FanOutOptions(min_models=int(ctx("fan_out_min_models")), models_per_shard=3)
+            if ctx("fan_out_min_models")
+            else None,
         )
         env = (
             cdk.Environment(account=kwargs["env"].account, region=kwargs["env"].region)

@@ -18,6 +18,8 @@ to the build's output directory (``build/out/``)::
 
 The digest lengths are part of every key already uploaded and every cache index already written:
 changing one re-uploads everything and invalidates every deployed TargetModel value.
+
+The pipeline's fan-out build keeps each run under ``pipeline/fanout/<run>/`` (``fanout_*`` below).
 """
 
 from __future__ import annotations
@@ -230,6 +232,64 @@ def sample_prefix_key(request_text: str, response_text: str) -> str:
 def samples_key_pattern(prefix: str) -> str:
     """The object pattern of every uploaded sample under a key prefix: ``<prefix>samples/*``."""
     return f"{prefix}{SAMPLES_FOLDER}/*"
+
+
+# ------------------------------------------------------------------ the pipeline's fan-out build
+#: The folder (under the artifact prefix) of the pipeline's fan-out runs: ``pipeline/fanout/<run>/``.
+FANOUT_FOLDER = "pipeline/fanout"
+#: Hex digits of a fan-out run id: sha256 of the pipeline's source revision (a commit id or an S3
+#: version id, which may hold characters S3 keys and SageMaker job names do not like).
+FANOUT_RUN_HEX = 16
+#: The kinds of fan-out shard: CPU formats on CodeBuild, TensorRT on a SageMaker job.
+FANOUT_KINDS = ("cpu", "tensorrt")
+
+
+def fanout_run_id(revision: str) -> str:
+    """The run id of a source revision: the first :data:`FANOUT_RUN_HEX` hex digits of its sha256.
+
+    The pipeline's steps compute it in the shell (:func:`fanout_run_id_shell`) from
+    ``$CODEBUILD_RESOLVED_SOURCE_VERSION``; both must agree."""
+    return hashlib.sha256(revision.encode()).hexdigest()[:FANOUT_RUN_HEX]
+
+
+def fanout_run_id_shell(variable: str = "CODEBUILD_RESOLVED_SOURCE_VERSION") -> str:
+    """The shell expression of :func:`fanout_run_id` over an environment variable."""
+    return f'$(printf %s "${variable}" | sha256sum | cut -c1-{FANOUT_RUN_HEX})'
+
+
+def fanout_run_prefix(run: str) -> str:
+    """The key prefix of one fan-out run: ``pipeline/fanout/<run>/``."""
+    return f"{FANOUT_FOLDER}/{run}/"
+
+
+def fanout_source_key(run: str) -> str:
+    """The packed source tree of a run (the plan, shard and merge steps unpack it): ``source.tar.gz``."""
+    return f"{fanout_run_prefix(run)}source.tar.gz"
+
+
+def fanout_items_key(run: str, kind: str) -> str:
+    """The shard list of one kind (a JSON array the Distributed Map reads): ``items-<kind>.json``."""
+    return f"{fanout_run_prefix(run)}items-{kind}.json"
+
+
+def fanout_shard_output_key(run: str, shard: int, kind: str) -> str:
+    """One shard's build output (its ``--out`` directory, tar.gz): ``shards/<shard>-<kind>.tar.gz``."""
+    return f"{fanout_run_prefix(run)}shards/{shard}-{kind}{ARCHIVE_SUFFIX}"
+
+
+def fanout_merged_key(run: str) -> str:
+    """The merged build output (manifest, archives, samples) the synth step reads: ``merged.tar.gz``."""
+    return f"{fanout_run_prefix(run)}merged{ARCHIVE_SUFFIX}"
+
+
+def fanout_failures_key(run: str) -> str:
+    """The summary of the shards that failed and their models: ``failed-models.json``."""
+    return f"{fanout_run_prefix(run)}failed-models.json"
+
+
+def fanout_key_pattern(prefix: str) -> str:
+    """The object pattern of every fan-out run under a key prefix: ``<prefix>pipeline/fanout/*``."""
+    return f"{prefix}{FANOUT_FOLDER}/*"
 
 
 def sample_s3_uris(manifest: Manifest, sample: Sample) -> tuple[str, str] | None:

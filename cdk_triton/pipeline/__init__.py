@@ -1,20 +1,49 @@
 """CDK Pipelines for cdk-triton: a self-mutating pipeline that builds models where they run and deploys stages.
 
 ``TritonPipeline`` (synth time, aws-cdk-lib) and the pure ``gpu_targets`` / ``verify_checks`` helpers;
-``gpu_job`` is the boto3 launcher the pipeline runs in a CodeBuild step (no CDK import).
+``gpu_job`` and ``fanout_job`` are the boto3 scripts the pipeline runs in its build steps: they import
+no aws-cdk-lib, so the names below are loaded on first use (PEP 562) and ``python -m
+cdk_triton.pipeline.fanout_job`` starts without aws-cdk-lib.
 """
 
-from cdk_triton.pipeline.gpu_targets import (
-    GpuBuildOptions,
-    GpuBuildTarget,
-    GpuJob,
-    gpu_build_targets,
-    job_kind,
-)
-from cdk_triton.pipeline.pipeline import EndpointVerification, TritonPipeline
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cdk_triton.pipeline.fanout import FanOutOptions
+    from cdk_triton.pipeline.gpu_targets import (
+        GpuBuildOptions,
+        GpuBuildTarget,
+        GpuJob,
+        gpu_build_targets,
+        job_kind,
+    )
+    from cdk_triton.pipeline.pipeline import EndpointVerification, TritonPipeline
+
+_WHERE = {
+    "FanOutOptions": "cdk_triton.pipeline.fanout",
+    "GpuBuildOptions": "cdk_triton.pipeline.gpu_targets",
+    "GpuBuildTarget": "cdk_triton.pipeline.gpu_targets",
+    "GpuJob": "cdk_triton.pipeline.gpu_targets",
+    "gpu_build_targets": "cdk_triton.pipeline.gpu_targets",
+    "job_kind": "cdk_triton.pipeline.gpu_targets",
+    "EndpointVerification": "cdk_triton.pipeline.pipeline",
+    "TritonPipeline": "cdk_triton.pipeline.pipeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cdk_triton.pipeline' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "EndpointVerification",
+    "FanOutOptions",
     "GpuBuildOptions",
     "GpuBuildTarget",
     "GpuJob",

@@ -63,6 +63,15 @@ WILDCARD_REASONS += [
         "CDK Pipelines' shared asset-publishing role reports for its publishing projects (one per asset)",
     ),
 ]
+WILDCARD_REASONS += [
+    (
+        r"Resource::arn:.*:states:.*:execution:.*FanOutStateMachine.*:\*",
+        "executions of the fan-out state machine itself: its Distributed Maps start, follow and redrive their "
+        "child executions, the pipeline's invoke action follows the execution it starts",
+    ),
+]
+_LOG_DELIVERY = "CloudWatch Logs' vended log delivery of the state machine has no resource-level permissions"
+_XRAY = "X-Ray tracing of the state machine has no resource-level permissions"
 #: Actions granted on '*': no resource-level permissions, or CDK Pipelines' own choice.
 STAR_ACTIONS = {
     "ecr:GetAuthorizationToken": "ECR's login has no resource-level permissions",
@@ -72,6 +81,23 @@ STAR_ACTIONS = {
     "codebuild:StartBuild": "CDK Pipelines' asset-publishing role starts its own publishing projects (CDK Pipelines' own grant)",
     "codebuild:StopBuild": "CDK Pipelines' asset-publishing role starts its own publishing projects (CDK Pipelines' own grant)",
     "s3:ListBucket": "self-mutation lists the CDK asset buckets of the target accounts (CDK Pipelines' own grant)",
+    **{
+        f"logs:{a}": _LOG_DELIVERY
+        for a in (
+            "CreateLogDelivery",
+            "GetLogDelivery",
+            "UpdateLogDelivery",
+            "DeleteLogDelivery",
+            "ListLogDeliveries",
+            "PutResourcePolicy",
+            "DescribeResourcePolicies",
+            "DescribeLogGroups",
+        )
+    },
+    **{
+        f"xray:{a}": _XRAY
+        for a in ("PutTraceSegments", "PutTelemetryRecords", "GetSamplingRules", "GetSamplingTargets")
+    },
 }
 
 

@@ -22,6 +22,8 @@ VALIDATION_ERRORS: dict[str, str] = {
     "UnknownGpuJobKind": "a GPU build job kind other than processing or training",
     "ApprovalForUnknownStage": "approvals={name: ...} naming no stage added (build(), or synth validation)",
     "ManifestLocationMismatch": "a manifest built for another artifact location than the pipeline's",
+    "InvalidFanOutOption": "a FanOutOptions value out of range (counts >= 1, a percentage 0-100, retries 0-10), "
+    "or an artifact prefix with { } ' \\ when the build fans out",
 }
 
 #: Raised by the GPU build launcher at run time: code -> what it means.

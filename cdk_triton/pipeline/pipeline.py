@@ -33,6 +33,7 @@ from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import gpu_targets
 from cdk_triton.pipeline._nag import acknowledge_pipeline
+from cdk_triton.pipeline.fanout import BuildFanOut, FanOutCommands, FanOutOptions
 from cdk_triton.pipeline.gpu_job import DRIVER_QUERY, NGC_ENTRYPOINT
 from cdk_triton.pipeline.verify_checks import target_model_parameter_path, verify_checks
 
@@ -106,6 +107,9 @@ class TritonPipeline(Construct):
         gpu_build: how TensorRT plans are built. Default: on the endpoint's own GPU model (gpu_build).
         approvals: stage name -> ``True`` or a reason, for stages added later; checked by ``build()``.
         pipeline_name: Default: generated.
+        fan_out: when the build fans out in shards on Step Functions' Distributed Map (a ``FanOut`` stage
+            before the synth step, which then reads the merged build from S3). Default:
+            ``FanOutOptions()``: from 100 declared models on; below that the build runs in the synth step.
     """
 
     def __init__(
@@ -124,6 +128,7 @@ class TritonPipeline(Construct):
         gpu_build: gpu_targets.GpuBuildOptions | None = None,
         approvals: Mapping[str, bool | str] | None = None,
         pipeline_name: str | None = None,
+        fan_out: FanOutOptions | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.root = Path(root or Path.cwd()).resolve()
@@ -141,7 +146,19 @@ class TritonPipeline(Construct):
         self.gpu_target = gpu_targets.gpu_build_targets(decl, options=gpu_build, source=f"{declaration}")
         if self.gpu_target is not None and (note := gpu_targets.job_host_warning(self.gpu_target)):
             cdk.Annotations.of(self).add_warning_v2("cdk-triton:GpuJobHostDriverUnknown", note)
-        self.gpu_build_step = self._gpu_step() if self.gpu_target else None
+        self.fan_out_options = fan_out or FanOutOptions()
+        raise_all(self.fan_out_options.errors(self.node.path))
+        #: the shard count of the fan-out build, or None when the build runs in the synth step
+        self.shards = self.fan_out_options.shards(len(decl.models))
+        if self.shards is not None:
+            raise_all(self.fan_out_options.prefix_errors(self.artifact_prefix, self.node.path))
+        self.fan_out: BuildFanOut | None = None
+        if self.shards is None:
+            self.gpu_build_step = self._gpu_step() if self.gpu_target else None
+        else:
+            self.gpu_build_step = None
+            self.gpu_build_image = self._image() if self.gpu_target else None
+            self.fan_out_commands = self._fan_out_commands()
         self.synth_step = self._synth_step(cdk_app)
         self.pipeline = pipelines.CodePipeline(
             self,
@@ -161,6 +178,21 @@ class TritonPipeline(Construct):
     def artifact_location(self) -> str:
         return f"s3://{self.artifact_bucket.bucket_name}/{self.artifact_prefix}"
 
+    def _fan_out_commands(self) -> FanOutCommands:
+        from cdk_triton.pipeline.fanout import gpu_job_kind
+
+        assert self.shards is not None
+        target = self.gpu_target
+        return FanOutCommands(
+            declaration=self.declaration,
+            prefix=self.artifact_prefix,
+            shards=self.shards,
+            kms=self.artifact_key is not None,
+            gpu_kind=gpu_job_kind(target) if target else None,
+            gpu_instance_type=target.job.instance_type if target else None,
+            sagemaker_concurrency=self.fan_out_options.sagemaker_concurrency,
+        )
+
     def _synth_step(self, cdk_app: str | None) -> pipelines.CodeBuildStep:
         build = f".venv/bin/cdk-triton build --config {self.declaration} --formats {CPU_FORMATS} --upload --no-progress"
         inputs: dict[str, pipelines.IFileSetProducer] = {}
@@ -168,6 +200,16 @@ class TritonPipeline(Construct):
             build += f" --merge-manifest {GPU_INPUT_DIR}/manifest.json"
             inputs[GPU_INPUT_DIR] = self.gpu_build_step
         app = f' --app "{cdk_app}"' if cdk_app else ""
+        env = {
+            "CDK_TRITON_ARTIFACT_LOCATION": self.artifact_location,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+        }
+        if self.shards is not None:  # the FanOut stage built the models: read its merged output
+            build = self.fan_out_commands.synth_fetch()
+            env["ARTIFACT_BUCKET"] = self.artifact_bucket.bucket_name
+            if self.artifact_key is not None:
+                env["ARTIFACT_KEY_ARN"] = self.artifact_key.key_arn
         return pipelines.CodeBuildStep(
             "Synth",
             input=self._source,
@@ -180,11 +222,7 @@ class TritonPipeline(Construct):
                 "npm ci --no-audit --no-fund",
             ],
             commands=[build, f'PATH="$PWD/.venv/bin:$PATH" npx cdk synth{app}'],
-            env={
-                "CDK_TRITON_ARTIFACT_LOCATION": self.artifact_location,
-                "PYTHONDONTWRITEBYTECODE": "1",
-                "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
-            },
+            env=env,
             primary_output_directory="cdk.out",
             role_policy_statements=_s3_statements(
                 self.artifact_bucket, self.artifact_prefix, self.artifact_key, write=True
@@ -430,6 +468,22 @@ class TritonPipeline(Construct):
         """Check the approvals against the stages added, then build the pipeline (call after the last stage)."""
         raise_all(self.approval_errors())
         self.pipeline.build_pipeline()
+        if self.shards is not None:
+            key = self.pipeline.pipeline.artifact_bucket.encryption_key
+            assert key is not None  # cross_account_keys=True
+            self.fan_out = BuildFanOut(
+                self,
+                "FanOut",
+                options=self.fan_out_options,
+                commands=self.fan_out_commands,
+                bucket=self.artifact_bucket,
+                artifact_location=self.artifact_location,
+                artifact_key=self.artifact_key,
+                encryption_key=key,
+                gpu_target=self.gpu_target,
+                gpu_image=self.gpu_build_image,
+            )
+            self.fan_out.add_to(self.pipeline.pipeline)
         acknowledge_pipeline(self, artifact_bucket=self.artifact_bucket, artifact_prefix=self.artifact_prefix)
         return self.pipeline
 
