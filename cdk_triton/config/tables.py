@@ -376,3 +376,21 @@ def serve_script_data(version: str) -> dict[str, Any] | None:
             if same:
                 return dict(recorded[same[0]])
     return None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServiceLimit:
+    """One CloudFormation / Parameter Store limit with its source (``cloudformation-limits.json``)."""
+
+    name: str
+    value: int
+    unit: str
+    what: str
+    source: str
+
+
+@cache
+def cloudformation_limits() -> dict[str, ServiceLimit]:
+    """The limits a fleet-sized stack can reach (template size, resources, outputs, SSM value sizes)."""
+    raw = _load("cloudformation-limits.json")["limits"]
+    return {name: ServiceLimit(name=name, **facts) for name, facts in raw.items()}

@@ -1,0 +1,110 @@
+"""The whole stack against CloudFormation's template limits, at synth, from its final construct tree.
+
+``TritonEndpoint`` registers one ``StackLimits`` validation per stack (``stack_limits(stack)``). CDK
+runs validations after every aspect and before it writes any template, so the tree is final:
+
+- resources, outputs, parameters and mappings are counted exactly (every ``CfnResource``,
+  ``CfnOutput``, ``CfnParameter`` and ``CfnMapping`` under the stack, nested stacks' too: a
+  conservative count);
+- the template size is the JSON CDK writes (one-space indentation, UTF-8) of the stack's resources
+  with their resolved properties, types and ``aws:cdk:path`` metadata, and its outputs: within 1 %
+  of the written template for the fleet stacks the tests synthesize (CDK keeps its own renderer
+  internal, so this is a re-rendering, not the file itself: ``DependsOn``, conditions and raw
+  overrides are left out, which makes it smaller than the file by those few bytes).
+
+A finding fails synth through CDK's validation report ("Validation failed ... [TemplateTooLarge]"),
+with the same coded text as a ``TritonValidationError``; the endpoint's own name map is also checked
+up front (``checks.limits``), which raises ``TritonValidationError`` itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aws_cdk as cdk
+import jsii
+from constructs import Construct, IValidation
+
+from cdk_triton.constructs.checks.limits import Contributor, TemplateFigures, check_template_limits
+
+#: The id of the marker construct that holds a stack's validation (no resource: no template change).
+MARKER_ID = "CdkTritonTemplateLimits"
+
+
+@jsii.implements(IValidation)
+class StackLimits:
+    """The validation of one stack: figures from the final tree, then ``check_template_limits``."""
+
+    def __init__(self, stack: cdk.Stack) -> None:
+        self._stack = stack
+        self.contributors: list[Contributor] = []
+
+    def add_contributor(self, contributor: Contributor) -> None:
+        """Name something large (an MME name map) so that a size error can say what to split."""
+        self.contributors.append(contributor)
+
+    def figures(self, *, size: bool = True) -> TemplateFigures:
+        """The stack's figures; ``size=False``: counts only (the template size left 0, no resolve)."""
+        stack = self._stack
+        resources: list[cdk.CfnResource] = []
+        outputs: list[cdk.CfnOutput] = []
+        parameters = mappings = 0
+        for c in stack.node.find_all():
+            if isinstance(c, cdk.CfnResource):
+                resources.append(c)
+            elif isinstance(c, cdk.CfnOutput):
+                outputs.append(c)
+            elif isinstance(c, cdk.CfnParameter):
+                parameters += 1
+            elif isinstance(c, cdk.CfnMapping):
+                mappings += 1
+        return TemplateFigures(
+            stack=stack.node.path,
+            template_bytes=rendered_size(stack, resources, outputs) if size else 0,
+            resources=len(resources),
+            outputs=len(outputs),
+            parameters=parameters,
+            mappings=mappings,
+            contributors=tuple(sorted(self.contributors, key=lambda c: -c.bytes)),
+        )
+
+    def validate(self) -> list[str]:
+        return [str(e.at(self._stack.node.path)) for e in check_template_limits(self.figures())]
+
+
+def rendered_size(stack: cdk.Stack, resources: list[cdk.CfnResource], outputs: list[cdk.CfnOutput]) -> int:
+    """Bytes of the stack's resources and outputs rendered as CDK writes a template (one resolve call)."""
+    raw: dict[str, Any] = {
+        "resources": [
+            {"Type": r.cfn_resource_type, "Properties": r._cfn_properties, "Path": r.node.path}
+            for r in resources
+        ],
+        "outputs": [{"Value": o.value, "Description": o.description} for o in outputs],
+    }
+    resolved = stack.resolve(raw)
+    ids = [stack.get_logical_id(r) for r in resources]
+    template: dict[str, Any] = {
+        "Resources": {
+            lid: {
+                "Type": r["Type"],
+                **({"Properties": r["Properties"]} if r.get("Properties") else {}),
+                "Metadata": {"aws:cdk:path": r["Path"]},
+            }
+            for lid, r in zip(ids, resolved["resources"], strict=True)
+        },
+        "Outputs": {f"Output{i}": o for i, o in enumerate(resolved["outputs"])},
+    }
+    return len(json.dumps(template, indent=1, ensure_ascii=False).encode())
+
+
+def stack_limits(stack: cdk.Stack) -> StackLimits:
+    """The stack's validation, registered on first use (one per stack)."""
+    marker = stack.node.try_find_child(MARKER_ID)
+    if marker is None:
+        marker = Construct(stack, MARKER_ID)
+        validation = StackLimits(stack)
+        setattr(marker, "_cdk_triton_limits", validation)  # noqa: B010 (a plain attribute on our construct)
+        stack.node.add_validation(validation)
+    found: StackLimits = getattr(marker, "_cdk_triton_limits")  # noqa: B009
+    return found
