@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "name": "synth_fleet",
         "command": "python -m bench.synth_fleet",
-        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}",
+        "machine": f"{platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}",
         "rows": rows,
         "summary": summary,
     }
