@@ -21,11 +21,10 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct, Node
 
 from cdk_triton.config import tables
-from cdk_triton.config.manifest import Manifest
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import is_token, pseudo, remember_stack_info
-from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest
+from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.checks import limits as limit_checks
 from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.data_capture import check_data_capture
@@ -56,17 +55,15 @@ from cdk_triton.constructs.errors import catalogued, located
 from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
 from cdk_triton.constructs.scaling import TritonScaling
-from cdk_triton.constructs.template_limits import stack_limits
+from cdk_triton.constructs.template_limits import check_name_map, stack_limits
 from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
 from cdk_triton.constructs.verification_sample import (
     Selection,
     VerificationSample,
-    baseline_archives,
     cache_capacity,
-    select,
-    target_model_facts,
+    endpoint_selection,
 )
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_all
 
@@ -543,27 +540,10 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             cdk.CfnOutput(scope, "Map", value=text, description="logical model name -> TargetModel")
 
     def _check_name_map(self, values: list[str]) -> None:
-        """The name map alone against the SSM value size and the template limits (exact: the values
-        written); the whole stack is checked again at synth (``template_limits``)."""
-        self._raise(limit_checks.check_name_map_parts(values, self.target_model_map))
-        size = limit_checks.name_map_bytes(values)
+        """The name map alone, exactly (its SSM values); the whole stack again at synth."""
         self._raise(
-            limit_checks.check_template_limits(
-                limit_checks.TemplateFigures(
-                    stack=self._stack.stack.node.path,
-                    template_bytes=size,
-                    resources=len(values),
-                    contributors=(
-                        limit_checks.Contributor(
-                            path=self.node.path, bytes=size, target_models=len(self.target_model_map)
-                        ),
-                    ),
-                )
-            )
-        )
-        stack_limits(self._stack.stack).add_contributor(
-            limit_checks.Contributor(
-                path=self.node.path, bytes=size, target_models=len(self.target_model_map)
+            check_name_map(
+                self._stack.stack, path=self.node.path, values=values, entries=self.target_model_map
             )
         )
 
@@ -642,28 +622,16 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
     ) -> Selection:
         """The MME's deploy sample (changed + a share of the others, capped by the instances' cache)."""
         self._raise(check_verification_sample(sample))
-        source = self.model.artifacts_source
-        assert isinstance(source, _ManifestArtifacts)  # recorded_checks refuses any other artifacts
-        baseline = None
+        info = self.instance_info
         try:
-            manifest = (
-                source._manifest
-                if isinstance(source._manifest, Manifest)
-                else _read_manifest(source._manifest)
+            return endpoint_selection(
+                self.model.artifacts_source,
+                [c.model for c in checks],
+                sample=sample,
+                capacity_bytes=cache_capacity(info.gpu_memory_gib if info else None, self.instance_count),
             )
-            if sample.baseline is not None:
-                baseline = baseline_archives(sample.baseline, source._endpoint)
         except TritonValidationError as err:
             raise located(self, err) from None
-        facts = target_model_facts(manifest, source._endpoint)
-        info = self.instance_info
-        return select(
-            [c.model for c in checks],
-            facts=facts,
-            baseline=baseline,
-            capacity_bytes=cache_capacity(info.gpu_memory_gib if info else None, self.instance_count),
-            sample=sample,
-        )
 
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
         """Define the scalable target of the variant (a stateful model allows no maximum above 1)."""

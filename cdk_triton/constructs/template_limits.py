@@ -26,7 +26,14 @@ import aws_cdk as cdk
 import jsii
 from constructs import Construct, IValidation
 
-from cdk_triton.constructs.checks.limits import Contributor, TemplateFigures, check_template_limits
+from cdk_triton.constructs.checks.limits import (
+    Contributor,
+    TemplateFigures,
+    check_name_map_parts,
+    check_template_limits,
+    name_map_bytes,
+)
+from cdk_triton.errors import TritonValidationError
 
 #: The id of the marker construct that holds a stack's validation (no resource: no template change).
 MARKER_ID = "CdkTritonTemplateLimits"
@@ -108,3 +115,19 @@ def stack_limits(stack: cdk.Stack) -> StackLimits:
         stack.node.add_validation(validation)
     found: StackLimits = getattr(marker, "_cdk_triton_limits")  # noqa: B009
     return found
+
+
+def check_name_map(
+    stack: cdk.Stack, *, path: str, values: list[str], entries: dict[str, str]
+) -> list[TritonValidationError]:
+    """An MME's name map alone, exactly (the SSM values it writes): each part's size, then the map's
+    bytes and parts against the template limits; it is also recorded as the stack's contributor, so
+    that a size error at synth names the split."""
+    errs = check_name_map_parts(values, entries)
+    size = name_map_bytes(values)
+    contributor = Contributor(path=path, bytes=size, target_models=len(entries))
+    figures = TemplateFigures(
+        stack=stack.node.path, template_bytes=size, resources=len(values), contributors=(contributor,)
+    )
+    stack_limits(stack).add_contributor(contributor)
+    return errs + check_template_limits(figures)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.config.manifest import MULTI_MODEL, Manifest, read_manifest
+from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest
 
 #: More checks than this, or a sample that leaves some out, and the spec goes to S3.
 INLINE_CHECKS_LIMIT = 20
@@ -138,6 +139,29 @@ def select(
         changed=tuple(sorted((n for n in changed if n in chosen_set), key=order.__getitem__)),
         total=len(names),
         skipped={k: v for k, v in skipped.items() if v},
+    )
+
+
+def endpoint_selection(
+    artifacts: ModelArtifacts, names: Sequence[str], *, sample: VerificationSample, capacity_bytes: int | None
+) -> Selection:
+    """The sample of an MME read from a manifest (``recorded_checks`` refuses other artifacts).
+
+    Raises the manifest readers' TritonValidationError (unlocated) for a baseline that cannot be read.
+    """
+    if not isinstance(artifacts, _ManifestArtifacts):  # pragma: no cover - recorded_checks raised first
+        raise TypeError("a verification sample needs ModelArtifacts.from_manifest(...)")
+    src = artifacts._manifest
+    manifest = src if isinstance(src, Manifest) else _read_manifest(src)
+    baseline = (
+        baseline_archives(sample.baseline, artifacts._endpoint) if sample.baseline is not None else None
+    )
+    return select(
+        names,
+        facts=target_model_facts(manifest, artifacts._endpoint),
+        baseline=baseline,
+        capacity_bytes=capacity_bytes,
+        sample=sample,
     )
 
 
