@@ -167,3 +167,31 @@ def test_checks_not_started_before_the_deadline_are_skipped_and_counted() -> Non
 
     results, late = V.run_parallel(items, slow, workers=2, end=end)
     assert results[:2] == [0, 1] and late == sum(r is None for r in results) and late >= 6
+
+
+def test_the_answer_to_cloudformation_stays_under_4096_bytes_when_hundreds_fail(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    report = V.Report("fleet", total=5000, skipped={"not in the sample": 4500})
+    report.outcomes = [
+        V.Outcome(f"model_{i:05d}", False, "output y: max abs difference 8 at value 0 (got 9, expected 1)", 1)
+        for i in range(500)
+    ]
+    monkeypatch.setattr(V, "verify", lambda spec, **_: report)
+    sent: list[dict[str, Any]] = []
+    event = {
+        "RequestType": "Create",
+        "ResponseURL": "https://example.invalid/presigned",
+        "StackId": "arn:aws:cloudformation:us-east-1:123456789012:stack/" + "s" * 128 + "/guid",
+        "RequestId": "r" * 36,
+        "LogicalResourceId": "EpVerificationVerify0123456789abcdef",
+        "ResourceProperties": {
+            "EndpointName": "fleet",
+            "Mode": "SingleModel",
+            "ChecksUri": "s3://b/k",
+            "ChecksSha256": "0" * 64,
+        },
+    }
+    doc = V.custom_resource(event, None, send=lambda _url, d: sent.append(d))
+    assert doc["Status"] == "FAILED" and doc["Data"]["Checked"] == "500" and doc["Data"]["Total"] == "5000"
+    assert len(json.dumps(sent[0]).encode()) <= 4096
