@@ -7,6 +7,7 @@ endpoint's names, never the endpoint.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -60,6 +61,7 @@ from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_vari
 from cdk_triton.constructs.variant import annotate as annotate_variant
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
 from cdk_triton.constructs.verification_sample import (
+    BASELINE_CONTEXT,
     Selection,
     VerificationSample,
     cache_capacity,
@@ -591,8 +593,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             log_encryption_key: a customer KMS key for the verification's log group. Default: none.
             sample: MME with recorded checks: which TargetModels a deploy checks (every changed one,
                 a share of the others, capped by the instances' cache; see ``verification_sample``).
-                Default: ``VerificationSample()`` (no baseline: every TargetModel counts as changed,
-                at most 500 and what the instances' GPU memory holds).
+                Default: ``VerificationSample()`` (baseline: the manifest path in the context key
+                ``cdk-triton:verification-baseline`` if set, else none: every TargetModel counts as
+                changed; at most 500 and what the instances' GPU memory holds).
         """
         art = self.model.artifacts
         selection = None
@@ -622,6 +625,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
     ) -> Selection:
         """The MME's deploy sample (changed + a share of the others, capped by the instances' cache)."""
         self._raise(check_verification_sample(sample))
+        if sample.baseline is None:  # `cdk deploy -c cdk-triton:verification-baseline=<previous manifest>`
+            context = self.node.try_get_context(BASELINE_CONTEXT)
+            sample = dataclasses.replace(sample, baseline=context) if context else sample
         info = self.instance_info
         try:
             return endpoint_selection(

@@ -33,6 +33,8 @@ from typing import Any
 from cdk_triton.config.manifest import MULTI_MODEL, Manifest, read_manifest
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest
 
+#: The context key naming the baseline manifest when ``VerificationSample.baseline`` is unset.
+BASELINE_CONTEXT = "cdk-triton:verification-baseline"
 #: More checks than this, or a sample that leaves some out, and the spec goes to S3.
 INLINE_CHECKS_LIMIT = 20
 DEFAULT_OTHERS_PERCENT = 10.0
@@ -47,8 +49,9 @@ class VerificationSample:
 
     Attributes:
         baseline: the build manifest of the deploy before (path or ``Manifest``): TargetModels whose
-            archive sha256 is unchanged from it are "others". Default: none, every TargetModel counts
-            as changed (then the caps below bound the sample).
+            archive sha256 is unchanged from it are "others". Default: the path in the context key
+            ``cdk-triton:verification-baseline`` if set, else none: every TargetModel counts as changed
+            (then the caps below bound the sample).
         others_percent: the share of the unchanged TargetModels also checked (0..100). Default: 10.
         max_checks: the most TargetModels checked in one deploy (1..5000). Default: 500.
         parallelism: checks the function runs at once (1..64). Default: 8.

@@ -11,7 +11,7 @@ import aws_cdk as cdk
 import pytest
 
 from cdk_triton.config import tables
-from cdk_triton.config.manifest import Manifest, Sample
+from cdk_triton.config.manifest import Manifest, Sample, write_manifest
 from cdk_triton.constructs import ModelArtifacts, TritonEndpoint, VerificationSample
 from cdk_triton.constructs.checks.limits import (
     Contributor,
@@ -24,7 +24,7 @@ from cdk_triton.constructs.template_limits import stack_limits
 from cdk_triton.constructs.verification import RESOURCE_TYPE
 from cdk_triton.constructs.verification_sample import select, spec_document
 from cdk_triton.errors import TritonValidationError
-from tests.unit.constructs.support import big_mme_manifest, new_stack, template
+from tests.unit.constructs.support import ENV, big_mme_manifest, new_stack, template
 
 SAMPLE = Sample(request="samples/classifier.request.json", response="samples/classifier.response.json")
 
@@ -252,3 +252,35 @@ def test_fails_on_a_sample_out_of_range(over: dict[str, Any]) -> None:
     with pytest.raises(TritonValidationError) as info:
         ep.add_verification(sample=VerificationSample(**over))
     assert info.value.code == "InvalidVerificationSample"
+
+
+def _sampled(n: int, changed: frozenset[str] = frozenset()) -> Manifest:
+    """``n`` TargetModels with samples; those in ``changed`` get another archive sha256 (a baseline)."""
+    m = big_mme_manifest(n)
+    entry = m.endpoints["multi"]
+    tms = {
+        k: dataclasses.replace(t, sample=SAMPLE, sha256=("f" * 64 if k in changed else t.sha256))
+        for k, t in entry.target_models.items()
+    }
+    return dataclasses.replace(
+        m, endpoints={**m.endpoints, "multi": dataclasses.replace(entry, target_models=tms)}
+    )
+
+
+def test_the_baseline_manifest_comes_from_the_prop_or_the_context(tmp_path: Any) -> None:
+    before = _sampled(40, changed=frozenset({"model_0003", "model_0031"}))  # other archives then
+    path = write_manifest(before, tmp_path / "before.json")
+    now = _sampled(40)
+
+    def verified(context: dict[str, Any] | None = None, **sample: Any) -> Any:
+        app = cdk.App(builtin_cloud_formation_validation=False, context=context or {})
+        stack = cdk.Stack(app, "TestStack", env=ENV)
+        ep = TritonEndpoint(
+            stack, "Mme", artifacts=ModelArtifacts.from_manifest(now, "multi"), instance_type="ml.g5.xlarge"
+        )
+        return ep.add_verification(sample=VerificationSample(**sample)).selection
+
+    for got in (verified(baseline=str(path)), verified({"cdk-triton:verification-baseline": str(path)})):
+        assert got.changed == ("model_0003", "model_0031")
+        assert len(got.sampled) == 2 + 4  # and 10 % of the 38 unchanged, rounded up
+    assert len(verified().changed) == 40  # no baseline: every TargetModel is changed
