@@ -390,3 +390,21 @@ def on_demand_price(instance_type: str) -> float | None:
     """USD per instance-hour of ``instance_type`` in the table's region; None when it is not listed."""
     entry = price_table()["prices"].get(instance_type)
     return float(entry["usd_per_hour"]) if entry else None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ServiceLimit:
+    """One CloudFormation / Parameter Store limit with its source (``cloudformation-limits.json``)."""
+
+    name: str
+    value: int
+    unit: str
+    what: str
+    source: str
+
+
+@cache
+def cloudformation_limits() -> dict[str, ServiceLimit]:
+    """The limits a fleet-sized stack can reach (template size, resources, outputs, SSM value sizes)."""
+    raw = _load("cloudformation-limits.json")["limits"]
+    return {name: ServiceLimit(name=name, **facts) for name, facts in raw.items()}

@@ -15,6 +15,7 @@ from cdk_triton.constructs.monitoring import TritonAlarms, TritonDashboard
 from cdk_triton.constructs.registry import ITritonModelPackageGroup, TritonModelPackageGroup
 from cdk_triton.constructs.scaling import TargetTrackingOptions, TritonScaling
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck
+from cdk_triton.constructs.verification_sample import VerificationSample
 
 __all__ = [
     "ERROR_CODES",
@@ -40,5 +41,6 @@ __all__ = [
     "TritonScaling",
     "TritonVerification",
     "VerificationCheck",
+    "VerificationSample",
     "resource_headroom",
 ]

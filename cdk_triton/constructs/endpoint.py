@@ -7,6 +7,7 @@ endpoint's names, never the endpoint.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import is_token, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
+from cdk_triton.constructs.checks import limits as limit_checks
 from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.data_capture import check_data_capture
 from cdk_triton.constructs.checks.deployment import check_deployment
@@ -33,6 +35,7 @@ from cdk_triton.constructs.checks.host import HostLimits, host_limits_of
 from cdk_triton.constructs.checks.instance import check_instance, has_local_storage
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.checks.variant import check_variant
+from cdk_triton.constructs.checks.verification import check_verification_sample
 from cdk_triton.constructs.checks.working_set import check_working_set
 from cdk_triton.constructs.deployment import (
     DEFAULT_WAIT_INTERVAL,
@@ -50,13 +53,21 @@ from cdk_triton.constructs.endpoint_base import (
     ITritonEndpoint,
     TritonEndpointBase,
 )
-from cdk_triton.constructs.errors import catalogued
+from cdk_triton.constructs.errors import catalogued, located
 from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
 from cdk_triton.constructs.scaling import TritonScaling
+from cdk_triton.constructs.template_limits import check_name_map, stack_limits
 from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
+from cdk_triton.constructs.verification_sample import (
+    BASELINE_CONTEXT,
+    Selection,
+    VerificationSample,
+    cache_capacity,
+    endpoint_selection,
+)
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_all
 
 __all__ = [
@@ -510,15 +521,17 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         base = f"/cdk-triton/{self.endpoint_name}/target-models"
         self.target_model_parameter_path = base
         chunks = _chunk_map(self.target_model_map, SSM_STANDARD_LIMIT)
+        values = [json.dumps(chunk, separators=(",", ":"), sort_keys=True) for chunk in chunks]
+        self._check_name_map(values)
         scope = Construct(self, "TargetModels")
-        for i, chunk in enumerate(chunks):
+        for i in range(len(chunks)):
             self.target_model_parameters.append(
                 ssm.CfnParameter(
                     scope,
                     f"Part{i:03d}",
                     type="String",
                     name=f"{base}/{i:03d}",
-                    value=json.dumps(chunk, separators=(",", ":"), sort_keys=True),
+                    value=values[i],
                     tier="Standard",
                     description=f"cdk-triton: TargetModel map of endpoint {self.endpoint_name} (part {i + 1}/{len(chunks)})",
                 )
@@ -533,8 +546,19 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         if len(text) <= OUTPUT_MAP_LIMIT:
             cdk.CfnOutput(scope, "Map", value=text, description="logical model name -> TargetModel")
 
+    def _check_name_map(self, values: list[str]) -> None:
+        """The name map alone, exactly (its SSM values); the whole stack again at synth."""
+        self._raise(
+            check_name_map(
+                self._stack.stack, path=self.node.path, values=values, entries=self.target_model_map
+            )
+        )
+
     def _check_headroom(self) -> None:
         stack = self._stack.stack
+        # outputs, parameters, mappings so far (resources: check_headroom below); all again at synth
+        counts = stack_limits(stack).figures(size=False)
+        self._raise([e for e in limit_checks.check_template_limits(counts) if e.code != "StackResourceLimit"])
         resources = _count_resources(stack, self._stack.node)
         mine = (
             sum(1 for c in self.node.find_all() if isinstance(c, cdk.CfnResource))
@@ -559,6 +583,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         deadline: cdk.Duration | None = None,
         warm_up: Sequence[str] = (),
         log_encryption_key: kms.IKey | None = None,
+        sample: VerificationSample | None = None,
     ) -> TritonVerification:
         """Verify every deploy: invoke the endpoint with the recorded samples (a custom resource).
 
@@ -571,8 +596,17 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             deadline: how long to retry while instances start and models load. Default: 10 minutes.
             warm_up: MME logical names invoked once before the checks. Default: none.
             log_encryption_key: a customer KMS key for the verification's log group. Default: none.
+            sample: MME with recorded checks: which TargetModels a deploy checks (every changed one,
+                a share of the others, capped by the instances' cache; see ``verification_sample``).
+                Default: ``VerificationSample()`` (baseline: the manifest path in the context key
+                ``cdk-triton:verification-baseline`` if set, else none: every TargetModel counts as
+                changed; at most 500 and what the instances' GPU memory holds).
         """
         art = self.model.artifacts
+        selection = None
+        if checks is None and art.is_multi_model:
+            checks = recorded_checks(self, self.model.artifacts_source)
+            selection = self._verification_selection(checks, sample or VerificationSample())
         return TritonVerification(
             self,
             "Verification",
@@ -587,7 +621,28 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             deadline=deadline,
             warm_up=warm_up,
             log_encryption_key=log_encryption_key,
+            selection=selection,
+            parallelism=sample.parallelism if sample is not None else None,
         )
+
+    def _verification_selection(
+        self, checks: Sequence[VerificationCheck], sample: VerificationSample
+    ) -> Selection:
+        """The MME's deploy sample (changed + a share of the others, capped by the instances' cache)."""
+        self._raise(check_verification_sample(sample))
+        if sample.baseline is None:  # `cdk deploy -c cdk-triton:verification-baseline=<previous manifest>`
+            context = self.node.try_get_context(BASELINE_CONTEXT)
+            sample = dataclasses.replace(sample, baseline=context) if context else sample
+        info = self.instance_info
+        try:
+            return endpoint_selection(
+                self.model.artifacts_source,
+                [c.model for c in checks],
+                sample=sample,
+                capacity_bytes=cache_capacity(info.gpu_memory_gib if info else None, self.instance_count),
+            )
+        except TritonValidationError as err:
+            raise located(self, err) from None
 
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
         """Define the scalable target of the variant (a stateful model allows no maximum above 1)."""

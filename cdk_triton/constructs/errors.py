@@ -73,6 +73,11 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "DashboardTooLarge": "more widgets than CloudWatch allows on one dashboard",
     # scale
     "StackResourceLimit": "the stack would exceed CloudFormation's resource limit; split endpoints into more stacks",
+    "TemplateTooLarge": "the synthesized template would exceed CloudFormation's 1 MB template size (S3 template URL); split the MME's TargetModels or the endpoints into more stacks",
+    "TooManyOutputs": "the stack would declare more outputs than CloudFormation's 200 per template",
+    "TooManyParameters": "the stack would declare more parameters than CloudFormation's 200 per template",
+    "TooManyMappings": "the stack would declare more mappings than CloudFormation's 200 per template",
+    "TargetModelMapEntryTooLong": "one logical name -> TargetModel entry of the MME name map does not fit a standard SSM parameter (4,096 characters)",
     # composition (TritonEndpoint holds a TritonModel)
     "ModelGivenTwice": "TritonEndpoint given model= together with props of the model (artifacts, image, ...)",
     "ModelRequired": "TritonEndpoint given neither model= nor artifacts=",
@@ -84,6 +89,7 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "SampleFileMissing": "a recorded sample with no S3 URIs whose file is not next to the manifest",
     "InvalidVerificationCheck": "a VerificationCheck without a model, with a sample URI that is not s3://<bucket>/<key>, "
     "a tolerance that is negative or not finite, or an empty warm_up name",
+    "InvalidVerificationSample": "a VerificationSample whose others_percent is outside 0..100, max_checks outside 1..5000 or parallelism outside 1..64",
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
     # model registry
     "InvalidAccountId": "a TritonModelPackageGroup read_accounts / write_accounts value that is not a 12-digit account id",

@@ -37,6 +37,12 @@ from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
 from cdk_triton.constructs.checks.verification import check_verification_spec
 from cdk_triton.constructs.errors import located, validation_error
+from cdk_triton.constructs.verification_sample import (
+    INLINE_CHECKS_LIMIT,
+    Selection,
+    spec_document,
+    write_spec,
+)
 from cdk_triton.errors import TritonValidationError, raise_all
 
 __all__ = [
@@ -248,6 +254,8 @@ class TritonVerification(Construct):
         warm_up: Sequence[str] = (),
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         log_encryption_key: kms.IKey | None = None,
+        selection: Selection | None = None,
+        parallelism: int | None = None,
     ) -> None:
         """Define the verification.
 
@@ -267,6 +275,8 @@ class TritonVerification(Construct):
             log_encryption_key: a customer KMS key for the function's log group (its key policy must
                 allow CloudWatch Logs). Default: none; the log holds the verdicts (model names, differences),
                 never payloads, and the HIPAA / NIST / PCI log-group-key rule is acknowledged with that reason.
+            selection: the sample of a large MME (``verification_sample.select``). Default: every check.
+            parallelism: checks the function runs at once (1..64). Default: the handler's 8.
         """
         super().__init__(scope, construct_id)
         deadline_s = int((deadline or DEFAULT_VERIFICATION_DEADLINE).to_seconds())
@@ -285,6 +295,10 @@ class TritonVerification(Construct):
             spec["TargetModelParameterPath"] = target_model_parameter_path
         if warm_up:
             spec["WarmUp"] = list(warm_up)
+        if parallelism is not None:
+            spec["Parallelism"] = str(parallelism)
+        self.selection = selection
+        self.checks_object_arn = self._store_checks(spec, selection)
         self.log_group = logs.LogGroup(
             self,
             "LogGroup",
@@ -330,6 +344,20 @@ class TritonVerification(Construct):
         self.resource.node.add_dependency(endpoint)
         _nag.acknowledge_all(self, self._acknowledgments())
 
+    def _store_checks(self, spec: dict[str, Any], selection: Selection | None) -> str | None:
+        """A large or sampled spec: its checks as an S3 asset (the properties carry URI and sha256)."""
+        if selection is None or (len(self.checks) <= INLINE_CHECKS_LIMIT and selection.complete):
+            return None
+        from aws_cdk import aws_s3_assets as s3_assets  # only when a spec goes to S3
+
+        body = spec_document(spec.pop("Checks"), selection)
+        self.checks_asset = s3_assets.Asset(self, "Checks", path=str(write_spec(body)))
+        spec["ChecksUri"] = self.checks_asset.s3_object_url
+        spec["ChecksSha256"] = hashlib.sha256(body).hexdigest()
+        spec["ChecksSampled"] = str(len(selection.sampled))
+        spec["ChecksTotal"] = str(selection.total)
+        return f"arn:{pseudo().partition}:s3:::{self.checks_asset.s3_bucket_name}/{self.checks_asset.s3_object_key}"
+
     def _check_props(
         self, checks: Sequence[VerificationCheck], deadline_s: int, mode: str, path: str | None
     ) -> None:
@@ -374,6 +402,7 @@ class TritonVerification(Construct):
             log_group_arn=self.log_group.log_group_arn,
             target_model_parameter_path=target_model_parameter_path,
             artifacts_key_arn=artifacts_key_arn,
+            checks_object_arn=self.checks_object_arn,
         )
         self.policy = iam.CfnManagedPolicy(
             self,
@@ -432,6 +461,7 @@ def policy_statements(
     log_group_arn: str,
     target_model_parameter_path: str | None,
     artifacts_key_arn: str | None,
+    checks_object_arn: str | None = None,
 ) -> list[dict[str, Any]]:
     """The verification function's statements (CloudFormation JSON, tokens unresolved)."""
     statements: list[dict[str, Any]] = [
@@ -448,6 +478,10 @@ def policy_statements(
             "Resource": sample_prefixes[0] if len(sample_prefixes) == 1 else list(sample_prefixes),
         },
     ]
+    if checks_object_arn:
+        statements.append(
+            {"Sid": "ReadChecks", "Effect": "Allow", "Action": "s3:GetObject", "Resource": checks_object_arn}
+        )
     if artifacts_key_arn:
         statements.append(
             {

@@ -156,6 +156,10 @@ def _serve_request(args: argparse.Namespace) -> detached.ServeRequest:
     )
 
 
+#: TargetModels `serve` lists at start (a fleet-sized MME lists the first ones and a count).
+LISTED_TARGET_MODELS = 20
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     request = _serve_request(args)
     if args.detach:
@@ -172,10 +176,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
             print(f"warning: endpoint {name}: {message} [SettingHasNoEffect]", flush=True)
         for ep in serving.start_each():
             print(f"endpoint {ep.name} ({ep.mode}): {ep.url}", flush=True)
-            for logical, header in ep.target_models.items():
+            shown = list(ep.target_models.items())[:LISTED_TARGET_MODELS]
+            for logical, header in shown:
                 print(f"  TargetModel {logical} = {header}", flush=True)
             for logical, component in ep.components.items():
                 print(f"  InferenceComponentName {logical} = {component}", flush=True)
+            if len(ep.target_models) > len(shown):  # a fleet: the rest loads on its first request too
+                print(f"  ... and {len(ep.target_models) - len(shown)} more TargetModels", flush=True)
             print(f"  server log: {ep.log}", flush=True)
         print(
             f"boto3.client('sagemaker-runtime', endpoint_url='{serving.url}', region_name='us-east-1', "

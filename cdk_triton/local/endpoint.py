@@ -26,7 +26,7 @@ from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.front import Reply, RuntimeFront, aws_error, invoke_front
 from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, _error_text
 from cdk_triton.local.overlay import CpuOverlay, OverlayChange
-from cdk_triton.local.repository import prepare_sme_repository, uses_auto_complete
+from cdk_triton.local.repository import auto_complete_archives, prepare_sme_repository, uses_auto_complete
 from cdk_triton.local.server import TritonServer
 from cdk_triton.local.upstream import UpstreamPool
 
@@ -246,9 +246,9 @@ class LocalEndpoint:
         return self
 
     def _archives(self) -> tuple[Path, ...]:
-        """The MME archives that exist (a missing one fails at its load, as before)."""
-        paths = (self.manifest.resolve(t.local_path) for t in self.entry.target_models.values())
-        return tuple(p for p in paths if p.is_file())
+        """The MME archives whose python files decide auto-complete: one per distinct file (the
+        manifest's sha256s), not every archive (5,000 TargetModels of one model.py: one read)."""
+        return auto_complete_archives(self.manifest, self.entry)
 
     def stop(self) -> None:
         """Stop the front (if owned) and the server's whole process group; remove the temporary workdir."""

@@ -133,7 +133,7 @@ class ModelManager:
                 prop="TargetModel",
                 value=name,
                 problem=f"is not a model of endpoint '{self.entry.name}' (no object at {uri}; key {key})",
-                allowed=", ".join(sorted(self.entry.target_models)) + " or their TargetModel values",
+                allowed=_some(sorted(self.entry.target_models)) + " or their TargetModel values",
                 fix="pass a logical name from the manifest or its hashed TargetModel value",
             )
         return target
@@ -358,6 +358,12 @@ class ModelManager:
         log.info("mme %s %s %s", action, name, detail)
         with self._cond:
             self.events.append(MmeEvent(action=action, target_model=name, detail=detail))
+
+
+def _some(names: list[str], shown: int = 20) -> str:
+    """The first names of a (fleet-sized) list and how many more."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return ", ".join(names[:shown]) + more
 
 
 def _error_text(data: bytes) -> str:

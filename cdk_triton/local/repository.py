@@ -178,3 +178,30 @@ def uses_auto_complete(repository: Path | None = None, archives: tuple[Path, ...
                     if handle is not None and AUTO_COMPLETE_HOOK in handle.read():
                         return True
     return False
+
+
+def auto_complete_archives(manifest: Manifest, entry: EndpointEntry) -> tuple[Path, ...]:
+    """The MME archives :func:`uses_auto_complete` must read: one per distinct python file.
+
+    A fleet's TargetModels usually share their code: the manifest records each model file's sha256,
+    so the archives holding a ``.py`` file not seen in an archive already picked are read, and no
+    other (5,000 TargetModels of one model.py: one archive, not 5,000). A TargetModel whose models
+    record no files is read whole (a hand-made manifest); a missing archive fails at its load.
+    """
+    seen: set[str] = set()
+    picked: list[Path] = []
+    for target in entry.target_models.values():
+        digests: set[str] = set()
+        unknown = False
+        for name in target.models:
+            model = manifest.models.get(name)
+            if model is None or not model.files:
+                unknown = True
+                continue
+            digests.update(d for rel, d in model.files.items() if rel.endswith(".py"))
+        if unknown or not digests <= seen:
+            path = manifest.resolve(target.local_path)
+            if path.is_file():
+                picked.append(path)
+                seen |= digests
+    return tuple(picked)

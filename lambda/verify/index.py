@@ -22,6 +22,12 @@ The verification spec (CloudFormation ``ResourceProperties`` or the direct event
      "ComponentNameParameterPath": "/cdk-triton/ics/components",     # or the published name map
      "DeadlineSeconds": 600}
 
+A fleet-sized MME keeps its checks in S3 instead (``ChecksUri`` + ``ChecksSha256`` replace ``Checks``):
+the object lists every TargetModel's check with ``Sampled`` (chosen at synth: every changed one plus a
+share of the others, capped by what the instances' cache holds) and the handler runs the sampled ones,
+``Parallelism`` at a time, each started only while the deadline leaves time for it; the report and the
+custom resource's ``Data`` say what was checked of how many, and what was skipped and why.
+
 Lifecycle: CloudFormation creates the verification resource after the endpoint update, with a new
 logical and physical id for each new model data or endpoint config. A wrong answer fails the Create;
 the rollback then sends Delete for that new resource (always SUCCESS) while the endpoint goes back to
@@ -45,7 +51,9 @@ import math
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import boto3
@@ -65,6 +73,11 @@ RETRYABLE_CODES = frozenset(
 #: Seconds kept in hand before the Lambda's own timeout, to answer CloudFormation in every case.
 ANSWER_RESERVE_S = 15.0
 DEFAULT_DEADLINE_S = 600.0
+#: Checks run at once (threads: each waits on the endpoint); ``Parallelism`` in the spec overrides it.
+DEFAULT_PARALLELISM = 8
+#: A check is started only while at least this many seconds are left before the deadline (each
+#: started check makes one attempt at least; retries stop at the deadline).
+MIN_CHECK_S = 1.0
 #: CloudFormation refuses a response body over 4 KiB; the reason is cut to fit.
 REASON_LIMIT = 3000
 
@@ -92,6 +105,11 @@ class Spec:
     deadline_s: float = DEFAULT_DEADLINE_S
     components: tuple[tuple[str, str], ...] = ()  # InferenceComponents: (logical name, component name)
     component_name_parameter_path: str | None = None
+    checks_uri: str | None = None  # the checks in S3 (fleet-sized MME) instead of ``checks``
+    checks_sha256: str | None = None
+    parallelism: int = DEFAULT_PARALLELISM
+    total: int | None = None  # TargetModels with a check (the S3 spec's count; else len(checks))
+    not_sampled: int = 0  # checks the synth-time sample left out
 
 
 @dataclass
@@ -109,6 +127,14 @@ class Outcome:
 class Report:
     endpoint_name: str
     outcomes: list[Outcome] = field(default_factory=list)
+    total: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # why -> how many were not checked
+
+    def coverage(self) -> str:
+        """``checked C of T; skipped: N why, ...`` (a line for the log and the response Data)."""
+        text = f"checked {len(self.outcomes)} of {max(self.total, len(self.outcomes))}"
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()) if n)
+        return text + (f"; skipped: {skipped}" if skipped else "")
 
     @property
     def ok(self) -> bool:
@@ -119,13 +145,15 @@ class Report:
         if not self.outcomes:
             return f"endpoint {self.endpoint_name}: nothing was verified"
         skipped = [o for o in self.outcomes if o.skipped]
+        cover = f" ({self.coverage()})" if self.total > len(self.outcomes) else ""
         if not bad:
-            head = f"endpoint {self.endpoint_name}: {len(self.outcomes) - len(skipped)} model(s) answered as recorded"
+            answered = len(self.outcomes) - len(skipped)
+            head = f"endpoint {self.endpoint_name}: {answered} model(s) answered as recorded{cover}"
             if skipped:
                 head += f"; {len(skipped)} skipped: " + "; ".join(f"{o.model}: {o.detail}" for o in skipped)
             return head
         lines = [
-            f"endpoint {self.endpoint_name}: {len(bad)} of {len(self.outcomes)} model(s) failed verification"
+            f"endpoint {self.endpoint_name}: {len(bad)} of {len(self.outcomes)} model(s) failed verification{cover}"
         ]
         lines += [
             f"- {o.model}{f' (TargetModel {o.target_model})' if o.target_model else ''}"
@@ -138,6 +166,7 @@ class Report:
         return {
             "EndpointName": self.endpoint_name,
             "Ok": self.ok,
+            "Coverage": {"Checked": len(self.outcomes), "Total": self.total, "Skipped": dict(self.skipped)},
             "Models": [
                 {
                     "Model": o.model,
@@ -165,11 +194,46 @@ def parse_spec(props: dict[str, Any]) -> Spec:
     mode = props.get("Mode", "SingleModel")
     if mode not in ("SingleModel", "MultiModel", "InferenceComponents"):
         problems.append(f"Mode: {mode!r} is not one of 'SingleModel', 'MultiModel', 'InferenceComponents'")
+    uri, digest = props.get("ChecksUri") or None, props.get("ChecksSha256") or None
     raw_checks = props.get("Checks")
-    if not isinstance(raw_checks, list) or not raw_checks:
+    if uri is not None:
+        if not str(uri).startswith("s3://") or not digest:
+            problems.append("ChecksUri: an s3:// URI with its ChecksSha256 is required")
+        raw_checks = []
+    elif not isinstance(raw_checks, list) or not raw_checks:
         problems.append("Checks: at least one model with a recorded sample is required (build with samples)")
         raw_checks = []
-    checks = []
+    checks, check_problems = parse_checks(raw_checks)
+    problems += check_problems
+    path = props.get("TargetModelParameterPath") or None
+    if mode == "MultiModel" and not path:
+        problems.append(
+            "TargetModelParameterPath: a multi-model endpoint needs the SSM path of its TargetModel map"
+        )
+    deadline, parallelism = _spec_tail(props, problems)
+    warm = props.get("WarmUp") or []
+    components, component_path = _component_spec(props, mode, problems)
+    if problems:
+        raise ValueError("invalid verification spec: " + "; ".join(problems))
+    return Spec(
+        str(name),
+        str(mode),
+        tuple(checks),
+        path,
+        tuple(str(w) for w in warm),
+        deadline,
+        components=components,
+        component_name_parameter_path=component_path,
+        checks_uri=str(uri) if uri else None,
+        checks_sha256=str(digest) if digest else None,
+        parallelism=parallelism,
+    )
+
+
+def parse_checks(raw_checks: list[Any]) -> tuple[list[Check], list[str]]:
+    """The ``Checks`` entries (from the properties or the S3 spec) and what is wrong with them."""
+    problems: list[str] = []
+    checks: list[Check] = []
     for i, c in enumerate(raw_checks):
         if not isinstance(c, dict) or not all(
             isinstance(c.get(k), str) and c.get(k) for k in ("Model", "Request", "Response")
@@ -191,30 +255,24 @@ def parse_spec(props: dict[str, Any]) -> Spec:
             )
         except (TypeError, ValueError):
             problems.append(f"Checks[{i}]: Atol and Rtol must be numbers")
-    path = props.get("TargetModelParameterPath") or None
-    if mode == "MultiModel" and not path:
-        problems.append(
-            "TargetModelParameterPath: a multi-model endpoint needs the SSM path of its TargetModel map"
-        )
+    return checks, problems
+
+
+def _spec_tail(props: dict[str, Any], problems: list[str]) -> tuple[float, int]:
+    """``DeadlineSeconds`` and ``Parallelism``."""
     try:
         deadline = float(props.get("DeadlineSeconds", DEFAULT_DEADLINE_S))
     except (TypeError, ValueError):
         problems.append(f"DeadlineSeconds: {props.get('DeadlineSeconds')!r} is not a number")
         deadline = DEFAULT_DEADLINE_S
-    warm = props.get("WarmUp") or []
-    components, component_path = _component_spec(props, mode, problems)
-    if problems:
-        raise ValueError("invalid verification spec: " + "; ".join(problems))
-    return Spec(
-        str(name),
-        str(mode),
-        tuple(checks),
-        path,
-        tuple(str(w) for w in warm),
-        deadline,
-        components,
-        component_path,
-    )
+    try:
+        parallelism = int(props.get("Parallelism", DEFAULT_PARALLELISM))
+    except (TypeError, ValueError):
+        parallelism = 0
+    if not 1 <= parallelism <= 64:
+        problems.append(f"Parallelism: {props.get('Parallelism')!r} is not a number of checks from 1 to 64")
+        parallelism = DEFAULT_PARALLELISM
+    return deadline, parallelism
 
 
 def _component_spec(
@@ -237,6 +295,53 @@ def _component_spec(
             "Components: an InferenceComponents endpoint needs Components or ComponentNameParameterPath"
         )
     return tuple(sorted((str(k), str(v)) for k, v in raw.items())), path
+
+
+# --------------------------------------------------------------------------- fleet: the sample in S3
+
+
+def stored_checks(s3: Any, spec: Spec) -> Spec:
+    """The spec with the sampled checks of its S3 object (``ChecksUri``), its sha256 verified.
+
+    The object (written at synth): ``{"Total": N, "Checks": [{..., "Sampled": true|false,
+    "Changed": true|false}, ...]}``; the checks not sampled are counted, not run.
+    """
+    if not spec.checks_uri:
+        return replace(spec, total=len(spec.checks))
+    bucket, _, key = spec.checks_uri[len("s3://") :].partition("/")
+    body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    digest = hashlib.sha256(body).hexdigest()
+    if digest != spec.checks_sha256:
+        raise ValueError(f"{spec.checks_uri}: sha256 {digest} is not the recorded {spec.checks_sha256}")
+    doc = json.loads(body)
+    raw = [c for c in doc.get("Checks", []) if isinstance(c, dict)]
+    checks, problems = parse_checks([c for c in raw if c.get("Sampled", True)])
+    if problems or not checks:
+        raise ValueError(f"{spec.checks_uri}: " + ("; ".join(problems) or "no sampled check"))
+    total = int(doc.get("Total", len(raw)))
+    return replace(spec, checks=tuple(checks), total=total, not_sampled=total - len(checks))
+
+
+def run_parallel(
+    items: list[Any], task: Callable[[Any], Any], *, workers: int, end: float
+) -> tuple[list[Any], int]:
+    """``task(item)`` for each item, ``workers`` at a time, in order; an item not yet started when
+    fewer than ``MIN_CHECK_S`` seconds are left is skipped (its result None). Returns the results and
+    how many were skipped for the deadline."""
+    skipped = 0
+
+    def guarded(item: Any) -> Any:
+        nonlocal skipped
+        if time.monotonic() + MIN_CHECK_S > end:
+            skipped += 1
+            return None
+        return task(item)
+
+    if workers <= 1 or len(items) <= 1:
+        return [guarded(i) for i in items], skipped
+    with ThreadPoolExecutor(max_workers=min(workers, len(items))) as pool:
+        results = list(pool.map(guarded, items))
+    return results, skipped
 
 
 # -------------------------------------------------------------------------------------------- compare
@@ -372,15 +477,14 @@ def verify(spec: Spec, *, deadline: float | None = None, sleep: Any = time.sleep
                 )
             )
             return report
-    samples: dict[str, tuple[bytes, dict[str, Any]]] = {}
-    for check in spec.checks:
-        try:
-            request = _read_s3_json(s3, check.request)
-            samples[check.model] = (json.dumps(request).encode(), _read_s3_json(s3, check.response))
-        except (ClientError, BotoCoreError, ValueError) as exc:
-            report.outcomes.append(
-                Outcome(check.model, False, f"cannot read the recorded sample ({check.request}): {exc}")
-            )
+    try:
+        spec = stored_checks(s3, spec)
+    except (ClientError, BotoCoreError, ValueError) as exc:
+        report.outcomes.append(Outcome("*", False, f"cannot read the checks ({spec.checks_uri}): {exc}"))
+        return report
+    report.total = spec.total or len(spec.checks)
+    report.skipped["not in the sample"] = spec.not_sampled
+    samples = _read_samples(s3, spec, report, end)
     for name in spec.warm_up:  # load listed TargetModels before the checks time them
         if name in names and name in samples:
             try:
@@ -390,25 +494,46 @@ def verify(spec: Spec, *, deadline: float | None = None, sleep: Any = time.sleep
     if spec.mode == "InferenceComponents":
         report.outcomes += verify_components(runtime, ssm, spec, samples, end, sleep, log)
         return report
-    for check in spec.checks:
-        if check.model not in samples:
-            continue
+
+    def one(check: Check) -> Outcome:
         target = None
         if spec.mode == "MultiModel":
             target = names.get(check.model)
             if target is None:
-                report.outcomes.append(
-                    Outcome(
-                        check.model,
-                        False,
-                        f"no TargetModel for {check.model} in {spec.target_model_parameter_path} (have {sorted(names)})",
-                    )
+                return Outcome(
+                    check.model,
+                    False,
+                    f"no TargetModel for {check.model} in {spec.target_model_parameter_path} "
+                    f"(have {sorted(names)[:20]}{'...' if len(names) > 20 else ''})",
                 )
-                continue
-        report.outcomes.append(
-            _verify_one(runtime, spec, check, samples[check.model], target, end, sleep, log)
-        )
+        return _verify_one(runtime, spec, check, samples[check.model], target, end, sleep, log)
+
+    todo = [c for c in spec.checks if c.model in samples]
+    outcomes, late = run_parallel(todo, one, workers=spec.parallelism, end=end)
+    report.outcomes += [o for o in outcomes if o is not None]
+    report.skipped["deadline"] = late
+    log(f"endpoint {spec.endpoint_name}: {report.coverage()}")
     return report
+
+
+def _read_samples(s3: Any, spec: Spec, report: Report, end: float) -> dict[str, tuple[bytes, dict[str, Any]]]:
+    """Each check's recorded request (as the body to send) and response, read in parallel."""
+
+    def read(check: Check) -> tuple[bytes, dict[str, Any]] | Outcome:
+        try:
+            request = _read_s3_json(s3, check.request)
+            return json.dumps(request).encode(), _read_s3_json(s3, check.response)
+        except (ClientError, BotoCoreError, ValueError) as exc:
+            return Outcome(check.model, False, f"cannot read the recorded sample ({check.request}): {exc}")
+
+    found, _ = run_parallel(list(spec.checks), read, workers=spec.parallelism, end=math.inf)
+    samples: dict[str, tuple[bytes, dict[str, Any]]] = {}
+    for check, got in zip(spec.checks, found, strict=True):
+        if isinstance(got, Outcome):
+            report.outcomes.append(got)
+        elif got is not None:
+            samples[check.model] = got
+    return samples
 
 
 def _verify_one(
@@ -548,7 +673,7 @@ def custom_resource(event: dict[str, Any], context: Any, *, send: Any = None) ->
                 else spec.deadline_s
             )
             report = verify(spec, deadline=time.monotonic() + max(budget, 1.0))
-            data = {"Ok": str(report.ok).lower(), "Models": str(len(report.outcomes))}
+            data = response_data(report)
             if not report.ok:
                 status, reason = "FAILED", report.summary()
             else:
@@ -573,6 +698,17 @@ def custom_resource(event: dict[str, Any], context: Any, *, send: Any = None) ->
     }
     send(event.get("ResponseURL", ""), doc)
     return doc
+
+
+def response_data(report: Report) -> dict[str, str]:
+    """The custom resource's ``Data`` (``Fn::GetAtt`` attributes; the response must stay under 4 KB)."""
+    return {
+        "Ok": str(report.ok).lower(),
+        "Models": str(len(report.outcomes)),
+        "Checked": str(len(report.outcomes)),
+        "Total": str(max(report.total, len(report.outcomes))),
+        "Coverage": report.coverage()[:400],
+    }
 
 
 def _remaining_s(context: Any) -> float | None:

@@ -13,6 +13,7 @@ deployment         deployment guardrails: update policy, traffic steps and share
 data_capture       data capture: capture modes and the destination URI
 environment        raw container variables against SageMaker's Environment map
 headroom           a stack's CloudFormation resources against the per-stack limit
+limits             the template (size, resources, outputs, parameters, mappings) and the MME name map's SSM values
 stacks             a model served from an endpoint in another stack: one account and region
 imported           the attributes of an imported endpoint
 monitoring         dashboards and alarms: periods, evaluation ranges, dashboard names

@@ -78,3 +78,25 @@ def check_verification_spec(
             errs.append(_bad(f"warm_up[{j}]", name, "is empty", "a TargetModel logical name", "remove it"))
     errs += check_kms_key_arn(artifacts_key_arn, prop="artifacts_key_arn")
     return errs
+
+
+def check_verification_sample(sample: Any) -> list[TritonValidationError]:
+    """A ``VerificationSample``: others_percent 0..100, max_checks 1..5000, parallelism 1..64."""
+    errs: list[TritonValidationError] = []
+    bounds = {"others_percent": (0, 100), "max_checks": (1, 5000), "parallelism": (1, 64)}
+    for name, (low, high) in bounds.items():
+        value = getattr(sample, name)
+        number = isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high
+        if number and (name == "others_percent" or isinstance(value, int)):
+            continue
+        errs.append(
+            catalogued(
+                "InvalidVerificationSample",
+                prop=f"sample.{name}",
+                value=value,
+                problem="is out of range",
+                allowed=f"{low}..{high}" + ("" if name == "others_percent" else " (a whole number)"),
+                fix=f"pass VerificationSample({name}=...) within {low}..{high}",
+            )
+        )
+    return errs

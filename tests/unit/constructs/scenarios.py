@@ -76,6 +76,26 @@ def mme_1000(stack: cdk.Stack) -> None:
     TritonAlarms(stack, "Alarms", endpoint=ep)
 
 
+def mme_fleet_verified(stack: cdk.Stack) -> None:
+    """An MME with 300 TargetModels with samples, verified by a sample whose spec is an S3 asset."""
+    import dataclasses
+
+    from cdk_triton.config.manifest import Sample
+    from cdk_triton.constructs import VerificationSample
+
+    m = big_mme_manifest(300)
+    entry = m.endpoints["multi"]
+    sample = Sample(request="samples/classifier.request.json", response="samples/classifier.response.json")
+    tms = {k: dataclasses.replace(t, sample=sample) for k, t in entry.target_models.items()}
+    m = dataclasses.replace(
+        m, endpoints={**m.endpoints, "multi": dataclasses.replace(entry, target_models=tms)}
+    )
+    ep = TritonEndpoint(
+        stack, "Fleet", artifacts=ModelArtifacts.from_manifest(m, "multi"), instance_type="ml.g5.xlarge"
+    )
+    ep.add_verification(sample=VerificationSample(max_checks=40))
+
+
 def ebs_guardrails(stack: cdk.Stack) -> None:
     """EBS-only GPU type (volume KMS key), TensorRT-free tar.gz, canary guardrails, data capture, VPC."""
     vpc = _vpc(stack)
@@ -177,6 +197,7 @@ SCENARIOS: dict[str, tuple[Callable[[cdk.Stack], None], cdk.Environment | None]]
     "SmeAgnostic": (sme, None),
     "Mme": (mme, ENV),
     "Mme1000": (mme_1000, ENV),
+    "MmeFleetVerified": (mme_fleet_verified, ENV),
     "EbsGuardrails": (ebs_guardrails, ENV),
     "RollingCpu": (rolling_cpu, None),
     "CustomImageTrt": (custom_image_trt, ENV),

@@ -37,6 +37,7 @@ from cdk_triton.constructs import (
     TritonModel,
     TritonModelPackageGroup,
     VerificationCheck,
+    VerificationSample,
 )
 from cdk_triton.constructs import endpoint as endpoint_module
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
@@ -100,6 +101,53 @@ def _too_many_resources(stack: cdk.Stack) -> None:
     for i in range(498):
         cdk.CfnWaitConditionHandle(stack, f"Filler{i}")
     sme(stack)
+
+
+def _over_template_limit(kind: str) -> Callable[[cdk.Stack], None]:
+    def case(stack: cdk.Stack) -> None:
+        for i in range(201):
+            if kind == "outputs":
+                cdk.CfnOutput(stack, f"O{i}", value="x")
+            elif kind == "parameters":
+                cdk.CfnParameter(stack, f"P{i}")
+            else:
+                cdk.CfnMapping(stack, f"M{i}", mapping={"k": {"v": "x"}})
+        sme(stack)
+
+    return case
+
+
+def _mme_of(tms_of: Callable[[dict[str, Any]], dict[str, Any]], n: int = 3) -> Any:
+    from tests.unit.constructs.support import big_mme_manifest
+
+    m = big_mme_manifest(n)
+    entry = m.endpoints["multi"]
+    tms = tms_of(dict(entry.target_models))
+    return dataclasses.replace(
+        m, endpoints={**m.endpoints, "multi": dataclasses.replace(entry, target_models=tms)}
+    )
+
+
+def _mme(stack: cdk.Stack, manifest: Any) -> TritonEndpoint:
+    return TritonEndpoint(
+        stack, "Mme", artifacts=ModelArtifacts.from_manifest(manifest, "multi"), instance_type="ml.g5.xlarge"
+    )
+
+
+def _long_names(n: int, length: int) -> Any:
+    return _mme_of(
+        lambda tms: {
+            "n" * length + k: dataclasses.replace(t, logical_name="n" * length + k) for k, t in tms.items()
+        },
+        n,
+    )
+
+
+def _sampled_mme() -> Any:
+    from cdk_triton.config.manifest import Sample
+
+    sample = Sample(request="samples/classifier.request.json", response="samples/classifier.response.json")
+    return _mme_of(lambda tms: {k: dataclasses.replace(t, sample=sample) for k, t in tms.items()})
 
 
 def _dashboard_too_large(stack: cdk.Stack) -> None:
@@ -291,6 +339,14 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "InvalidAlarmThreshold": lambda s: TritonAlarms(s, "Alarms", endpoint=sme(s), error_rate_percent=0),
     "DashboardTooLarge": _dashboard_too_large,
     "StackResourceLimit": _too_many_resources,
+    "TooManyOutputs": _over_template_limit("outputs"),
+    "TooManyParameters": _over_template_limit("parameters"),
+    "TooManyMappings": _over_template_limit("mappings"),
+    "TemplateTooLarge": lambda s: _mme(s, _long_names(400, 3000)),
+    "TargetModelMapEntryTooLong": lambda s: _mme(s, _long_names(1, 5000)),
+    "InvalidVerificationSample": lambda s: _mme(s, _sampled_mme()).add_verification(
+        sample=VerificationSample(parallelism=0)
+    ),
     "MissingEndpointAttribute": lambda s: TritonEndpoint.from_endpoint_name(
         s, "Imported", "other"
     ).auto_scale(max_capacity=2),
@@ -427,6 +483,12 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "SecurityGroupsWithoutVpc": ("security_groups/vpc_subnets", "vpc_subnets"),
     "ServerOptionsModeConflict": ("server_options.multi_model", True),
     "StackResourceLimit": ("stack", "503 resources"),
+    "TooManyOutputs": ("stack", "TestStack: 201 outputs"),
+    "TooManyParameters": ("stack", "TestStack: 201 parameters"),
+    "TooManyMappings": ("stack", "TestStack: 201 mappings"),
+    "TemplateTooLarge": ("stack", "TestStack: 1,381,200 bytes"),
+    "TargetModelMapEntryTooLong": ("artifacts", "part 000: " + "n" * 80 + "... (5,047 characters)"),
+    "InvalidVerificationSample": ("sample.parallelism", 0),
     "TooManyRollbackAlarms": ("deployment.rollback_alarms", 11),
     "UnknownManifestEndpoint": ("endpoint", "nope"),
     "UnknownTritonEnvironmentVariable": ("environment", "SAGEMAKER_TRITON_THREADCOUNT"),

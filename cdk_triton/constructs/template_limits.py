@@ -1,0 +1,133 @@
+"""The whole stack against CloudFormation's template limits, at synth, from its final construct tree.
+
+``TritonEndpoint`` registers one ``StackLimits`` validation per stack (``stack_limits(stack)``). CDK
+runs validations after every aspect and before it writes any template, so the tree is final:
+
+- resources, outputs, parameters and mappings are counted exactly (every ``CfnResource``,
+  ``CfnOutput``, ``CfnParameter`` and ``CfnMapping`` under the stack, nested stacks' too: a
+  conservative count);
+- the template size is the JSON CDK writes (one-space indentation, UTF-8) of the stack's resources
+  with their resolved properties, types and ``aws:cdk:path`` metadata, and its outputs: within 2 %
+  of the written template for the fleet stacks the tests synthesize (CDK keeps its own renderer
+  internal, so this is a re-rendering, not the file itself: ``DependsOn``, conditions and raw
+  overrides are left out; logical ids are estimated from the paths).
+
+A finding fails synth through CDK's validation report ("Validation failed ... [TemplateTooLarge]"),
+with the same coded text as a ``TritonValidationError``; the endpoint's own name map is also checked
+up front (``checks.limits``), which raises ``TritonValidationError`` itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aws_cdk as cdk
+import jsii
+from constructs import Construct, IValidation
+
+from cdk_triton.constructs.checks.limits import (
+    Contributor,
+    TemplateFigures,
+    check_name_map_parts,
+    check_template_limits,
+    name_map_bytes,
+)
+from cdk_triton.errors import TritonValidationError
+
+#: The id of the marker construct that holds a stack's validation (no resource: no template change).
+MARKER_ID = "CdkTritonTemplateLimits"
+
+
+@jsii.implements(IValidation)
+class StackLimits:
+    """The validation of one stack: figures from the final tree, then ``check_template_limits``."""
+
+    def __init__(self, stack: cdk.Stack) -> None:
+        self._stack = stack
+        self.contributors: list[Contributor] = []
+
+    def add_contributor(self, contributor: Contributor) -> None:
+        """Name something large (an MME name map) so that a size error can say what to split."""
+        self.contributors.append(contributor)
+
+    def figures(self, *, size: bool = True) -> TemplateFigures:
+        """The stack's figures; ``size=False``: counts only (the template size left 0, no resolve)."""
+        stack = self._stack
+        resources: list[cdk.CfnResource] = []
+        outputs: list[cdk.CfnOutput] = []
+        parameters = mappings = 0
+        for c in stack.node.find_all():
+            if isinstance(c, cdk.CfnResource):
+                resources.append(c)
+            elif isinstance(c, cdk.CfnOutput):
+                outputs.append(c)
+            elif isinstance(c, cdk.CfnParameter):
+                parameters += 1
+            elif isinstance(c, cdk.CfnMapping):
+                mappings += 1
+        return TemplateFigures(
+            stack=stack.node.path,
+            template_bytes=rendered_size(stack, resources, outputs) if size else 0,
+            resources=len(resources),
+            outputs=len(outputs),
+            parameters=parameters,
+            mappings=mappings,
+            contributors=tuple(sorted(self.contributors, key=lambda c: -c.bytes)),
+        )
+
+    def validate(self) -> list[str]:
+        return [str(e.at(self._stack.node.path)) for e in check_template_limits(self.figures())]
+
+
+def rendered_size(stack: cdk.Stack, resources: list[cdk.CfnResource], outputs: list[cdk.CfnOutput]) -> int:
+    """Bytes of the stack's resources and outputs rendered as CDK writes a template.
+
+    Two jsii calls per resource (``to_string``: path and type; the properties) and one resolve; the
+    logical id is the path's letters and digits plus CDK's 8-character hash (its exact rule drops
+    ``Default`` / ``Resource`` components: a few bytes each, on the safe side)."""
+    described = [r.to_string() for r in resources]  # "Stack/Path/Resource [AWS::Type]"
+    raw: dict[str, Any] = {
+        "properties": [r._cfn_properties for r in resources],
+        "outputs": [{"Value": o.value, "Description": o.description} for o in outputs],
+    }
+    resolved = stack.resolve(raw)
+    body: dict[str, Any] = {}
+    for text, props in zip(described, resolved["properties"], strict=True):
+        path, _, kind = text.rpartition(" [")
+        logical = "".join(ch for ch in path.partition("/")[2] if ch.isalnum())[:247] + "0" * 8
+        body[logical] = {
+            "Type": kind.rstrip("]"),
+            **({"Properties": props} if props else {}),
+            "Metadata": {"aws:cdk:path": path},
+        }
+    template = {"Resources": body, "Outputs": {f"Output{i}": o for i, o in enumerate(resolved["outputs"])}}
+    return len(json.dumps(template, indent=1, ensure_ascii=False).encode())
+
+
+def stack_limits(stack: cdk.Stack) -> StackLimits:
+    """The stack's validation, registered on first use (one per stack)."""
+    marker = stack.node.try_find_child(MARKER_ID)
+    if marker is None:
+        marker = Construct(stack, MARKER_ID)
+        validation = StackLimits(stack)
+        setattr(marker, "_cdk_triton_limits", validation)  # noqa: B010 (a plain attribute on our construct)
+        stack.node.add_validation(validation)
+    found: StackLimits = getattr(marker, "_cdk_triton_limits")  # noqa: B009
+    return found
+
+
+def check_name_map(
+    stack: cdk.Stack, *, path: str, values: list[str], entries: dict[str, str]
+) -> list[TritonValidationError]:
+    """An MME's name map alone, exactly (the SSM values it writes): each part's size, then the map's
+    bytes and parts against the template limits; it is also recorded as the stack's contributor, so
+    that a size error at synth names the split."""
+    errs = check_name_map_parts(values, entries)
+    size = name_map_bytes(values)
+    contributor = Contributor(path=path, bytes=size, target_models=len(entries))
+    figures = TemplateFigures(
+        stack=stack.node.path, template_bytes=size, resources=len(values), contributors=(contributor,)
+    )
+    stack_limits(stack).add_contributor(contributor)
+    return errs + check_template_limits(figures)
