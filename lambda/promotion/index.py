@@ -1,0 +1,289 @@
+"""Registry-gated promotion: start the promotion pipeline on an approval, gate it, write results back.
+
+Plain Python and boto3 (no cdk_triton import: this file ships as a Lambda asset and runs in CodeBuild).
+
+Entry points
+------------
+``handler(event, context)``
+    The EventBridge target of "SageMaker Model Package State Change" (source ``aws.sagemaker``). It starts
+    the promotion pipeline only on the transition to ``Approved`` of a version whose manifest is not the one
+    already at the pipeline's source key: SageMaker may send several events per change, and writing a
+    stage's result back to the version (``UpdateModelPackage``) sends another event with the status still
+    ``Approved``; both find the same manifest hash at the source key and are skipped. It re-reads the
+    version (``DescribeModelPackage``: the event may be stale), fetches the manifest the version records,
+    checks its sha256 against ``cdk-triton:manifest-sha256``, writes ``approved.zip`` (``manifest.json`` +
+    ``approval.json``) to the source key with the hash in the object's metadata, then starts the pipeline.
+``python index.py gate --approved DIR``
+    The pipeline's first command: fails unless the version is still ``Approved`` and the manifest in
+    ``DIR`` is byte for byte the one it records (a pending or rejected version never reaches a stage).
+``python index.py write-back --approved DIR --stage NAME --result passed|failed``
+    ``UpdateModelPackage`` with ``cdk-triton:stage:<NAME>`` in ``CustomerMetadataProperties``.
+``python index.py assume --role-arn ARN``
+    Prints ``export AWS_...`` lines for the role (the stage account's deploy or verify role); exits 3 with
+    the bootstrap command to run when the trust is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import sys
+import time
+import zipfile
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+DETAIL_TYPE = "SageMaker Model Package State Change"
+SOURCE = "aws.sagemaker"
+APPROVED = "Approved"
+SHA_KEY = "cdk-triton:manifest-sha256"
+MANIFEST_KEY = "cdk-triton:manifest"
+EVIDENCE_KEY = "cdk-triton:evidence"
+STAGE_KEY_PREFIX = "cdk-triton:stage:"
+#: the source object's user metadata (S3 lower-cases it): the hash of the manifest the pipeline deploys
+OBJECT_SHA = "manifest-sha256"
+OBJECT_PACKAGE = "model-package-arn"
+#: CustomerMetadataProperties holds at most 50 entries (SageMaker API reference)
+METADATA_LIMIT = 50
+# A fixed zip timestamp: the same approval writes the same bytes.
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+class PromotionRefused(Exception):
+    """The version cannot be promoted (its manifest is missing or differs from the hash it records)."""
+
+
+def _client(name: str, clients: dict[str, Any] | None) -> Any:
+    if clients and name in clients:
+        return clients[name]
+    return boto3.client(name)
+
+
+def _log(**fields: Any) -> dict[str, Any]:
+    print(json.dumps(fields, sort_keys=True, default=str))
+    return fields
+
+
+def _split_s3(uri: str) -> tuple[str, str]:
+    if not uri.startswith("s3://"):
+        raise PromotionRefused(f"not an s3:// URI: {uri!r}")
+    bucket, _, key = uri[5:].partition("/")
+    return bucket, key
+
+
+def manifest_uri(metadata: dict[str, str]) -> str | None:
+    """Where the version's manifest.json lies: ``cdk-triton:manifest``, else ``<cdk-triton:evidence>manifest.json``."""
+    if metadata.get(MANIFEST_KEY):
+        return metadata[MANIFEST_KEY]
+    evidence = metadata.get(EVIDENCE_KEY, "")
+    if evidence.endswith("/"):
+        return f"{evidence}manifest.json"
+    return None
+
+
+def approval_zip(manifest: bytes, approval: dict[str, Any]) -> bytes:
+    """The source object: ``manifest.json`` as registered and ``approval.json`` (deterministic bytes)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name, data in (
+            ("manifest.json", manifest),
+            ("approval.json", (json.dumps(approval, indent=2, sort_keys=True) + "\n").encode()),
+        ):
+            info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
+    return buf.getvalue()
+
+
+def _deployed_sha(s3: Any, bucket: str, key: str) -> str | None:
+    try:
+        head = s3.head_object(Bucket=bucket, Key=key)
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            return None
+        raise
+    return head.get("Metadata", {}).get(OBJECT_SHA)
+
+
+def _skip(reason: str, **fields: Any) -> dict[str, Any]:
+    return _log(action="skipped", reason=reason, **fields)
+
+
+def handler(
+    event: dict[str, Any], context: Any = None, *, clients: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Start the promotion pipeline for a newly approved version (see the module docstring)."""
+    if event.get("source") != SOURCE or event.get("detail-type") != DETAIL_TYPE:
+        return _skip("not a model package state change", source=event.get("source"))
+    detail = event.get("detail") or {}
+    arn = str(detail.get("ModelPackageArn", ""))
+    groups = [g for g in os.environ.get("MODEL_PACKAGE_GROUPS", "").split(",") if g]
+    if groups and detail.get("ModelPackageGroupName") not in groups:
+        return _skip("another model package group", package=arn)
+    if detail.get("ModelApprovalStatus") != APPROVED:
+        return _skip(f"status {detail.get('ModelApprovalStatus')}", package=arn)
+    sagemaker, s3 = _client("sagemaker", clients), _client("s3", clients)
+    package = sagemaker.describe_model_package(ModelPackageName=arn)
+    if package.get("ModelApprovalStatus") != APPROVED:  # the event is older than the version's state
+        return _skip(f"status now {package.get('ModelApprovalStatus')}", package=arn)
+    metadata = package.get("CustomerMetadataProperties", {})
+    sha = metadata.get(SHA_KEY)
+    uri = manifest_uri(metadata)
+    if not sha or not uri:
+        raise PromotionRefused(
+            f"{arn} records no {SHA_KEY} or manifest location: register it with cdk-triton register"
+        )
+    bucket, key = os.environ["SOURCE_BUCKET"], os.environ["SOURCE_KEY"]
+    if _deployed_sha(s3, bucket, key) == sha:  # a write-back, a duplicate event, or the manifest already live
+        return _skip("manifest already deployed or in flight", package=arn, manifest_sha256=sha)
+    mbucket, mkey = _split_s3(uri)
+    manifest = s3.get_object(Bucket=mbucket, Key=mkey)["Body"].read()
+    actual = hashlib.sha256(manifest).hexdigest()
+    if actual != sha:
+        raise PromotionRefused(
+            f"{uri} has sha256 {actual}, {arn} records {sha}: the registered build was changed"
+        )
+    approval = {
+        "ModelPackageArn": arn,
+        "ModelPackageGroupName": package.get("ModelPackageGroupName"),
+        "ModelPackageVersion": package.get("ModelPackageVersion"),
+        "ManifestSha256": sha,
+        "ManifestUri": uri,
+        "EventId": event.get("id"),
+    }
+    s3.put_object(
+        Bucket=bucket,
+        Key=key,
+        Body=approval_zip(manifest, approval),
+        Metadata={OBJECT_SHA: sha, OBJECT_PACKAGE: arn},
+        ServerSideEncryption="AES256",
+    )
+    pipeline = os.environ["PIPELINE_NAME"]
+    # The event id makes EventBridge's redeliveries of one event one execution.
+    started = _client("codepipeline", clients).start_pipeline_execution(
+        name=pipeline, clientRequestToken=str(event.get("id") or sha)
+    )
+    return _log(
+        action="started",
+        package=arn,
+        manifest_sha256=sha,
+        pipeline=pipeline,
+        execution=started.get("pipelineExecutionId"),
+    )
+
+
+# ------------------------------------------------------------------------------ pipeline commands
+
+
+def _approved(directory: str) -> tuple[dict[str, Any], bytes]:
+    with open(os.path.join(directory, "approval.json"), encoding="utf-8") as f:
+        approval = json.load(f)
+    with open(os.path.join(directory, "manifest.json"), "rb") as f:
+        return approval, f.read()
+
+
+def gate(directory: str, *, clients: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Raise PromotionRefused unless the version is Approved now and records the manifest in ``directory``."""
+    approval, manifest = _approved(directory)
+    arn = approval["ModelPackageArn"]
+    package = _client("sagemaker", clients).describe_model_package(ModelPackageName=arn)
+    status = package.get("ModelApprovalStatus")
+    if status != APPROVED:
+        raise PromotionRefused(f"{arn} is {status}, not {APPROVED}: nothing is deployed")
+    recorded = package.get("CustomerMetadataProperties", {}).get(SHA_KEY)
+    actual = hashlib.sha256(manifest).hexdigest()
+    if recorded != actual:
+        raise PromotionRefused(
+            f"manifest.json has sha256 {actual}, {arn} records {recorded}: nothing is deployed"
+        )
+    return _log(action="gate-passed", package=arn, manifest_sha256=actual)
+
+
+def write_back(
+    directory: str, *, stage: str, result: str, detail: str = "", clients: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Record ``result`` of ``stage`` on the version (one metadata entry per stage, overwritten on a rerun)."""
+    approval, _ = _approved(directory)
+    arn = approval["ModelPackageArn"]
+    sagemaker = _client("sagemaker", clients)
+    key = f"{STAGE_KEY_PREFIX}{stage}"
+    existing = sagemaker.describe_model_package(ModelPackageName=arn).get("CustomerMetadataProperties", {})
+    if key not in existing and len(existing) >= METADATA_LIMIT:
+        raise PromotionRefused(f"{arn} holds {len(existing)} metadata entries, the most SageMaker allows")
+    when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    execution = os.environ.get("CODEBUILD_BUILD_ID", "")
+    value = " ".join(p for p in (result, when, execution, detail) if p)[:256]
+    sagemaker.update_model_package(ModelPackageArn=arn, CustomerMetadataProperties={key: value})
+    return _log(action="written-back", package=arn, stage=stage, result=result)
+
+
+def bootstrap_hint(role_arn: str, trusted: str) -> str:
+    """The command that makes ``role_arn`` (a CDK bootstrap role) trust the pipeline account ``trusted``."""
+    account = role_arn.split(":")[4] if role_arn.count(":") >= 5 else "<account>"
+    region = role_arn.rsplit("-", 3)[-3:] if "deploy-role" in role_arn else []
+    where = f"aws://{account}/{'-'.join(region)}" if len(region) == 3 else f"aws://{account}/<region>"
+    return (
+        f"npx cdk bootstrap {where} --trust {trusted} "
+        "--cloudformation-execution-policies arn:aws:iam::<account>:policy/cdk-triton-deploy"
+    )
+
+
+def assume(
+    role_arn: str, *, session: str = "cdk-triton-promotion", clients: dict[str, Any] | None = None
+) -> str:
+    """``export`` lines for ``role_arn``; PromotionRefused naming the bootstrap command when trust is missing."""
+    sts = _client("sts", clients)
+    try:
+        creds = sts.assume_role(RoleArn=role_arn, RoleSessionName=session[:64])["Credentials"]
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code")
+        if code not in ("AccessDenied", "AccessDeniedException"):
+            raise
+        me = sts.get_caller_identity().get("Account", "<pipeline account>")
+        raise PromotionRefused(
+            f"the pipeline account {me} cannot assume {role_arn} ({code}): the target account does not trust it; "
+            f"run: {bootstrap_hint(role_arn, me)}"
+        ) from exc
+    return "\n".join(
+        f"export {name}={creds[field]}"
+        for name, field in (
+            ("AWS_ACCESS_KEY_ID", "AccessKeyId"),
+            ("AWS_SECRET_ACCESS_KEY", "SecretAccessKey"),
+            ("AWS_SESSION_TOKEN", "SessionToken"),
+        )
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="promotion", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("gate")
+    g.add_argument("--approved", required=True)
+    w = sub.add_parser("write-back")
+    w.add_argument("--approved", required=True)
+    w.add_argument("--stage", required=True)
+    w.add_argument("--result", required=True, choices=["passed", "failed", "shadow-passed", "shadow-failed"])
+    w.add_argument("--detail", default="")
+    a = sub.add_parser("assume")
+    a.add_argument("--role-arn", required=True)
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "gate":
+            gate(args.approved)
+        elif args.command == "write-back":
+            write_back(args.approved, stage=args.stage, result=args.result, detail=args.detail)
+        else:
+            print(assume(args.role_arn))
+    except PromotionRefused as exc:
+        print(f"promotion refused: {exc}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,286 @@
+"""The promotion trigger, gate, write-back and assume, with real event documents and botocore's Stubber.
+
+The events are "SageMaker Model Package State Change" documents as EventBridge delivers them
+(tests/fixtures/events/): an approval, the write-back of a stage's result (still Approved, one more
+metadata entry), a pending and a rejected version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.response import StreamingBody
+from botocore.stub import ANY, Stubber
+
+from tests.unit.handlers.promotion_module import load
+
+promotion = load()
+
+EVENTS = Path(__file__).resolve().parents[2] / "fixtures" / "events"
+MANIFEST = (Path(__file__).resolve().parents[2] / "fixtures" / "manifests" / "example.json").read_bytes()
+SHA = hashlib.sha256(MANIFEST).hexdigest()
+ARN = "arn:aws:sagemaker:us-east-1:111111111111:model-package/classifier/3"
+EVIDENCE = f"s3://cdk-triton-artifacts-111111111111/cdk-triton/evidence/{SHA}/"
+SOURCE_BUCKET, SOURCE_KEY = "promotion-source", "approved/approved.zip"
+
+
+def event(name: str) -> dict[str, Any]:
+    doc = json.loads((EVENTS / f"model-package-{name}.json").read_text())
+    meta = doc["detail"]["CustomerMetadataProperties"]
+    meta[promotion.SHA_KEY], meta[promotion.EVIDENCE_KEY] = SHA, EVIDENCE
+    return doc
+
+
+def described(
+    status: str = "Approved", *, sha: str = SHA, extra: dict[str, str] | None = None
+) -> dict[str, Any]:
+    return {
+        "ModelPackageName": "classifier",
+        "ModelPackageGroupName": "classifier",
+        "ModelPackageVersion": 3,
+        "ModelPackageArn": ARN,
+        "CreationTime": "2026-11-26T05:00:00Z",
+        "ModelPackageStatus": "Completed",
+        "ModelPackageStatusDetails": {"ValidationStatuses": [], "ImageScanStatuses": []},
+        "ModelApprovalStatus": status,
+        "CustomerMetadataProperties": {
+            promotion.SHA_KEY: sha,
+            promotion.EVIDENCE_KEY: EVIDENCE,
+            **(extra or {}),
+        },
+    }
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_BUCKET", SOURCE_BUCKET)
+    monkeypatch.setenv("SOURCE_KEY", SOURCE_KEY)
+    monkeypatch.setenv("PIPELINE_NAME", "cdk-triton-promotion")
+    monkeypatch.setenv("MODEL_PACKAGE_GROUPS", "classifier,multi")
+
+
+@pytest.fixture
+def clients() -> Iterator[dict[str, Any]]:
+    made = {
+        name: boto3.client(name, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+        for name in ("sagemaker", "s3", "codepipeline", "sts")
+    }
+    stubs = {name: Stubber(c) for name, c in made.items()}
+    for s in stubs.values():
+        s.activate()
+    yield {**made, "stubs": stubs}
+    for s in stubs.values():
+        s.assert_no_pending_responses()
+        s.deactivate()
+
+
+def stub(clients: dict[str, Any], name: str) -> Stubber:
+    return clients["stubs"][name]
+
+
+def expect_source_head(clients: dict[str, Any], sha: str | None) -> None:
+    if sha is None:
+        stub(clients, "s3").add_client_error(
+            "head_object",
+            "404",
+            http_status_code=404,
+            expected_params={"Bucket": SOURCE_BUCKET, "Key": SOURCE_KEY},
+        )
+    else:
+        stub(clients, "s3").add_response(
+            "head_object",
+            {"Metadata": {promotion.OBJECT_SHA: sha}},
+            expected_params={"Bucket": SOURCE_BUCKET, "Key": SOURCE_KEY},
+        )
+
+
+def expect_start(clients: dict[str, Any], event_id: str) -> None:
+    stub(clients, "s3").add_response(
+        "get_object",
+        {"Body": StreamingBody(io.BytesIO(MANIFEST), len(MANIFEST))},
+        expected_params={
+            "Bucket": "cdk-triton-artifacts-111111111111",
+            "Key": f"cdk-triton/evidence/{SHA}/manifest.json",
+        },
+    )
+    stub(clients, "s3").add_response(
+        "put_object",
+        {"ETag": '"e"'},
+        expected_params={
+            "Bucket": SOURCE_BUCKET,
+            "Key": SOURCE_KEY,
+            "Body": ANY,
+            "Metadata": {promotion.OBJECT_SHA: SHA, promotion.OBJECT_PACKAGE: ARN},
+            "ServerSideEncryption": "AES256",
+        },
+    )
+    stub(clients, "codepipeline").add_response(
+        "start_pipeline_execution",
+        {"pipelineExecutionId": "0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"},
+        expected_params={"name": "cdk-triton-promotion", "clientRequestToken": event_id},
+    )
+
+
+def test_approval_copies_the_manifest_and_starts_the_pipeline(env: None, clients: dict[str, Any]) -> None:
+    approved = event("approved")
+    stub(clients, "sagemaker").add_response("describe_model_package", described(), {"ModelPackageName": ARN})
+    expect_source_head(clients, None)
+    expect_start(clients, approved["id"])
+    out = promotion.handler(approved, None, clients=clients)
+    assert out["action"] == "started" and out["manifest_sha256"] == SHA
+
+
+def test_the_source_object_holds_the_registered_bytes_and_the_approval() -> None:
+    approval = {"ModelPackageArn": ARN, "ManifestSha256": SHA}
+    blob = promotion.approval_zip(MANIFEST, approval)
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        assert zf.read("manifest.json") == MANIFEST
+        assert json.loads(zf.read("approval.json")) == approval
+    assert blob == promotion.approval_zip(MANIFEST, approval)  # deterministic
+
+
+def test_write_back_event_starts_no_second_execution(env: None, clients: dict[str, Any]) -> None:
+    """The approval starts one execution; the stage's write-back (still Approved) finds its hash at the source."""
+    approved, written = event("approved"), event("write-back")
+    assert written["detail"]["ModelApprovalStatus"] == "Approved"
+    stub(clients, "sagemaker").add_response("describe_model_package", described(), {"ModelPackageName": ARN})
+    expect_source_head(clients, None)
+    expect_start(clients, approved["id"])
+    assert promotion.handler(approved, None, clients=clients)["action"] == "started"
+    stub(clients, "sagemaker").add_response(
+        "describe_model_package",
+        described(extra={"cdk-triton:stage:Staging": "passed"}),
+        {"ModelPackageName": ARN},
+    )
+    expect_source_head(clients, SHA)
+    out = promotion.handler(written, None, clients=clients)
+    assert out == {**out, "action": "skipped", "reason": "manifest already deployed or in flight"}
+    # no put_object, no start_pipeline_execution were queued for the second event: the Stubber would raise
+
+
+def test_a_manifest_already_deployed_is_skipped(env: None, clients: dict[str, Any]) -> None:
+    """Another version approved for the same build (same manifest hash) deploys nothing again."""
+    other = event("approved")
+    other["detail"]["ModelPackageArn"] = ARN.replace("/3", "/4")
+    stub(clients, "sagemaker").add_response(
+        "describe_model_package",
+        {**described(), "ModelPackageArn": ARN.replace("/3", "/4")},
+        {"ModelPackageName": ARN.replace("/3", "/4")},
+    )
+    expect_source_head(clients, SHA)
+    assert promotion.handler(other, None, clients=clients)["action"] == "skipped"
+
+
+@pytest.mark.parametrize("name", ["pending", "rejected"])
+def test_a_version_not_approved_never_reaches_the_source(
+    env: None, clients: dict[str, Any], name: str
+) -> None:
+    out = promotion.handler(event(name), None, clients=clients)  # no AWS call queued: none may happen
+    assert out["action"] == "skipped" and out["reason"].startswith("status ")
+
+
+def test_a_stale_approval_of_a_version_since_rejected_is_skipped(env: None, clients: dict[str, Any]) -> None:
+    stub(clients, "sagemaker").add_response(
+        "describe_model_package", described("Rejected"), {"ModelPackageName": ARN}
+    )
+    assert promotion.handler(event("approved"), None, clients=clients)["reason"] == "status now Rejected"
+
+
+def test_another_group_and_another_event_are_ignored(env: None, clients: dict[str, Any]) -> None:
+    other = event("approved")
+    other["detail"]["ModelPackageGroupName"] = "unrelated"
+    assert promotion.handler(other, None, clients=clients)["reason"] == "another model package group"
+    assert promotion.handler({"source": "aws.s3"}, None, clients=clients)["action"] == "skipped"
+
+
+def test_fails_when_the_manifest_differs_from_the_registered_hash(env: None, clients: dict[str, Any]) -> None:
+    stub(clients, "sagemaker").add_response(
+        "describe_model_package", described(sha="0" * 64), {"ModelPackageName": ARN}
+    )
+    expect_source_head(clients, None)
+    stub(clients, "s3").add_response(
+        "get_object", {"Body": StreamingBody(io.BytesIO(MANIFEST), len(MANIFEST))}
+    )
+    with pytest.raises(promotion.PromotionRefused, match="registered build was changed"):
+        promotion.handler(event("approved"), None, clients=clients)
+
+
+def _approved_dir(tmp_path: Path) -> Path:
+    (tmp_path / "manifest.json").write_bytes(MANIFEST)
+    (tmp_path / "approval.json").write_text(json.dumps({"ModelPackageArn": ARN, "ManifestSha256": SHA}))
+    return tmp_path
+
+
+@pytest.mark.parametrize("status", ["PendingManualApproval", "Rejected"])
+def test_gate_refuses_a_version_no_longer_approved(
+    tmp_path: Path, clients: dict[str, Any], status: str
+) -> None:
+    stub(clients, "sagemaker").add_response(
+        "describe_model_package", described(status), {"ModelPackageName": ARN}
+    )
+    with pytest.raises(promotion.PromotionRefused, match=f"is {status}"):
+        promotion.gate(str(_approved_dir(tmp_path)), clients=clients)
+
+
+def test_gate_refuses_a_manifest_placed_by_hand(tmp_path: Path, clients: dict[str, Any]) -> None:
+    d = _approved_dir(tmp_path)
+    (d / "manifest.json").write_bytes(MANIFEST + b" ")
+    stub(clients, "sagemaker").add_response("describe_model_package", described(), {"ModelPackageName": ARN})
+    with pytest.raises(promotion.PromotionRefused, match="records"):
+        promotion.gate(str(d), clients=clients)
+    stub(clients, "sagemaker").add_response("describe_model_package", described(), {"ModelPackageName": ARN})
+    assert promotion.gate(str(_approved_dir(tmp_path)), clients=clients)["action"] == "gate-passed"
+
+
+def test_write_back_records_the_stage_result(tmp_path: Path, clients: dict[str, Any]) -> None:
+    stub(clients, "sagemaker").add_response("describe_model_package", described(), {"ModelPackageName": ARN})
+    stub(clients, "sagemaker").add_response(
+        "update_model_package",
+        {"ModelPackageArn": ARN},
+        {"ModelPackageArn": ARN, "CustomerMetadataProperties": {"cdk-triton:stage:Staging": ANY}},
+    )
+    out = promotion.write_back(
+        str(_approved_dir(tmp_path)), stage="Staging", result="passed", clients=clients
+    )
+    assert out["result"] == "passed"
+
+
+def test_write_back_refuses_past_the_metadata_limit(tmp_path: Path, clients: dict[str, Any]) -> None:
+    full = {f"k{i}": "v" for i in range(promotion.METADATA_LIMIT - 2)}
+    stub(clients, "sagemaker").add_response(
+        "describe_model_package", described(extra=full), {"ModelPackageName": ARN}
+    )
+    with pytest.raises(promotion.PromotionRefused, match="50"):
+        promotion.write_back(str(_approved_dir(tmp_path)), stage="Prod", result="passed", clients=clients)
+
+
+def test_assume_fails_clearly_when_the_target_does_not_trust_the_pipeline(clients: dict[str, Any]) -> None:
+    role = "arn:aws:iam::222222222222:role/cdk-hnb659fds-deploy-role-222222222222-eu-west-1"
+    stub(clients, "sts").add_client_error("assume_role", "AccessDenied", http_status_code=403)
+    stub(clients, "sts").add_response(
+        "get_caller_identity",
+        {"Account": "111111111111", "Arn": "arn:aws:iam::111111111111:role/x", "UserId": "x"},
+    )
+    with pytest.raises(promotion.PromotionRefused) as err:
+        promotion.assume(role, clients=clients)
+    assert "cdk bootstrap aws://222222222222/eu-west-1 --trust 111111111111" in str(err.value)
+
+
+def test_assume_prints_the_role_credentials(clients: dict[str, Any]) -> None:
+    creds = {
+        "AccessKeyId": "AKIAEXAMPLEEXAMPLE",
+        "SecretAccessKey": "s",
+        "SessionToken": "t",
+        "Expiration": "2026-11-26T06:00:00Z",
+    }
+    stub(clients, "sts").add_response("assume_role", {"Credentials": creds})
+    out = promotion.assume("arn:aws:iam::222222222222:role/r", clients=clients)
+    assert "export AWS_ACCESS_KEY_ID=AKIAEXAMPLEEXAMPLE" in out and "AWS_SESSION_TOKEN=t" in out
