@@ -18,6 +18,9 @@ Entry points
     ``DIR`` is byte for byte the one it records (a pending or rejected version never reaches a stage).
 ``python index.py write-back --approved DIR --stage NAME --result passed|failed``
     ``UpdateModelPackage`` with ``cdk-triton:stage:<NAME>`` in ``CustomerMetadataProperties``.
+``python index.py bake --endpoint-name E --shadow-variant V --alarm A ... --minutes N``
+    The shadow's bake: fails as soon as a comparison alarm (shadow vs production variant) is in ALARM, passes
+    when none fired over the bake time; passes at once when the endpoint has no shadow (first promotion).
 ``python index.py assume --role-arn ARN``
     Prints ``export AWS_...`` lines for the role (the stage account's deploy or verify role); exits 3 with
     the bootstrap command to run when the trust is missing.
@@ -259,6 +262,41 @@ def assume(
     )
 
 
+def bake(
+    *,
+    endpoint_name: str,
+    shadow_variant: str,
+    alarms: list[str],
+    minutes: int,
+    interval_s: int = 60,
+    clients: dict[str, Any] | None = None,
+    sleep: Any = time.sleep,
+) -> dict[str, Any]:
+    """Watch the comparison alarms for ``minutes``; PromotionRefused when one fires or is missing."""
+    endpoint = _client("sagemaker", clients).describe_endpoint(EndpointName=endpoint_name)
+    shadows = [v.get("VariantName") for v in endpoint.get("ShadowProductionVariants") or []]
+    if shadow_variant not in shadows:
+        return _log(
+            action="bake-skipped", endpoint=endpoint_name, reason="no shadow variant: nothing live to compare"
+        )
+    cloudwatch = _client("cloudwatch", clients)
+    waited = 0
+    while True:
+        found = cloudwatch.describe_alarms(AlarmNames=alarms).get("MetricAlarms", [])
+        missing = sorted(set(alarms) - {a["AlarmName"] for a in found})
+        if missing:
+            raise PromotionRefused(f"comparison alarms {missing} do not exist in the stage account")
+        firing = sorted(a["AlarmName"] for a in found if a.get("StateValue") == "ALARM")
+        if firing:
+            raise PromotionRefused(
+                f"the shadow of {endpoint_name} does worse than production: {firing} in ALARM"
+            )
+        if waited >= minutes * 60:
+            return _log(action="bake-passed", endpoint=endpoint_name, minutes=minutes, alarms=alarms)
+        sleep(interval_s)
+        waited += interval_s
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="promotion", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -269,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     w.add_argument("--stage", required=True)
     w.add_argument("--result", required=True, choices=["passed", "failed", "shadow-passed", "shadow-failed"])
     w.add_argument("--detail", default="")
+    b = sub.add_parser("bake")
+    b.add_argument("--endpoint-name", required=True)
+    b.add_argument("--shadow-variant", required=True)
+    b.add_argument("--alarm", action="append", required=True)
+    b.add_argument("--minutes", type=int, required=True)
     a = sub.add_parser("assume")
     a.add_argument("--role-arn", required=True)
     args = parser.parse_args(argv)
@@ -277,6 +320,13 @@ def main(argv: list[str] | None = None) -> int:
             gate(args.approved)
         elif args.command == "write-back":
             write_back(args.approved, stage=args.stage, result=args.result, detail=args.detail)
+        elif args.command == "bake":
+            bake(
+                endpoint_name=args.endpoint_name,
+                shadow_variant=args.shadow_variant,
+                alarms=args.alarm,
+                minutes=args.minutes,
+            )
         else:
             print(assume(args.role_arn))
     except PromotionRefused as exc:

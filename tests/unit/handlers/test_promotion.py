@@ -284,3 +284,72 @@ def test_assume_prints_the_role_credentials(clients: dict[str, Any]) -> None:
     stub(clients, "sts").add_response("assume_role", {"Credentials": creds})
     out = promotion.assume("arn:aws:iam::222222222222:role/r", clients=clients)
     assert "export AWS_ACCESS_KEY_ID=AKIAEXAMPLEEXAMPLE" in out and "AWS_SESSION_TOKEN=t" in out
+
+
+def _endpoint(shadow: bool) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "EndpointName": "prod-classifier",
+        "EndpointArn": "arn:aws:sagemaker:eu-west-1:222222222222:endpoint/prod-classifier",
+        "EndpointConfigName": "c",
+        "EndpointStatus": "InService",
+        "CreationTime": "2026-11-26T05:00:00Z",
+        "LastModifiedTime": "2026-11-26T05:00:00Z",
+        "ProductionVariants": [{"VariantName": "AllTraffic"}],
+    }
+    if shadow:
+        doc["ShadowProductionVariants"] = [{"VariantName": "Shadow"}]
+    return doc
+
+
+def _alarm(name: str, state: str) -> dict[str, Any]:
+    return {"AlarmName": name, "StateValue": state}
+
+
+def test_bake_passes_when_no_comparison_alarm_fires(clients: dict[str, Any]) -> None:
+    clients["cloudwatch"] = boto3.client(
+        "cloudwatch", region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    alarms = ["prod-classifier-shadow-latency", "prod-classifier-shadow-errors"]
+    with Stubber(clients["cloudwatch"]) as cw:
+        stub(clients, "sagemaker").add_response("describe_endpoint", _endpoint(True))
+        for _ in range(3):  # t=0, 60, 120 s of a 2-minute bake
+            cw.add_response(
+                "describe_alarms", {"MetricAlarms": [_alarm(a, "OK") for a in alarms]}, {"AlarmNames": alarms}
+            )
+        slept: list[int] = []
+        out = promotion.bake(
+            endpoint_name="prod-classifier",
+            shadow_variant="Shadow",
+            alarms=alarms,
+            minutes=2,
+            clients=clients,
+            sleep=slept.append,
+        )
+        assert out["action"] == "bake-passed" and slept == [60, 60]
+
+
+def test_bake_fails_when_the_shadow_does_worse(clients: dict[str, Any]) -> None:
+    clients["cloudwatch"] = boto3.client(
+        "cloudwatch", region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    alarms = ["prod-classifier-shadow-latency"]
+    with Stubber(clients["cloudwatch"]) as cw:
+        stub(clients, "sagemaker").add_response("describe_endpoint", _endpoint(True))
+        cw.add_response("describe_alarms", {"MetricAlarms": [_alarm(alarms[0], "ALARM")]})
+        with pytest.raises(promotion.PromotionRefused, match="does worse than production"):
+            promotion.bake(
+                endpoint_name="prod-classifier",
+                shadow_variant="Shadow",
+                alarms=alarms,
+                minutes=60,
+                clients=clients,
+                sleep=lambda s: None,
+            )
+
+
+def test_bake_skips_an_endpoint_without_shadow(clients: dict[str, Any]) -> None:
+    stub(clients, "sagemaker").add_response("describe_endpoint", _endpoint(False))
+    out = promotion.bake(
+        endpoint_name="prod-classifier", shadow_variant="Shadow", alarms=["a"], minutes=60, clients=clients
+    )
+    assert out["action"] == "bake-skipped"
