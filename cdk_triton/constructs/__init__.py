@@ -13,6 +13,7 @@ from cdk_triton.constructs.model import TritonModel
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps
 from cdk_triton.constructs.monitoring import TritonAlarms, TritonDashboard
 from cdk_triton.constructs.scaling import TargetTrackingOptions, TritonScaling
+from cdk_triton.constructs.shadow import ShadowComparison, ShadowVariant
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck
 
 __all__ = [
@@ -35,6 +36,8 @@ __all__ = [
     "TritonModel",
     "TritonModelProps",
     "TritonScaling",
+    "ShadowComparison",
+    "ShadowVariant",
     "TritonVerification",
     "VerificationCheck",
     "resource_headroom",

@@ -84,6 +84,13 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "SampleFileMissing": "a recorded sample with no S3 URIs whose file is not next to the manifest",
     "InvalidVerificationCheck": "a VerificationCheck without a model, with a sample URI that is not s3://<bucket>/<key>, "
     "a tolerance that is negative or not finite, or an empty warm_up name",
+    # shadow variants
+    "ShadowOnMultiModel": "a shadow variant on a multi-model endpoint (SageMaker refuses it; deploy the candidate "
+    "to a second endpoint instead)",
+    "InvalidShadowSampling": "a shadow sampling percentage outside 1..100",
+    "ShadowVariantNameClash": "a shadow variant named like the production variant",
+    "ShadowWithRollingUpdate": "rolling deployment guardrails beside a shadow (rolling updates exclude multi-variant "
+    "endpoints)",
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
 }
 

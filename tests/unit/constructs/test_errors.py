@@ -68,6 +68,20 @@ def mme(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
     return sme(stack, artifacts=ModelArtifacts.from_manifest(EXAMPLE, "multi"), **kw)
 
 
+def shadowed(stack: cdk.Stack, key: str = "classifier", **kw: Any) -> TritonEndpoint:
+    """An endpoint with a shadow: ``shadow_*`` keywords go to the ShadowVariant, the rest to the endpoint."""
+    from cdk_triton.constructs import ShadowVariant, TritonModel
+
+    candidate = TritonModel(stack, "Candidate", artifacts=ModelArtifacts.from_manifest(EXAMPLE, key))
+    shadow = {k[7:]: kw.pop(k) for k in list(kw) if k.startswith("shadow_")}
+    return sme(
+        stack,
+        artifacts=ModelArtifacts.from_manifest(EXAMPLE, key),
+        shadow=ShadowVariant(model=candidate, **shadow),
+        **kw,
+    )
+
+
 def trt(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
     return sme(stack, artifacts=ModelArtifacts.from_manifest(TENSORRT, "trt"), **kw)
 
@@ -306,6 +320,12 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
         s, artifacts=ModelArtifacts.from_manifest(_BAD / "no-samples.json", "classifier")
     ).add_verification(),
     "InvalidVerificationDeadline": lambda s: sme(s).add_verification(deadline=cdk.Duration.minutes(15)),
+    "ShadowOnMultiModel": lambda s: shadowed(s, "multi"),
+    "InvalidShadowSampling": lambda s: shadowed(s, shadow_sampling_percentage=101),
+    "ShadowVariantNameClash": lambda s: shadowed(s, shadow_variant_name="AllTraffic"),
+    "ShadowWithRollingUpdate": lambda s: shadowed(
+        s, instance_count=2, deployment=DeploymentGuardrails.rolling(percent=50)
+    ),
     "InvalidVerificationCheck": lambda s: sme(s).add_verification(
         checks=[
             VerificationCheck(
@@ -431,6 +451,10 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "NoRecordedSamples": ("artifacts", "multi"),
     "SampleFileMissing": ("sample.request", str(_BAD / "samples" / "classifier.request.json")),
     "InvalidVerificationDeadline": ("deadline", "900 s"),
+    "ShadowOnMultiModel": ("shadow", "TestStack/Candidate"),
+    "InvalidShadowSampling": ("shadow.sampling_percentage", 101),
+    "ShadowVariantNameClash": ("shadow.variant_name", "AllTraffic"),
+    "ShadowWithRollingUpdate": ("deployment", "rolling"),
     "InvalidVerificationCheck": ("checks[0].request_s3_uri", "samples/req.json"),
     "MmeWithoutModels": ("target_models", {}),
     "InvalidTargetModel": ("target_models['resnet']", "r" * 60 + "... (1025 characters)"),
