@@ -12,13 +12,17 @@ from cdk_triton.pipeline.gpu_targets import (
     job_kind,
 )
 from cdk_triton.pipeline.pipeline import EndpointVerification, TritonPipeline
+from cdk_triton.pipeline.promotion import ShadowBake, TritonPromotionPipeline, bootstrap_role_arn
 
 __all__ = [
     "EndpointVerification",
     "GpuBuildOptions",
     "GpuBuildTarget",
     "GpuJob",
+    "ShadowBake",
     "TritonPipeline",
+    "TritonPromotionPipeline",
+    "bootstrap_role_arn",
     "job_kind",
     "gpu_build_targets",
 ]

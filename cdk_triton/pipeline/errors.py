@@ -22,6 +22,11 @@ VALIDATION_ERRORS: dict[str, str] = {
     "UnknownGpuJobKind": "a GPU build job kind other than processing or training",
     "ApprovalForUnknownStage": "approvals={name: ...} naming no stage added (build(), or synth validation)",
     "ManifestLocationMismatch": "a manifest built for another artifact location than the pipeline's",
+    "PromotionStageEnvMissing": "a promotion stage without a literal account and region (its bootstrap roles are "
+    "assumed by name)",
+    "PromotionStageInAnotherRegion": "a promotion stage in another region than the pipeline's (model data must be "
+    "in the model's region; the cross-region copy is not part of this version)",
+    "InvalidModelPackageGroup": "no model package group, or a name that is not a SageMaker group name",
 }
 
 #: Raised by the GPU build launcher at run time: code -> what it means.

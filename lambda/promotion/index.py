@@ -48,6 +48,8 @@ SHA_KEY = "cdk-triton:manifest-sha256"
 MANIFEST_KEY = "cdk-triton:manifest"
 EVIDENCE_KEY = "cdk-triton:evidence"
 STAGE_KEY_PREFIX = "cdk-triton:stage:"
+#: the manifest the last promotion made live in prod (the pipeline's last stage writes it)
+LIVE_KEY = "live/manifest.json"
 #: the source object's user metadata (S3 lower-cases it): the hash of the manifest the pipeline deploys
 OBJECT_SHA = "manifest-sha256"
 OBJECT_PACKAGE = "model-package-arn"
@@ -89,14 +91,18 @@ def manifest_uri(metadata: dict[str, str]) -> str | None:
     return None
 
 
-def approval_zip(manifest: bytes, approval: dict[str, Any]) -> bytes:
-    """The source object: ``manifest.json`` as registered and ``approval.json`` (deterministic bytes)."""
+def approval_zip(manifest: bytes, approval: dict[str, Any], live: bytes | None = None) -> bytes:
+    """The source object: ``manifest.json`` as registered, ``approval.json`` and, when prod serves a build,
+    ``live-manifest.json`` (the shadow deploy compares with it); deterministic bytes."""
     buf = io.BytesIO()
+    files = [
+        ("manifest.json", manifest),
+        ("approval.json", (json.dumps(approval, indent=2, sort_keys=True) + "\n").encode()),
+    ]
+    if live is not None:
+        files.append(("live-manifest.json", live))
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for name, data in (
-            ("manifest.json", manifest),
-            ("approval.json", (json.dumps(approval, indent=2, sort_keys=True) + "\n").encode()),
-        ):
+        for name, data in files:
             info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
             info.external_attr = 0o644 << 16
             zf.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
@@ -111,6 +117,15 @@ def _deployed_sha(s3: Any, bucket: str, key: str) -> str | None:
             return None
         raise
     return head.get("Metadata", {}).get(OBJECT_SHA)
+
+
+def _live_manifest(s3: Any, bucket: str) -> bytes | None:
+    try:
+        return bytes(s3.get_object(Bucket=bucket, Key=LIVE_KEY)["Body"].read())
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            return None
+        raise
 
 
 def _skip(reason: str, **fields: Any) -> dict[str, Any]:
@@ -162,7 +177,7 @@ def handler(
     s3.put_object(
         Bucket=bucket,
         Key=key,
-        Body=approval_zip(manifest, approval),
+        Body=approval_zip(manifest, approval, _live_manifest(s3, bucket)),
         Metadata={OBJECT_SHA: sha, OBJECT_PACKAGE: arn},
         ServerSideEncryption="AES256",
     )

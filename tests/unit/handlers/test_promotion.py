@@ -102,7 +102,7 @@ def expect_source_head(clients: dict[str, Any], sha: str | None) -> None:
         )
 
 
-def expect_start(clients: dict[str, Any], event_id: str) -> None:
+def expect_start(clients: dict[str, Any], event_id: str, live: bytes | None = None, body: Any = ANY) -> None:
     stub(clients, "s3").add_response(
         "get_object",
         {"Body": StreamingBody(io.BytesIO(MANIFEST), len(MANIFEST))},
@@ -111,13 +111,22 @@ def expect_start(clients: dict[str, Any], event_id: str) -> None:
             "Key": f"cdk-triton/evidence/{SHA}/manifest.json",
         },
     )
+    live_key = {"Bucket": SOURCE_BUCKET, "Key": promotion.LIVE_KEY}
+    if live is None:
+        stub(clients, "s3").add_client_error(
+            "get_object", "NoSuchKey", http_status_code=404, expected_params=live_key
+        )
+    else:
+        stub(clients, "s3").add_response(
+            "get_object", {"Body": StreamingBody(io.BytesIO(live), len(live))}, expected_params=live_key
+        )
     stub(clients, "s3").add_response(
         "put_object",
         {"ETag": '"e"'},
         expected_params={
             "Bucket": SOURCE_BUCKET,
             "Key": SOURCE_KEY,
-            "Body": ANY,
+            "Body": body,
             "Metadata": {promotion.OBJECT_SHA: SHA, promotion.OBJECT_PACKAGE: ARN},
             "ServerSideEncryption": "AES256",
         },
@@ -136,6 +145,28 @@ def test_approval_copies_the_manifest_and_starts_the_pipeline(env: None, clients
     expect_start(clients, approved["id"])
     out = promotion.handler(approved, None, clients=clients)
     assert out["action"] == "started" and out["manifest_sha256"] == SHA
+
+
+class Capture:
+    """A Stubber parameter matcher that keeps what it was compared with."""
+
+    value: Any = None
+
+    def __eq__(self, other: object) -> bool:
+        self.value = other
+        return True
+
+
+def test_the_live_manifest_travels_with_the_approved_one(env: None, clients: dict[str, Any]) -> None:
+    """The shadow deploy compares with what prod serves: the last promoted manifest rides in the zip."""
+    approved, live, body = event("approved"), b'{"live": true}', Capture()
+    stub(clients, "sagemaker").add_response("describe_model_package", described(), {"ModelPackageName": ARN})
+    expect_source_head(clients, "f" * 64)  # another build is live
+    expect_start(clients, approved["id"], live=live, body=body)
+    promotion.handler(approved, None, clients=clients)
+    with zipfile.ZipFile(io.BytesIO(body.value)) as zf:
+        assert zf.read("live-manifest.json") == live and zf.read("manifest.json") == MANIFEST
+        assert json.loads(zf.read("approval.json"))["ModelPackageArn"] == ARN
 
 
 def test_the_source_object_holds_the_registered_bytes_and_the_approval() -> None:

@@ -2,7 +2,7 @@
 
 Run in the synth step after ``cdk synth`` (the manifest is the approved version's, from the S3 source)::
 
-    python -m cdk_triton.pipeline.promotion_specs --manifest approved/manifest.json \
+    python -m cdk_triton.pipeline.promotion_tools --manifest approved/manifest.json \
         --requests "$PROMOTION_VERIFY" --approved approved --out cdk.out/promotion
 
 ``--requests`` is the JSON the pipeline construct wrote at synth: ``{stage: [[endpoint, endpoint_name], ...]}``.
@@ -24,12 +24,12 @@ from cdk_triton.pipeline.verify_checks import verify_checks
 TOOLS = {"verify.py": "lambda/verify/index.py", "promotion.py": "lambda/promotion/index.py"}
 
 
-def spec_file(stage: str, index: int) -> str:
+def check_file(stage: str, index: int) -> str:
     """The spec's file name under the output folder (one author for the construct and this script)."""
     return f"{stage}-{index}.json"
 
 
-def write_specs(
+def write_checks(
     manifest_path: Path, requests: dict[str, list[list[str]]], out: Path, *, root: Path, approved: Path | None
 ) -> list[Path]:
     """Write every stage's specs and the tools under ``out``; return the spec files."""
@@ -39,7 +39,7 @@ def write_specs(
     for stage, pairs in sorted(requests.items()):
         for i, (endpoint, endpoint_name) in enumerate(pairs):
             spec = verify_checks(manifest, endpoint, endpoint_name=endpoint_name)
-            path = out / spec_file(stage, i)
+            path = out / check_file(stage, i)
             tmp = path.with_suffix(".tmp")
             tmp.write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n", encoding="utf-8")
             tmp.replace(path)
@@ -52,14 +52,14 @@ def write_specs(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="promotion_specs", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="promotion_tools", description=__doc__.split("\n")[0])
     parser.add_argument("--manifest", required=True, type=Path)
     parser.add_argument("--requests", required=True)
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--approved", type=Path)
     parser.add_argument("--root", type=Path, default=Path.cwd())
     args = parser.parse_args(argv)
-    written = write_specs(
+    written = write_checks(
         args.manifest, json.loads(args.requests), args.out, root=args.root, approved=args.approved
     )
     print(f"{len(written)} verification specs in {args.out}")
