@@ -48,7 +48,11 @@ from cdk_triton.pipeline.pipeline import TORCH_CPU_INDEX, EndpointVerification
 from cdk_triton.pipeline.promotion_tools import check_file
 from cdk_triton.pipeline.verify_checks import target_model_parameter_path
 
-HANDLER_DIR = Path(__file__).resolve().parents[2] / "lambda" / "promotion"
+#: lambda/promotion: in a checkout through the symlink handlers/promotion, in a wheel the copy setuptools made
+HANDLER_DIR = (Path(__file__).parent / "handlers" / "promotion").resolve()
+#: The least-privilege ``--cloudformation-execution-policies`` of a stage account (``cdk bootstrap``):
+#: exact actions of what the library's stacks create; see the README's GitOps section.
+DEPLOY_POLICY = Path(__file__).resolve().parent / "data" / "cdk-triton-deploy-policy.json"
 SOURCE_KEY = "approved/approved.zip"
 LIVE_KEY = "live/manifest.json"
 APPROVED_DIR = "approved"

@@ -271,6 +271,46 @@ def test_specs_of_the_approved_manifest_for_each_stage(synthed: Any, tmp_path: P
     assert (tmp_path / "out" / "verify.py").is_file() and (tmp_path / "out" / "promotion.py").is_file()
 
 
+#: what CloudFormation calls to create each resource type the library's stacks hold
+CREATE_ACTION = {
+    "AWS::SageMaker::Model": "sagemaker:CreateModel",
+    "AWS::SageMaker::EndpointConfig": "sagemaker:CreateEndpointConfig",
+    "AWS::SageMaker::Endpoint": "sagemaker:CreateEndpoint",
+    "AWS::SageMaker::InferenceComponent": "sagemaker:CreateInferenceComponent",
+    "AWS::IAM::Role": "iam:CreateRole",
+    "AWS::IAM::ManagedPolicy": "iam:CreatePolicy",
+    "AWS::IAM::Policy": "iam:PutRolePolicy",
+    "AWS::CloudWatch::Alarm": "cloudwatch:PutMetricAlarm",
+    "AWS::CloudWatch::Dashboard": "cloudwatch:PutDashboard",
+    "AWS::Logs::LogGroup": "logs:CreateLogGroup",
+    "AWS::Lambda::Function": "lambda:CreateFunction",
+    "AWS::SSM::Parameter": "ssm:PutParameter",
+    "AWS::KMS::Key": "kms:CreateKey",
+    "AWS::SNS::Topic": "sns:CreateTopic",
+    "AWS::ApplicationAutoScaling::ScalableTarget": "application-autoscaling:RegisterScalableTarget",
+    "AWS::ApplicationAutoScaling::ScalingPolicy": "application-autoscaling:PutScalingPolicy",
+    "Custom::TritonVerification": "lambda:InvokeFunction",
+}
+
+
+def test_the_shipped_execution_policy_has_exact_actions_for_every_stage_resource(synthed: Any) -> None:
+    from cdk_triton.pipeline.promotion import DEPLOY_POLICY
+
+    out, _, _ = synthed
+    policy = json.loads(DEPLOY_POLICY.read_text())
+    granted = {a for st in policy["Statement"] for a in _actions(st)}
+    assert all("*" not in a for a in granted)
+    types = {
+        r["Type"]
+        for p in out.glob("assembly-*/*.template.json")
+        for r in json.loads(p.read_text())["Resources"].values()
+    }
+    assert types - set(CREATE_ACTION) == set(), "a new resource type: add it to the policy and this table"
+    assert {CREATE_ACTION[t] for t in types} <= granted
+    passes = [st for st in policy["Statement"] if "iam:PassRole" in _actions(st)]
+    assert passes and all("iam:PassedToService" in json.dumps(st["Condition"]) for st in passes)
+
+
 # ------------------------------------------------------------------------------------------ errors
 
 
