@@ -143,7 +143,8 @@ class TritonPromotionPipeline(Construct):
             self.source_bucket, SOURCE_KEY, trigger=cp_actions.S3Trigger.NONE, action_name="ApprovedManifest"
         )
         self.pipeline: pipelines.CodePipeline | None = None
-        self.verify_roles: dict[str, iam.Role] = {}
+        #: stage name -> the role of its Verify / Bake step (the stage account's verify role trusts it)
+        self.step_roles: dict[str, iam.Role] = {}
 
     # --------------------------------------------------------------------------- stages
 
@@ -315,14 +316,7 @@ class TritonPromotionPipeline(Construct):
         name = stage.stage_name
         verify_role = f"arn:{cdk.Aws.PARTITION}:iam::{stage.account}:role/{self.verify_role_name(stage)}"
         assume = f'CREDS="$(python3 promotion.py assume --role-arn {verify_role})" && eval "$CREDS"'
-        checks = [f"python3 verify.py --spec {check_file(name, i)}" for i in range(len(verify))]
-        if bake is not None:
-            alarms = " ".join(f"--alarm {a}" for a in bake.alarm_names)
-            minutes = int(bake.bake_time.to_minutes())
-            checks.append(
-                f"python3 promotion.py bake --endpoint-name {bake.endpoint_name} "
-                f"--shadow-variant {bake.shadow_variant} {alarms} --minutes {minutes}"
-            )
+        checks = _check_commands(name, verify, bake)
         if not checks and not record_live:
             return []
         write = f"python3 promotion.py write-back --approved approved --stage {name}"
@@ -369,7 +363,7 @@ class TritonPromotionPipeline(Construct):
             env={"AWS_REGION": str(stage.region)},
             timeout=timeout,
         )
-        self.verify_roles[name] = role
+        self.step_roles[name] = role
         return [step]
 
     def _trigger(self) -> None:
@@ -386,39 +380,7 @@ class TritonPromotionPipeline(Construct):
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
             description="cdk-triton: start the promotion pipeline on an approval",
         )
-        assert self.pipeline is not None
-        statements = [
-            iam.PolicyStatement(
-                actions=["sagemaker:DescribeModelPackage"],
-                resources=_package_arns(self.stack, self.model_package_groups),
-            ),
-            iam.PolicyStatement(
-                actions=["s3:GetObject"],
-                resources=[self.artifact_bucket.arn_for_objects(f"{self.artifact_prefix}*")],
-            ),
-            # GetObject answers HeadObject; ListBucket makes a missing source key a 404, not a 403
-            iam.PolicyStatement(
-                actions=["s3:GetObject", "s3:PutObject"],
-                resources=[self.source_bucket.arn_for_objects(k) for k in (SOURCE_KEY, LIVE_KEY)],
-            ),
-            iam.PolicyStatement(
-                actions=["s3:ListBucket"],
-                resources=[self.source_bucket.bucket_arn],
-                conditions={"StringEquals": {"s3:prefix": [SOURCE_KEY, LIVE_KEY]}},
-            ),
-            iam.PolicyStatement(
-                actions=["codepipeline:StartPipelineExecution"],
-                resources=[self.pipeline.pipeline.pipeline_arn],
-            ),
-            iam.PolicyStatement(
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[f"{log_group.log_group_arn}"],
-            ),
-        ]
-        if self.artifact_key is not None:
-            statements.append(
-                iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self.artifact_key.key_arn])
-            )
+        statements = self._trigger_statements(log_group)
         policy = iam.ManagedPolicy(self, "TriggerPolicy", statements=statements, roles=[role])
         self.trigger_role = role
         self.trigger_function = lambda_.Function(
@@ -456,6 +418,43 @@ class TritonPromotionPipeline(Construct):
             targets=[targets.LambdaFunction(self.trigger_function, retry_attempts=2)],
         )
         _acknowledge_trigger(self, log_group)
+
+    def _trigger_statements(self, log_group: logs.LogGroup) -> list[iam.PolicyStatement]:
+        """Exactly what the trigger calls: the registry, the registered manifest, the source keys, the start."""
+        assert self.pipeline is not None
+        statements = [
+            iam.PolicyStatement(
+                actions=["sagemaker:DescribeModelPackage"],
+                resources=_package_arns(self.stack, self.model_package_groups),
+            ),
+            iam.PolicyStatement(
+                actions=["s3:GetObject"],
+                resources=[self.artifact_bucket.arn_for_objects(f"{self.artifact_prefix}*")],
+            ),
+            # GetObject answers HeadObject; ListBucket makes a missing source key a 404, not a 403
+            iam.PolicyStatement(
+                actions=["s3:GetObject", "s3:PutObject"],
+                resources=[self.source_bucket.arn_for_objects(k) for k in (SOURCE_KEY, LIVE_KEY)],
+            ),
+            iam.PolicyStatement(
+                actions=["s3:ListBucket"],
+                resources=[self.source_bucket.bucket_arn],
+                conditions={"StringEquals": {"s3:prefix": [SOURCE_KEY, LIVE_KEY]}},
+            ),
+            iam.PolicyStatement(
+                actions=["codepipeline:StartPipelineExecution"],
+                resources=[self.pipeline.pipeline.pipeline_arn],
+            ),
+            iam.PolicyStatement(
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[f"{log_group.log_group_arn}"],
+            ),
+        ]
+        if self.artifact_key is not None:
+            statements.append(
+                iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self.artifact_key.key_arn])
+            )
+        return statements
 
     # --------------------------------------------------------------------------- policies
 
@@ -499,6 +498,19 @@ class TritonPromotionPipeline(Construct):
         }
 
 
+def _check_commands(stage: str, verify: list[EndpointVerification], bake: ShadowBake | None) -> list[str]:
+    """The commands a stage's Verify / Bake step runs with the stage account's role."""
+    checks = [f"python3 verify.py --spec {check_file(stage, i)}" for i in range(len(verify))]
+    if bake is not None:
+        alarms = " ".join(f"--alarm {a}" for a in bake.alarm_names)
+        minutes = int(bake.bake_time.to_minutes())
+        checks.append(
+            f"python3 promotion.py bake --endpoint-name {bake.endpoint_name} "
+            f"--shadow-variant {bake.shadow_variant} {alarms} --minutes {minutes}"
+        )
+    return checks
+
+
 class _StageAccess(cdk.Stack):
     """The stage account's role the pipeline's Verify step assumes: invoke, read samples, watch the shadow."""
 
@@ -518,51 +530,8 @@ class _StageAccess(cdk.Stack):
         )
         pipeline_account = owner.stack.account
         names = [v.deployed_name for v in verify] + ([bake.endpoint_name] if bake else [])
-        part, region, account = self.partition, stage.region, stage.account
-        statements: list[iam.PolicyStatement] = []
-        if verify:
-            statements += [
-                iam.PolicyStatement(
-                    actions=["sagemaker:InvokeEndpoint"],
-                    resources=[
-                        f"arn:{part}:sagemaker:{region}:{account}:endpoint/{v.deployed_name.lower()}"
-                        for v in verify
-                    ],
-                ),
-                iam.PolicyStatement(
-                    actions=["ssm:GetParametersByPath"],
-                    resources=[
-                        f"arn:{part}:ssm:{region}:{account}:parameter{target_model_parameter_path(v.deployed_name)}"
-                        for v in verify
-                    ],
-                ),
-                iam.PolicyStatement(
-                    actions=["s3:GetObject"],
-                    resources=[
-                        f"arn:{part}:s3:::{owner.artifact_bucket.bucket_name}/"
-                        f"{layout.samples_key_pattern(owner.artifact_prefix)}"
-                    ],
-                ),
-            ]
-            if owner.artifact_key is not None:
-                statements.append(
-                    iam.PolicyStatement(actions=["kms:Decrypt"], resources=[owner.artifact_key.key_arn])
-                )
-        if bake is not None:
-            statements += [
-                iam.PolicyStatement(
-                    actions=["sagemaker:DescribeEndpoint"],
-                    resources=[
-                        f"arn:{part}:sagemaker:{region}:{account}:endpoint/{bake.endpoint_name.lower()}"
-                    ],
-                ),
-                iam.PolicyStatement(
-                    actions=["cloudwatch:DescribeAlarms"],
-                    resources=[
-                        f"arn:{part}:cloudwatch:{region}:{account}:alarm:{a}" for a in bake.alarm_names
-                    ],
-                ),
-            ]
+        part = self.partition
+        statements = _access_statements(owner, part, str(stage.region), str(stage.account), verify, bake)
         self.role = iam.Role(
             self,
             "VerifyRole",
@@ -582,6 +551,58 @@ class _StageAccess(cdk.Stack):
                             reason="the recorded samples are content-addressed objects under the build's samples prefix",
                         )
                     )
+
+
+def _access_statements(
+    owner: TritonPromotionPipeline,
+    part: str,
+    region: str,
+    account: str,
+    verify: list[EndpointVerification],
+    bake: ShadowBake | None,
+) -> list[iam.PolicyStatement]:
+    """What the stage account's verify role may do: invoke and read samples; watch the shadow."""
+    statements: list[iam.PolicyStatement] = []
+    if verify:
+        statements += [
+            iam.PolicyStatement(
+                actions=["sagemaker:InvokeEndpoint"],
+                resources=[
+                    f"arn:{part}:sagemaker:{region}:{account}:endpoint/{v.deployed_name.lower()}"
+                    for v in verify
+                ],
+            ),
+            iam.PolicyStatement(
+                actions=["ssm:GetParametersByPath"],
+                resources=[
+                    f"arn:{part}:ssm:{region}:{account}:parameter{target_model_parameter_path(v.deployed_name)}"
+                    for v in verify
+                ],
+            ),
+            iam.PolicyStatement(
+                actions=["s3:GetObject"],
+                resources=[
+                    f"arn:{part}:s3:::{owner.artifact_bucket.bucket_name}/"
+                    f"{layout.samples_key_pattern(owner.artifact_prefix)}"
+                ],
+            ),
+        ]
+        if owner.artifact_key is not None:
+            statements.append(
+                iam.PolicyStatement(actions=["kms:Decrypt"], resources=[owner.artifact_key.key_arn])
+            )
+    if bake is not None:
+        statements += [
+            iam.PolicyStatement(
+                actions=["sagemaker:DescribeEndpoint"],
+                resources=[f"arn:{part}:sagemaker:{region}:{account}:endpoint/{bake.endpoint_name.lower()}"],
+            ),
+            iam.PolicyStatement(
+                actions=["cloudwatch:DescribeAlarms"],
+                resources=[f"arn:{part}:cloudwatch:{region}:{account}:alarm:{a}" for a in bake.alarm_names],
+            ),
+        ]
+    return statements
 
 
 def _flat(scope: cdk.Stack, value: str) -> str:
