@@ -23,6 +23,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from cdk_triton.constructs import metrics
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
@@ -163,20 +164,14 @@ class ShadowComparison(Construct):
         super().__init__(scope, construct_id)
         period = period or cdk.Duration.minutes(5)
 
-        def metric(name: str, variant: str, statistic: str) -> cloudwatch.Metric:
-            return cloudwatch.Metric(
-                namespace="AWS/SageMaker",
-                metric_name=name,
-                dimensions_map={"EndpointName": endpoint_name, "VariantName": variant},
-                statistic=statistic,
-                period=period,
-            )
+        def metric(spec: metrics.MetricDef, variant: str, statistic: str) -> cloudwatch.Metric:
+            return metrics.metric_of(spec, endpoint_name, variant, statistic=statistic, period=period)
 
         latency = cloudwatch.MathExpression(
             expression=f"IF(prod > 0, shadow / prod, 0) - {latency_ratio}",
             using_metrics={
-                "shadow": metric("ModelLatency", shadow_variant, "p90"),
-                "prod": metric("ModelLatency", production_variant, "p90"),
+                "shadow": metric(metrics.MODEL_LATENCY, shadow_variant, "p90"),
+                "prod": metric(metrics.MODEL_LATENCY, production_variant, "p90"),
             },
             label="shadow p90 latency / production p90 latency - allowed ratio",
             period=period,
@@ -184,10 +179,10 @@ class ShadowComparison(Construct):
         errors = cloudwatch.MathExpression(
             expression=f"IF(sinv > 0, serr / sinv, 0) - IF(pinv > 0, perr / pinv, 0) - {error_rate_margin}",
             using_metrics={
-                "serr": metric("Invocation5XXErrors", shadow_variant, "Sum"),
-                "sinv": metric("Invocations", shadow_variant, "Sum"),
-                "perr": metric("Invocation5XXErrors", production_variant, "Sum"),
-                "pinv": metric("Invocations", production_variant, "Sum"),
+                "serr": metric(metrics.INVOCATION_5XX_ERRORS, shadow_variant, "Sum"),
+                "sinv": metric(metrics.INVOCATIONS, shadow_variant, "Sum"),
+                "perr": metric(metrics.INVOCATION_5XX_ERRORS, production_variant, "Sum"),
+                "pinv": metric(metrics.INVOCATIONS, production_variant, "Sum"),
             },
             label="shadow 5XX rate - production 5XX rate - allowed margin",
             period=period,
