@@ -22,7 +22,10 @@ Bake step passes at once (no shadow to compare).
 Context: ``manifest`` (the approved manifest; default build/out/manifest.json so the synth works offline),
 ``live_manifest`` (the manifest live in prod; default none), ``pipeline_account`` / ``staging_account`` /
 ``prod_account`` (default the placeholders 111111111111 / 222222222222 / 333333333333), ``region``
-(default us-east-1: every stage, the pipeline and the artifact bucket share it), ``artifact_location``
+(default us-east-1: the pipeline, the registry, the artifact bucket and staging), ``prod_region`` (default
+``region``; another region copies the build to ``prod_artifact_location``, default
+``s3://cdk-triton-example-artifacts-<prod account>-<prod region>/cdk-triton/``, with
+``prod_artifact_key_arn``), ``artifact_location``
 (default: models.yaml's), ``artifact_key_arn`` (default none), ``source`` (the repository as an S3 zip;
 default ``s3://cdk-triton-example-source-<pipeline account>/cdk-triton/source.zip``), ``bake_minutes``
 (default 60), ``nag`` (default true).
@@ -52,7 +55,7 @@ from cdk_triton.constructs import (
     TritonModel,
 )
 from cdk_triton.constructs.verification import recorded_samples
-from cdk_triton.pipeline import EndpointVerification, ShadowBake, TritonPromotionPipeline
+from cdk_triton.pipeline import EndpointVerification, RegionalArtifacts, ShadowBake, TritonPromotionPipeline
 
 ROOT = Path(__file__).resolve().parent
 DECLARATION = "build/models.yaml"
@@ -175,20 +178,33 @@ class PromotionPipelineStack(cdk.Stack):
         )
         region = self.region
         staging_env = cdk.Environment(account=_account(ctx, "staging_account"), region=region)
-        prod_env = cdk.Environment(account=_account(ctx, "prod_account"), region=region)
+        prod_region = str(ctx("prod_region") or region)
+        prod_env = cdk.Environment(account=_account(ctx, "prod_account"), region=prod_region)
+        regional = None
+        if prod_region != region:  # prod reads the build from its own bucket in its region
+            location = ctx("prod_artifact_location") or (
+                f"s3://cdk-triton-example-artifacts-{prod_env.account}-{prod_region}/cdk-triton/"
+            )
+            regional = RegionalArtifacts(location=str(location), kms_key_arn=ctx("prod_artifact_key_arn"))
+        pick = promotion.stage_manifest
         staging = PromotionStage(self, "Staging", manifest=manifest, prefix="staging-", env=staging_env)
         shadow = PromotionStage(
-            self, "ProdShadow", manifest=manifest, prefix="prod-", live=live, env=prod_env
+            self,
+            "ProdShadow",
+            manifest=pick("ProdShadow", manifest),
+            prefix="prod-",
+            live=pick("ProdShadow", live, live=True) if live else None,
+            env=prod_env,
         )
-        prod = PromotionStage(self, "Prod", manifest=manifest, prefix="prod-", env=prod_env)
+        prod = PromotionStage(self, "Prod", manifest=pick("Prod", manifest), prefix="prod-", env=prod_env)
         promotion.add_stage(staging, verify=staging.verifications())
         bake = ShadowBake(
             endpoint_name="prod-classifier",
             alarm_names=shadow.endpoints.comparison.alarm_names,
             bake_time=cdk.Duration.minutes(int(ctx("bake_minutes") or 60)),
         )
-        promotion.add_stage(shadow, bake=bake)
-        promotion.add_stage(prod, verify=prod.verifications(), record_live=True)
+        promotion.add_stage(shadow, bake=bake, regional_artifacts=regional)
+        promotion.add_stage(prod, verify=prod.verifications(), record_live=True, regional_artifacts=regional)
         promotion.build()
         accounts = sorted({staging_env.account, prod_env.account})  # type: ignore[type-var]
         cdk.CfnOutput(
@@ -203,6 +219,13 @@ class PromotionPipelineStack(cdk.Stack):
                 "ArtifactKeyPolicy",
                 value=json.dumps(promotion.artifact_key_policy(accounts)),
                 description="add this statement to the artifact key's policy",
+            )
+        if regional is not None:
+            cdk.CfnOutput(
+                self,
+                "ProdBucketPolicy",
+                value=json.dumps(promotion.regional_bucket_policy(prod)),
+                description="add these statements to prod's regional bucket policy (Replicate writes, prod reads)",
             )
         self.promotion = promotion
         self.stages = (staging, shadow, prod)

@@ -12,13 +12,19 @@ from cdk_triton.pipeline.gpu_targets import (
     job_kind,
 )
 from cdk_triton.pipeline.pipeline import EndpointVerification, TritonPipeline
-from cdk_triton.pipeline.promotion import ShadowBake, TritonPromotionPipeline, bootstrap_role_arn
+from cdk_triton.pipeline.promotion import (
+    RegionalArtifacts,
+    ShadowBake,
+    TritonPromotionPipeline,
+    bootstrap_role_arn,
+)
 
 __all__ = [
     "EndpointVerification",
     "GpuBuildOptions",
     "GpuBuildTarget",
     "GpuJob",
+    "RegionalArtifacts",
     "ShadowBake",
     "TritonPipeline",
     "TritonPromotionPipeline",

@@ -24,8 +24,8 @@ VALIDATION_ERRORS: dict[str, str] = {
     "ManifestLocationMismatch": "a manifest built for another artifact location than the pipeline's",
     "PromotionStageEnvMissing": "a promotion stage without a literal account and region (its bootstrap roles are "
     "assumed by name)",
-    "PromotionStageInAnotherRegion": "a promotion stage in another region than the pipeline's (model data must be "
-    "in the model's region; the cross-region copy is not part of this version)",
+    "PromotionStageInAnotherRegion": "a promotion stage in another region than the pipeline's without "
+    "regional_artifacts (model data must be in the model's region)",
     "InvalidModelPackageGroup": "no model package group, or a name that is not a SageMaker group name",
 }
 

@@ -42,10 +42,11 @@ from aws_cdk import pipelines
 from constructs import Construct
 
 from cdk_triton.config import layout
+from cdk_triton.config.manifest import ArtifactLocation
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline._nag import acknowledge_pipeline
 from cdk_triton.pipeline.pipeline import TORCH_CPU_INDEX, EndpointVerification
-from cdk_triton.pipeline.promotion_tools import check_file
+from cdk_triton.pipeline.promotion_tools import check_file, regional_file
 from cdk_triton.pipeline.verify_checks import target_model_parameter_path
 
 #: lambda/promotion: in a checkout through the symlink handlers/promotion, in a wheel the copy setuptools made
@@ -76,6 +77,27 @@ class ShadowBake:
     alarm_names: Sequence[str]
     shadow_variant: str = "Shadow"
     bake_time: cdk.Duration = field(default_factory=lambda: cdk.Duration.hours(1))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RegionalArtifacts:
+    """Where a stage in another region reads the build: YOUR bucket in the stage's region.
+
+    The stage's Replicate step copies the approved build there before the deploy, and the stage is
+    synthesized from a region-specific manifest (the approved one, every location moved here). Add the
+    statements of ``TritonPromotionPipeline.regional_bucket_policy(stage)`` to the bucket's policy.
+
+    Attributes:
+        location: ``s3://<bucket in the stage's region>/<prefix>``.
+        kms_key_arn: the bucket's KMS key. Default: none (SSE-S3).
+    """
+
+    location: str
+    kms_key_arn: str | None = None
+
+    @property
+    def uri(self) -> str:
+        return ArtifactLocation.from_uri(self.location).uri
 
 
 def bootstrap_role_arn(kind: str, *, account: str, region: str, qualifier: str = DEFAULT_QUALIFIER) -> str:
@@ -130,6 +152,7 @@ class TritonPromotionPipeline(Construct):
         self.artifact_prefix = f"{prefix}/" if prefix else ""
         self.cdk_app, self.qualifier, self.pipeline_name = cdk_app, bootstrap_qualifier, pipeline_name
         self._stages: list[tuple[cdk.Stage, list[EndpointVerification], ShadowBake | None, bool]] = []
+        self.regional: dict[str, RegionalArtifacts] = {}
         self.source_bucket = s3.Bucket(
             self,
             "ApprovedSource",
@@ -155,6 +178,7 @@ class TritonPromotionPipeline(Construct):
         verify: Sequence[EndpointVerification] = (),
         bake: ShadowBake | None = None,
         record_live: bool = False,
+        regional_artifacts: RegionalArtifacts | None = None,
     ) -> None:
         """Deploy ``stage`` after a trust check; verify it from its own account; write the result back.
 
@@ -164,6 +188,8 @@ class TritonPromotionPipeline(Construct):
             bake: watch a shadow's comparison alarms after the deploy. Default: none.
             record_live: after this stage, record the manifest as live (the next promotion's shadow
                 compares with it): set it on the stage that promotes to prod. Default: False.
+            regional_artifacts: for a stage in another region than the pipeline's: your bucket there.
+                Default: none (the stage must be in the pipeline's region).
         """
         errors: list[TritonValidationError] = []
         for prop, value in (("account", stage.account), ("region", stage.region)):
@@ -181,7 +207,12 @@ class TritonPromotionPipeline(Construct):
                 )
         here = self.stack.region
         there = stage.region
-        if not errors and not cdk.Token.is_unresolved(here) and there != here:
+        if regional_artifacts is not None:
+            try:
+                regional_artifacts.uri  # noqa: B018 - validates the URI
+            except TritonValidationError as exc:
+                errors.append(exc.at(stage.node.path))
+        if not errors and not cdk.Token.is_unresolved(here) and there != here and regional_artifacts is None:
             errors.append(
                 TritonValidationError(
                     "PromotionStageInAnotherRegion",
@@ -190,15 +221,30 @@ class TritonPromotionPipeline(Construct):
                     problem=f"differs from the pipeline's region {here}: SageMaker reads model data only from a "
                     "bucket in the model's region, and the registered build lies in the pipeline's",
                     allowed=here,
-                    fix="run one promotion pipeline per region (its own artifact bucket and registry), or keep "
-                    "the stage in the pipeline's region; the cross-region copy is not part of this version",
+                    fix="pass regional_artifacts=RegionalArtifacts(location='s3://<your bucket in "
+                    f"{there}>/<prefix>'): the pipeline copies the build there and synthesizes the stage "
+                    "from a region-specific manifest",
                     path=stage.node.path,
                 )
             )
         raise_all(errors)
         self._stages.append((stage, list(verify), bake, record_live))
+        if regional_artifacts is not None:
+            self.regional[stage.stage_name] = regional_artifacts
         if verify or bake:
             _StageAccess(self, stage, verify=list(verify), bake=bake)
+
+    def stage_manifest(self, stage_name: str, manifest: str, *, live: bool = False) -> str:
+        """The manifest a stage synthesizes from: its region-specific one in the pipeline's synth step
+        (context ``regional_manifests``, a folder the synth step writes), else ``manifest``. ``live``:
+        the same for the manifest live in prod (the shadow deploy's production variant)."""
+        folder = self.node.try_get_context("regional_manifests")
+        own = Path(str(folder)) / regional_file(stage_name, live=live) if folder else None
+        return str(own) if own is not None and own.is_file() else manifest
+
+    def replicate_role_name(self, stage: cdk.Stage) -> str:
+        """The pipeline account's role of a regional stage's Replicate step (the regional bucket grants it)."""
+        return _role_name(f"{self.pipeline_name}-{stage.stage_name}-replicate")
 
     def verify_role_name(self, stage: cdk.Stage) -> str:
         """The stage account's role the Verify step assumes (a physical name: the trust names it)."""
@@ -224,6 +270,8 @@ class TritonPromotionPipeline(Construct):
         )
         for stage, verify, bake, record_live in self._stages:
             pre: list[pipelines.Step] = [self._trust_step(stage, synth)]
+            if stage.stage_name in self.regional:
+                pre.append(self._replicate_step(stage, synth))
             post = self._post_steps(stage, synth, verify, bake, record_live)
             self.pipeline.add_stage(stage, pre=pre, post=post or None)
         self.pipeline.build_pipeline()
@@ -231,6 +279,8 @@ class TritonPromotionPipeline(Construct):
         acknowledge_pipeline(self, artifact_bucket=self.artifact_bucket, artifact_prefix=self.artifact_prefix)
         _acknowledge_source_bucket(self.source_bucket)
         _acknowledge_packages(self)
+        _acknowledge_regional(self)
+        _acknowledge_cross_region(self)
         return self.pipeline
 
     def _synth_step(self) -> pipelines.CodeBuildStep:
@@ -240,6 +290,12 @@ class TritonPromotionPipeline(Construct):
         }
         app = f' --app "{self.cdk_app}"' if self.cdk_app else ""
         live = f"{APPROVED_DIR}/live-manifest.json"
+        regional = {
+            name: {"location": r.uri, **({"kms_key_arn": r.kms_key_arn} if r.kms_key_arn else {})}
+            for name, r in self.regional.items()
+        }
+        folder = f"{APPROVED_DIR}/regional"
+        tools = ".venv/bin/python -m cdk_triton.pipeline.promotion_tools"
         return pipelines.CodeBuildStep(
             "Synth",
             input=self._source,
@@ -253,12 +309,15 @@ class TritonPromotionPipeline(Construct):
             commands=[
                 f".venv/bin/python lambda/promotion/index.py gate --approved {APPROVED_DIR}",
                 f'LIVE=""; if [ -f {live} ]; then LIVE="-c live_manifest=$PWD/{live}"; fi',
-                f'PATH="$PWD/.venv/bin:$PATH" npx cdk synth{app} -c manifest=$PWD/{APPROVED_DIR}/manifest.json $LIVE',
-                f".venv/bin/python -m cdk_triton.pipeline.promotion_tools --manifest {APPROVED_DIR}/manifest.json "
+                f'{tools} regional --manifest {APPROVED_DIR}/manifest.json --out {folder} --regional "$PROMOTION_REGIONAL"',
+                f'PATH="$PWD/.venv/bin:$PATH" npx cdk synth{app} -c manifest=$PWD/{APPROVED_DIR}/manifest.json $LIVE '
+                f"-c regional_manifests=$PWD/{folder}",
+                f"{tools} checks --manifest {APPROVED_DIR}/manifest.json --regional-dir {folder} "
                 f'--approved {APPROVED_DIR} --out cdk.out/{TOOLS_DIR} --requests "$PROMOTION_VERIFY"',
             ],
             env={
                 "PROMOTION_VERIFY": json.dumps(requests, sort_keys=True, separators=(",", ":")),
+                "PROMOTION_REGIONAL": json.dumps(regional, sort_keys=True, separators=(",", ":")),
                 "PYTHONDONTWRITEBYTECODE": "1",
                 "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
             },
@@ -304,6 +363,88 @@ class TritonPromotionPipeline(Construct):
             [f"python3 promotion.py assume --role-arn {deploy_role} > /dev/null"],
             statements=[iam.PolicyStatement(actions=["sts:AssumeRole"], resources=[deploy_role])],
         )
+
+    def _replicate_step(self, stage: cdk.Stage, synth: pipelines.CodeBuildStep) -> pipelines.CodeBuildStep:
+        """Copy the build to the stage's bucket in its region (the pipeline account's role, granted by it)."""
+        target = self.regional[stage.stage_name]
+        loc = ArtifactLocation.from_uri(target.uri)
+        part = cdk.Aws.PARTITION
+        kms = f" --kms-key-arn {target.kms_key_arn}" if target.kms_key_arn else ""
+        statements = _s3_read(
+            self.artifact_bucket.bucket_arn,
+            self.artifact_bucket.arn_for_objects(f"{self.artifact_prefix}*"),
+            self.artifact_prefix,
+        )
+        statements += _s3_read(
+            f"arn:{part}:s3:::{loc.bucket}", f"arn:{part}:s3:::{loc.bucket}/{loc.prefix}*", loc.prefix
+        )
+        statements.append(
+            iam.PolicyStatement(
+                actions=["s3:PutObject"], resources=[f"arn:{part}:s3:::{loc.bucket}/{loc.prefix}*"]
+            )
+        )
+        if self.artifact_key is not None:
+            statements.append(
+                iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self.artifact_key.key_arn])
+            )
+        if target.kms_key_arn:
+            statements.append(
+                iam.PolicyStatement(
+                    actions=["kms:GenerateDataKey", "kms:Decrypt"], resources=[target.kms_key_arn]
+                )
+            )
+        role = iam.Role(
+            self,
+            f"{stage.stage_name}ReplicateRole",
+            role_name=self.replicate_role_name(stage),
+            assumed_by=iam.ServicePrincipal("codebuild.amazonaws.com"),
+            description=f"cdk-triton: copy the approved build to {stage.stage_name}'s bucket in {stage.region}",
+        )
+        return self._tool_step(
+            "Replicate",
+            synth,
+            [
+                f"python3 promotion.py replicate --plan replicate-{stage.stage_name}.json "
+                f"--target-region {stage.region}{kms}"
+            ],
+            role=role,
+            statements=statements,
+            timeout=cdk.Duration.hours(2),
+        )
+
+    def regional_bucket_policy(self, stage: cdk.Stage) -> dict[str, object]:
+        """The statements to add to YOUR regional bucket's policy: the Replicate step writes, the stage reads."""
+        target = ArtifactLocation.from_uri(self.regional[stage.stage_name].uri)
+        objects = f"arn:aws:s3:::{target.bucket}/{target.prefix}*"
+        replicate = f"arn:aws:iam::{self.stack.account}:role/{self.replicate_role_name(stage)}"
+        stage_root = f"arn:aws:iam::{stage.account}:root"
+        return {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "CdkTritonReplicateWrite",
+                    "Effect": "Allow",
+                    "Principal": {"AWS": replicate},
+                    "Action": ["s3:GetObject", "s3:PutObject"],
+                    "Resource": objects,
+                },
+                {
+                    "Sid": "CdkTritonStageRead",
+                    "Effect": "Allow",
+                    "Principal": {"AWS": stage_root},
+                    "Action": "s3:GetObject",
+                    "Resource": objects,
+                },
+                {
+                    "Sid": "CdkTritonList",
+                    "Effect": "Allow",
+                    "Principal": {"AWS": [replicate, stage_root]},
+                    "Action": "s3:ListBucket",
+                    "Resource": f"arn:aws:s3:::{target.bucket}",
+                    "Condition": {"StringLike": {"s3:prefix": [f"{target.prefix}*"]}},
+                },
+            ],
+        }
 
     def _post_steps(
         self,
@@ -498,6 +639,17 @@ class TritonPromotionPipeline(Construct):
         }
 
 
+def _s3_read(bucket_arn: str, objects_arn: str, prefix: str) -> list[iam.PolicyStatement]:
+    return [
+        iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects_arn]),
+        iam.PolicyStatement(
+            actions=["s3:ListBucket"],
+            resources=[bucket_arn],
+            conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+        ),
+    ]
+
+
 def _check_commands(stage: str, verify: list[EndpointVerification], bake: ShadowBake | None) -> list[str]:
     """The commands a stage's Verify / Bake step runs with the stage account's role."""
     checks = [f"python3 verify.py --spec {check_file(stage, i)}" for i in range(len(verify))]
@@ -531,7 +683,13 @@ class _StageAccess(cdk.Stack):
         pipeline_account = owner.stack.account
         names = [v.deployed_name for v in verify] + ([bake.endpoint_name] if bake else [])
         part = self.partition
-        statements = _access_statements(owner, part, str(stage.region), str(stage.account), verify, bake)
+        regional = owner.regional.get(stage.stage_name)
+        samples = (
+            ArtifactLocation.from_uri(regional.uri, kms_key_arn=regional.kms_key_arn) if regional else None
+        )
+        statements = _access_statements(
+            owner, part, str(stage.region), str(stage.account), verify, bake, samples
+        )
         self.role = iam.Role(
             self,
             "VerifyRole",
@@ -560,8 +718,11 @@ def _access_statements(
     account: str,
     verify: list[EndpointVerification],
     bake: ShadowBake | None,
+    regional: ArtifactLocation | None,
 ) -> list[iam.PolicyStatement]:
     """What the stage account's verify role may do: invoke and read samples; watch the shadow."""
+    bucket = regional.bucket if regional else owner.artifact_bucket.bucket_name
+    prefix = regional.prefix if regional else owner.artifact_prefix
     statements: list[iam.PolicyStatement] = []
     if verify:
         statements += [
@@ -581,16 +742,14 @@ def _access_statements(
             ),
             iam.PolicyStatement(
                 actions=["s3:GetObject"],
-                resources=[
-                    f"arn:{part}:s3:::{owner.artifact_bucket.bucket_name}/"
-                    f"{layout.samples_key_pattern(owner.artifact_prefix)}"
-                ],
+                resources=[f"arn:{part}:s3:::{bucket}/{layout.samples_key_pattern(prefix)}"],
             ),
         ]
-        if owner.artifact_key is not None:
-            statements.append(
-                iam.PolicyStatement(actions=["kms:Decrypt"], resources=[owner.artifact_key.key_arn])
-            )
+        key = (regional.kms_key_arn if regional else None) or (
+            owner.artifact_key.key_arn if owner.artifact_key is not None and regional is None else None
+        )
+        if key:
+            statements.append(iam.PolicyStatement(actions=["kms:Decrypt"], resources=[key]))
     if bake is not None:
         statements += [
             iam.PolicyStatement(
@@ -655,6 +814,74 @@ def _acknowledge_trigger(owner: TritonPromotionPipeline, log_group: logs.LogGrou
             reason="the registered manifests lie under the build's artifact prefix (evidence/<sha>/manifest.json)",
         )
     )
+
+
+def _acknowledge_regional(owner: TritonPromotionPipeline) -> None:
+    """The regional buckets' ``<prefix>*`` of the Replicate steps' roles."""
+    for child in owner.node.find_all():
+        if not isinstance(child, (iam.CfnPolicy, iam.CfnManagedPolicy)):
+            continue
+        for r in owner.regional.values():
+            loc = ArtifactLocation.from_uri(r.uri)
+            cdk.Validations.of(child).acknowledge(
+                cdk.Acknowledgment(
+                    id=f"AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::{loc.bucket}/{loc.prefix}*]",
+                    reason="the stage's own bucket prefix in its region, where the Replicate step copies the build",
+                )
+            )
+
+
+#: CodePipeline's own grants for a stage in another region (the replication bucket in that region and its key,
+#: referenced by alias, hence "*"): CDK's, documented, not claimed
+_CROSS_REGION = (
+    (
+        r"Resource::arn:<AWS::Partition>:s3:::[a-z0-9.-]*replicationbucket[a-z0-9]*/\*",
+        "objects of CodePipeline's "
+        "own artifact replication bucket in the stage's region (aws-cdk-lib's cross-region support stack)",
+    ),
+    (
+        r"Resource::\*",
+        "CodePipeline's grant on the replication bucket's key in the stage's region, which "
+        "aws-cdk-lib references by alias (its cross-region support stack)",
+    ),
+)
+
+
+def _acknowledge_cross_region(owner: TritonPromotionPipeline) -> None:
+    """What aws-cdk-lib adds for a stage in another region: the support stack's bucket, the pipeline role's grants."""
+    if not owner.regional:
+        return
+    stack = cdk.Stack.of(owner)
+    for child in owner.node.find_all():
+        if not isinstance(child, iam.CfnPolicy):
+            continue
+        for st in stack.resolve(child.policy_document).get("Statement", []):
+            resources = st.get("Resource", [])
+            actions = st.get("Action", [])
+            for r in resources if isinstance(resources, list) else [resources]:
+                finding = f"Resource::{_flat(stack, r) if not isinstance(r, str) else r}"
+                for pattern, reason in _CROSS_REGION:
+                    kms_only = all(
+                        str(a).startswith("kms:")
+                        for a in (actions if isinstance(actions, list) else [actions])
+                    )
+                    if re.fullmatch(pattern, finding) and (finding != "Resource::*" or kms_only):
+                        cdk.Validations.of(child).acknowledge(
+                            cdk.Acknowledgment(
+                                id=f"AwsSolutions::AwsSolutions-IAM5[{finding}]", reason=reason
+                            )
+                        )
+    for support in owner.node.root.node.children:
+        if isinstance(support, cdk.Stack) and support.node.id.startswith("cross-region-stack-"):
+            for c in support.node.find_all():
+                if isinstance(c, s3.CfnBucket):
+                    cdk.Validations.of(c).acknowledge(
+                        cdk.Acknowledgment(
+                            id="AwsSolutions::AwsSolutions-S1",
+                            reason="CodePipeline's artifact replication bucket of aws-cdk-lib's cross-region "
+                            "support stack (transient, KMS-encrypted stage artifacts)",
+                        )
+                    )
 
 
 def _acknowledge_packages(owner: TritonPromotionPipeline) -> None:

@@ -21,6 +21,10 @@ Entry points
 ``python index.py bake --endpoint-name E --shadow-variant V --alarm A ... --minutes N``
     The shadow's bake: fails as soon as a comparison alarm (shadow vs production variant) is in ALARM, passes
     when none fired over the bake time; passes at once when the endpoint has no shadow (first promotion).
+``python index.py replicate --plan replicate-<stage>.json --target-region R [--kms-key-arn K]``
+    Copies the build's objects to the stage's bucket in its own region before the deploy (SageMaker reads
+    model data only in the model's region); a key already there with the same size is kept (the keys are
+    content-addressed), so a rerun copies nothing twice.
 ``python index.py assume --role-arn ARN``
     Prints ``export AWS_...`` lines for the role (the stage account's deploy or verify role); exits 3 with
     the bootstrap command to run when the trust is missing.
@@ -277,6 +281,83 @@ def assume(
     )
 
 
+#: CopyObject copies at most 5 GiB; larger objects go part by part (UploadPartCopy, 1 GiB parts)
+COPY_LIMIT = 5 * 1024**3
+PART_SIZE = 1024**3
+
+
+def _objects(s3: Any, uri: str) -> list[tuple[str, str, int | None]]:
+    """``(bucket, key, size)`` of the object ``uri``, or of every object under it when it ends ``/``."""
+    bucket, key = _split_s3(uri)
+    if not uri.endswith("/"):
+        return [(bucket, key, None)]
+    out: list[tuple[str, str, int | None]] = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key):
+        out += [(bucket, o["Key"], int(o["Size"])) for o in page.get("Contents", [])]
+    return out
+
+
+def _size(s3: Any, bucket: str, key: str) -> int | None:
+    try:
+        return int(s3.head_object(Bucket=bucket, Key=key)["ContentLength"])
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+            return None
+        raise
+
+
+def _copy_one(
+    target: Any, source: dict[str, str], bucket: str, key: str, size: int, sse: dict[str, str]
+) -> None:
+    if size <= COPY_LIMIT:
+        target.copy_object(CopySource=source, Bucket=bucket, Key=key, **sse)
+        return
+    upload = target.create_multipart_upload(Bucket=bucket, Key=key, **sse)["UploadId"]
+    parts = []
+    for number, start in enumerate(range(0, size, PART_SIZE), start=1):
+        end = min(start + PART_SIZE, size) - 1
+        etag = target.upload_part_copy(
+            Bucket=bucket,
+            Key=key,
+            UploadId=upload,
+            PartNumber=number,
+            CopySource=source,
+            CopySourceRange=f"bytes={start}-{end}",
+        )["CopyPartResult"]["ETag"]
+        parts.append({"ETag": etag, "PartNumber": number})
+    target.complete_multipart_upload(
+        Bucket=bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": parts}
+    )
+
+
+def replicate(
+    plan: list[list[str]], *, kms_key_arn: str | None = None, clients: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Copy every ``[source, target]`` of ``plan`` (prefixes ending ``/`` recursively) that is not there yet."""
+    source_s3 = _client("s3", clients)
+    target_s3 = (clients or {}).get("s3-target") or source_s3
+    sse = (
+        {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": kms_key_arn}
+        if kms_key_arn
+        else {"ServerSideEncryption": "AES256"}
+    )
+    copied = kept = 0
+    for src, dst in plan:
+        dbucket, dkey = _split_s3(dst)
+        for bucket, key, size in _objects(source_s3, src):
+            if size is None:
+                size = _size(source_s3, bucket, key)
+                if size is None:
+                    raise PromotionRefused(f"s3://{bucket}/{key} of the approved build does not exist")
+            target_key = dkey + key[len(_split_s3(src)[1]) :] if src.endswith("/") else dkey
+            if _size(target_s3, dbucket, target_key) == size:
+                kept += 1
+                continue
+            _copy_one(target_s3, {"Bucket": bucket, "Key": key}, dbucket, target_key, size, sse)
+            copied += 1
+    return _log(action="replicated", copied=copied, kept=kept)
+
+
 def bake(
     *,
     endpoint_name: str,
@@ -327,6 +408,10 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--shadow-variant", required=True)
     b.add_argument("--alarm", action="append", required=True)
     b.add_argument("--minutes", type=int, required=True)
+    r = sub.add_parser("replicate")
+    r.add_argument("--plan", required=True)
+    r.add_argument("--target-region", required=True)
+    r.add_argument("--kms-key-arn")
     a = sub.add_parser("assume")
     a.add_argument("--role-arn", required=True)
     args = parser.parse_args(argv)
@@ -335,6 +420,11 @@ def main(argv: list[str] | None = None) -> int:
             gate(args.approved)
         elif args.command == "write-back":
             write_back(args.approved, stage=args.stage, result=args.result, detail=args.detail)
+        elif args.command == "replicate":
+            with open(args.plan, encoding="utf-8") as f:
+                plan = json.load(f)
+            target = boto3.client("s3", region_name=args.target_region)
+            replicate(plan, kms_key_arn=args.kms_key_arn, clients={"s3-target": target})
         elif args.command == "bake":
             bake(
                 endpoint_name=args.endpoint_name,

@@ -384,3 +384,144 @@ def test_bake_skips_an_endpoint_without_shadow(clients: dict[str, Any]) -> None:
         endpoint_name="prod-classifier", shadow_variant="Shadow", alarms=["a"], minutes=60, clients=clients
     )
     assert out["action"] == "bake-skipped"
+
+
+SRC = "s3://cdk-triton-artifacts-111111111111/cdk-triton/"
+DST = "s3://cdk-triton-artifacts-333333333333-eu-west-1/cdk-triton/"
+
+
+def _target_client() -> Any:
+    return boto3.client("s3", region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="x")
+
+
+def test_replicate_copies_what_the_region_lacks_and_keeps_what_it_has(clients: dict[str, Any]) -> None:
+    plan = [
+        [f"{SRC}sme/classifier/dc9c/", f"{DST}sme/classifier/dc9c/"],  # a directory repository
+        [f"{SRC}samples/ab12/classifier.request.json", f"{DST}samples/ab12/classifier.request.json"],
+    ]
+    target = _target_client()
+    src = stub(clients, "s3")
+    src.add_response(
+        "list_objects_v2",
+        {
+            "Contents": [
+                {"Key": "cdk-triton/sme/classifier/dc9c/classifier/config.pbtxt", "Size": 10},
+                {"Key": "cdk-triton/sme/classifier/dc9c/resnet/1/model.onnx", "Size": 2048},
+            ],
+            "IsTruncated": False,
+        },
+        {"Bucket": "cdk-triton-artifacts-111111111111", "Prefix": "cdk-triton/sme/classifier/dc9c/"},
+    )
+    src.add_response(
+        "head_object",
+        {"ContentLength": 300},
+        {
+            "Bucket": "cdk-triton-artifacts-111111111111",
+            "Key": "cdk-triton/samples/ab12/classifier.request.json",
+        },
+    )
+    dst_bucket = "cdk-triton-artifacts-333333333333-eu-west-1"
+    with Stubber(target) as dst:
+        dst.add_response(
+            "head_object",
+            {"ContentLength": 10},  # already there: kept
+            {"Bucket": dst_bucket, "Key": "cdk-triton/sme/classifier/dc9c/classifier/config.pbtxt"},
+        )
+        dst.add_client_error(
+            "head_object",
+            "404",
+            http_status_code=404,
+            expected_params={
+                "Bucket": dst_bucket,
+                "Key": "cdk-triton/sme/classifier/dc9c/resnet/1/model.onnx",
+            },
+        )
+        dst.add_response(
+            "copy_object",
+            {},
+            {
+                "CopySource": {
+                    "Bucket": "cdk-triton-artifacts-111111111111",
+                    "Key": "cdk-triton/sme/classifier/dc9c/resnet/1/model.onnx",
+                },
+                "Bucket": dst_bucket,
+                "Key": "cdk-triton/sme/classifier/dc9c/resnet/1/model.onnx",
+                "ServerSideEncryption": "AES256",
+            },
+        )
+        dst.add_client_error(
+            "head_object",
+            "404",
+            http_status_code=404,
+            expected_params={"Bucket": dst_bucket, "Key": "cdk-triton/samples/ab12/classifier.request.json"},
+        )
+        dst.add_response(
+            "copy_object",
+            {},
+            {
+                "CopySource": {
+                    "Bucket": "cdk-triton-artifacts-111111111111",
+                    "Key": "cdk-triton/samples/ab12/classifier.request.json",
+                },
+                "Bucket": dst_bucket,
+                "Key": "cdk-triton/samples/ab12/classifier.request.json",
+                "ServerSideEncryption": "AES256",
+            },
+        )
+        out = promotion.replicate(plan, clients={**clients, "s3-target": target})
+        dst.assert_no_pending_responses()
+    assert (out["copied"], out["kept"]) == (2, 1)
+
+
+def test_replicate_copies_a_large_object_part_by_part(
+    clients: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(promotion, "COPY_LIMIT", 100)
+    monkeypatch.setattr(promotion, "PART_SIZE", 100)
+    key = "cdk-triton/sme/big/abcd.tar.gz"
+    target, dst_bucket = _target_client(), "cdk-triton-artifacts-333333333333-eu-west-1"
+    stub(clients, "s3").add_response("head_object", {"ContentLength": 250})
+    kms = "arn:aws:kms:eu-west-1:333333333333:key/k"
+    sse = {"ServerSideEncryption": "aws:kms", "SSEKMSKeyId": kms}
+    with Stubber(target) as dst:
+        dst.add_client_error("head_object", "404", http_status_code=404)
+        dst.add_response(
+            "create_multipart_upload", {"UploadId": "u"}, {"Bucket": dst_bucket, "Key": key, **sse}
+        )
+        for n, rng in enumerate(("bytes=0-99", "bytes=100-199", "bytes=200-249"), start=1):
+            dst.add_response(
+                "upload_part_copy",
+                {"CopyPartResult": {"ETag": f'"e{n}"'}},
+                {
+                    "Bucket": dst_bucket,
+                    "Key": key,
+                    "UploadId": "u",
+                    "PartNumber": n,
+                    "CopySource": {"Bucket": "cdk-triton-artifacts-111111111111", "Key": key},
+                    "CopySourceRange": rng,
+                },
+            )
+        dst.add_response(
+            "complete_multipart_upload",
+            {},
+            {
+                "Bucket": dst_bucket,
+                "Key": key,
+                "UploadId": "u",
+                "MultipartUpload": {"Parts": [{"ETag": f'"e{n}"', "PartNumber": n} for n in (1, 2, 3)]},
+            },
+        )
+        promotion.replicate(
+            [[f"{SRC}sme/big/abcd.tar.gz", f"{DST}sme/big/abcd.tar.gz"]],
+            kms_key_arn=kms,
+            clients={**clients, "s3-target": target},
+        )
+        dst.assert_no_pending_responses()
+
+
+def test_replicate_fails_when_the_approved_build_is_missing(clients: dict[str, Any]) -> None:
+    stub(clients, "s3").add_client_error("head_object", "404", http_status_code=404)
+    with pytest.raises(promotion.PromotionRefused, match="does not exist"):
+        promotion.replicate(
+            [[f"{SRC}x.tar.gz", f"{DST}x.tar.gz"]], clients={**clients, "s3-target": _target_client()}
+        )

@@ -19,27 +19,68 @@ from aws_cdk import pipelines
 
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.pipeline import TritonPromotionPipeline
-from cdk_triton.pipeline.promotion_tools import write_checks
+from cdk_triton.pipeline.promotion_tools import copy_plan, relocate, write_checks, write_regional
 from tests.unit.pipeline.support import ROOT, manifest_with_samples
 
 PIPELINE_ACCOUNT, STAGING, PROD = "123456789012", "222222222222", "333333333333"
 STACK = "CdkTritonPromotion"
 
 
+REGIONAL = "s3://cdk-triton-example-artifacts-333333333333-eu-west-1/cdk-triton/"
+LOCATION = {"bucket": "example-artifacts-123456789012", "prefix": "cdk-triton/"}
+
+
+def _uploaded(path: Path) -> None:
+    """Record the samples' S3 URIs in the manifest, as `cdk-triton build --upload` does."""
+    from cdk_triton.config.layout import sample_s3_uris
+    from cdk_triton.config.manifest import Sample, read_manifest
+
+    manifest = read_manifest(path)
+    data = json.loads(path.read_text())
+
+    def visit(o: Any) -> None:
+        if isinstance(o, dict):
+            sample = o.get("sample")
+            if isinstance(sample, dict) and "request" in sample:
+                uris = sample_s3_uris(
+                    manifest, Sample(request=sample["request"], response=sample.get("response"))
+                )
+                assert uris is not None
+                sample["request_s3_uri"], sample["response_s3_uri"] = uris
+            for v in o.values():
+                visit(v)
+
+    visit(data)
+    path.write_text(json.dumps(data))
+
+
 @pytest.fixture(scope="module")
 def synthed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], Path]:
+    """Staging in the pipeline's region; ProdShadow and Prod in eu-west-1 from region-specific manifests,
+    written the way the synth step writes them (promotion_tools regional)."""
     tmp = tmp_path_factory.mktemp("promotion_app")
     live_dir, approved_dir = tmp / "live", tmp / "approved"
     live_dir.mkdir()
     approved_dir.mkdir()
-    live = manifest_with_samples(live_dir)
 
-    def newer(data: dict[str, Any]) -> None:  # the candidate: another archive of the classifier
+    def located(data: dict[str, Any]) -> None:
+        data["artifact_location"] = dict(LOCATION)
+
+    def newer(data: dict[str, Any]) -> None:  # the candidate: another repository of the classifier
+        located(data)
         entry = data["endpoints"]["classifier"]
         entry["s3_uri"] = entry["s3_uri"].replace("dc9c5edb8b2d479e", "0123456789abcdef")
         entry["sha256"] = "0123456789abcdef" + entry["sha256"][16:]
 
+    live = manifest_with_samples(live_dir, located)
     approved = manifest_with_samples(approved_dir, newer)
+    for path in (live, approved):
+        _uploaded(path)
+    (approved_dir / "live-manifest.json").write_text(live.read_text())
+    regional = write_regional(
+        approved, {"ProdShadow": {"location": REGIONAL}, "Prod": {"location": REGIONAL}}, tmp / "regional"
+    )
+    assert len(regional) == 4  # the approved and the live manifest, for each prod stage
     import promotion_app
 
     flags = json.loads((ROOT / "cdk.json").read_text())["context"]
@@ -50,6 +91,9 @@ def synthed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, A
         "pipeline_account": PIPELINE_ACCOUNT,
         "staging_account": STAGING,
         "prod_account": PROD,
+        "prod_region": "eu-west-1",
+        "artifact_location": "s3://example-artifacts-123456789012/cdk-triton/",
+        "regional_manifests": str(tmp / "regional"),
         "bake_minutes": 45,
     }
     out = tmp / "cdk.out"
@@ -128,7 +172,8 @@ def test_synth_gates_on_the_registry_then_synthesizes_from_files(synthed: Any) -
     _, tpl, _ = synthed
     spec = _buildspec(tpl, "Synth")
     gate = spec.index("index.py gate --approved approved")
-    assert gate < spec.index("npx cdk synth") < spec.index("promotion_tools")
+    synth = spec.index("npx cdk synth")
+    assert gate < spec.index("promotion_tools regional") < synth < spec.index("promotion_tools checks")
     assert "-c manifest=$PWD/approved/manifest.json" in spec and "live_manifest" in spec
     mine = [st for st in _policy_statements(tpl, "SynthCdkBuildProjectRole") if "sagemaker" in json.dumps(st)]
     assert [_actions(st) for st in mine] == [
@@ -138,6 +183,7 @@ def test_synth_gates_on_the_registry_then_synthesizes_from_files(synthed: Any) -
 
 def test_each_stage_checks_trust_then_verifies_from_its_own_account_and_writes_back(synthed: Any) -> None:
     _, tpl, _ = synthed
+    assert f"role/cdk-hnb659fds-deploy-role-{PROD}-eu-west-1" in _buildspec(tpl, "ProdTrustCheck")
     trust = _buildspec(tpl, "StagingTrustCheck")
     assert f"role/cdk-hnb659fds-deploy-role-{STAGING}-us-east-1" in trust
     verify = _buildspec(tpl, "StagingVerify")
@@ -238,7 +284,10 @@ def test_nag_findings_are_all_acknowledged_with_reasons(synthed: Any) -> None:
 def test_pipeline_and_stage_templates_pass_cfn_lint(synthed: Any) -> None:
     out, _, _ = synthed
     stages = sorted(str(p) for p in out.glob("assembly-*/*.template.json"))
-    cmd = [str(Path(sys.executable).with_name("cfn-lint")), "--regions", "us-east-1", "--format", "parseable"]
+    stages += [str(p) for p in out.glob("cross-region-stack-*.template.json")]  # aws-cdk-lib's, for eu-west-1
+    assert len(stages) == 7
+    cmd = [str(Path(sys.executable).with_name("cfn-lint")), "--regions", "us-east-1", "eu-west-1"]
+    cmd += ["--format", "parseable"]
     # E3703 / W3005 come from what CDK Pipelines writes itself (see test_pipeline.py)
     result = subprocess.run(
         [*cmd, "--ignore-checks", "E3703", "W3005", "--", str(out / f"{STACK}.template.json"), *stages],
@@ -309,6 +358,49 @@ def test_the_shipped_execution_policy_has_exact_actions_for_every_stage_resource
     assert {CREATE_ACTION[t] for t in types} <= granted
     passes = [st for st in policy["Statement"] if "iam:PassRole" in _actions(st)]
     assert passes and all("iam:PassedToService" in json.dumps(st["Condition"]) for st in passes)
+
+
+def test_a_stage_in_another_region_deploys_from_its_own_bucket(synthed: Any) -> None:
+    out, tpl, approved = synthed
+    prod = json.dumps(_stage_template(out, "Prod", "Endpoints"))
+    regional_bucket = "cdk-triton-example-artifacts-333333333333-eu-west-1"
+    assert f"s3://{regional_bucket}/cdk-triton/sme/classifier/0123456789abcdef/" in prod
+    assert "s3://example-artifacts-123456789012/" not in prod
+    shadow = json.dumps(_stage_template(out, "ProdShadow", "Endpoints"))
+    assert "example-artifacts-123456789012" not in shadow  # the live build too, from the regional copy
+    replicate = _buildspec(tpl, "ProdReplicate")
+    assert "promotion.py replicate --plan replicate-Prod.json --target-region eu-west-1" in replicate
+    writes = [st for st in _policy_statements(tpl, "ProdReplicateRole") if "s3:PutObject" in _actions(st)]
+    assert [st["Resource"] for st in writes] == [
+        {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"}, f":s3:::{regional_bucket}/cdk-triton/*"]]}
+    ]
+    policy = json.loads(tpl["Outputs"]["ProdBucketPolicy"]["Value"])
+    assert policy["Statement"][0]["Principal"] == {
+        "AWS": f"arn:aws:iam::{PIPELINE_ACCOUNT}:role/cdk-triton-promotion-Prod-replicate"
+    }
+    access = json.dumps(_stage_template(out, "Prod", "PromotionAccess"))
+    assert f"{regional_bucket}/cdk-triton/samples/*" in access
+
+
+def test_relocation_moves_every_location_and_the_copy_plan_lists_them(synthed: Any) -> None:
+    _, _, approved = synthed
+    data = json.loads(approved.read_text())
+    moved = relocate(data, REGIONAL, kms_key_arn="arn:aws:kms:eu-west-1:333333333333:key/k")
+    assert moved["artifact_location"]["bucket"] == "cdk-triton-example-artifacts-333333333333-eu-west-1"
+    assert "example-artifacts-123456789012/cdk-triton/" not in json.dumps({**moved, "artifact_location": {}})
+    plan = copy_plan(data, REGIONAL)
+    assert plan and all(src.startswith("s3://example-artifacts-123456789012/cdk-triton/") for src, _ in plan)
+    assert all(
+        dst.startswith(REGIONAL)
+        and dst[len(REGIONAL) :] == src[len("s3://example-artifacts-123456789012/cdk-triton/") :]
+        for src, dst in plan
+    )
+    assert any(src.endswith("/") for src, _ in plan) and any("samples/" in src for src, _ in plan)
+    # moved back, it is the approved build again: nothing else changed
+    assert relocate(moved, "s3://example-artifacts-123456789012/cdk-triton/") == {
+        **data,
+        "artifact_location": LOCATION,
+    }
 
 
 # ------------------------------------------------------------------------------------------ errors
