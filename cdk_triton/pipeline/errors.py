@@ -41,5 +41,12 @@ ALL_CODES: dict[str, str] = {**VALIDATION_ERRORS, **LAUNCHER_ERRORS}
 
 #: Codes of ``cdk_triton.config.errors`` the pipeline raises (reading models.yaml, image, samples).
 SURFACED: dict[str, str] = pick(
-    ("DeclarationNotFound", "InvalidYaml", "InvalidType", "ImageNotInRegion", "NoRecordedSamples")
+    (
+        "DeclarationNotFound",
+        "InvalidYaml",
+        "InvalidType",
+        "ImageNotInRegion",
+        "NoRecordedSamples",
+        "InvalidS3Uri",
+    )
 )

@@ -26,7 +26,7 @@ import hashlib
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import aws_cdk as cdk
@@ -41,13 +41,13 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import pipelines
 from constructs import Construct
 
-from cdk_triton.config import layout
 from cdk_triton.config.manifest import ArtifactLocation
 from cdk_triton.errors import TritonValidationError, raise_all
+from cdk_triton.pipeline import promotion_access as access
 from cdk_triton.pipeline._nag import acknowledge_pipeline
 from cdk_triton.pipeline.pipeline import TORCH_CPU_INDEX, EndpointVerification
+from cdk_triton.pipeline.promotion_access import ShadowBake
 from cdk_triton.pipeline.promotion_tools import check_file, regional_file
-from cdk_triton.pipeline.verify_checks import target_model_parameter_path
 
 #: lambda/promotion: in a checkout through the symlink handlers/promotion, in a wheel the copy setuptools made
 HANDLER_DIR = (Path(__file__).parent / "handlers" / "promotion").resolve()
@@ -60,23 +60,6 @@ APPROVED_DIR = "approved"
 TOOLS_DIR = "promotion"
 DEFAULT_QUALIFIER = "hnb659fds"
 EVENT_DETAIL_TYPE = "SageMaker Model Package State Change"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ShadowBake:
-    """Bake a shadow before its promotion: the comparison alarms must stay out of ALARM for ``bake_time``.
-
-    Attributes:
-        endpoint_name: the deployed endpoint holding the shadow variant.
-        alarm_names: the comparison alarms (``ShadowComparison.alarm_names``) in the stage account.
-        shadow_variant: Default: ``Shadow``.
-        bake_time: Default: one hour.
-    """
-
-    endpoint_name: str
-    alarm_names: Sequence[str]
-    shadow_variant: str = "Shadow"
-    bake_time: cdk.Duration = field(default_factory=lambda: cdk.Duration.hours(1))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -103,13 +86,6 @@ class RegionalArtifacts:
 def bootstrap_role_arn(kind: str, *, account: str, region: str, qualifier: str = DEFAULT_QUALIFIER) -> str:
     """The ARN of a CDK bootstrap role (``deploy``, ``cfn-exec``, ``lookup``, ...) in a target account."""
     return f"arn:{cdk.Aws.PARTITION}:iam::{account}:role/cdk-{qualifier}-{kind}-role-{account}-{region}"
-
-
-def _package_arns(stack: cdk.Stack, groups: Sequence[str]) -> list[str]:
-    names = sorted({g for g in groups} | {g.lower() for g in groups})  # SageMaker lower-cases its ARNs
-    return [
-        stack.format_arn(service="sagemaker", resource="model-package", resource_name=f"{g}/*") for g in names
-    ]
 
 
 class TritonPromotionPipeline(Construct):
@@ -191,48 +167,12 @@ class TritonPromotionPipeline(Construct):
             regional_artifacts: for a stage in another region than the pipeline's: your bucket there.
                 Default: none (the stage must be in the pipeline's region).
         """
-        errors: list[TritonValidationError] = []
-        for prop, value in (("account", stage.account), ("region", stage.region)):
-            if not value or cdk.Token.is_unresolved(value):
-                errors.append(
-                    TritonValidationError(
-                        "PromotionStageEnvMissing",
-                        prop=f"stage.{prop}",
-                        value=value,
-                        problem="is not a literal: the pipeline assumes the target's bootstrap roles by name",
-                        allowed="an account id / region name (from context in the example)",
-                        fix=f"cdk.Stage(..., env=cdk.Environment(account=..., region=...)) for {stage.stage_name}",
-                        path=stage.node.path,
-                    )
-                )
-        here = self.stack.region
-        there = stage.region
-        if regional_artifacts is not None:
-            try:
-                regional_artifacts.uri  # noqa: B018 - validates the URI
-            except TritonValidationError as exc:
-                errors.append(exc.at(stage.node.path))
-        if not errors and not cdk.Token.is_unresolved(here) and there != here and regional_artifacts is None:
-            errors.append(
-                TritonValidationError(
-                    "PromotionStageInAnotherRegion",
-                    prop="stage.region",
-                    value=there,
-                    problem=f"differs from the pipeline's region {here}: SageMaker reads model data only from a "
-                    "bucket in the model's region, and the registered build lies in the pipeline's",
-                    allowed=here,
-                    fix="pass regional_artifacts=RegionalArtifacts(location='s3://<your bucket in "
-                    f"{there}>/<prefix>'): the pipeline copies the build there and synthesizes the stage "
-                    "from a region-specific manifest",
-                    path=stage.node.path,
-                )
-            )
-        raise_all(errors)
+        raise_all(_stage_errors(stage, regional_artifacts, self.stack.region))
         self._stages.append((stage, list(verify), bake, record_live))
         if regional_artifacts is not None:
             self.regional[stage.stage_name] = regional_artifacts
         if verify or bake:
-            _StageAccess(self, stage, verify=list(verify), bake=bake)
+            access.StageAccess(self, stage, verify=list(verify), bake=bake)
 
     def stage_manifest(self, stage_name: str, manifest: str, *, live: bool = False) -> str:
         """The manifest a stage synthesizes from: its region-specific one in the pipeline's synth step
@@ -277,10 +217,10 @@ class TritonPromotionPipeline(Construct):
         self.pipeline.build_pipeline()
         self._trigger()
         acknowledge_pipeline(self, artifact_bucket=self.artifact_bucket, artifact_prefix=self.artifact_prefix)
-        _acknowledge_source_bucket(self.source_bucket)
-        _acknowledge_packages(self)
-        _acknowledge_regional(self)
-        _acknowledge_cross_region(self)
+        access.acknowledge_source_bucket(self.source_bucket)
+        access.acknowledge_packages(self)
+        access.acknowledge_regional(self)
+        access.acknowledge_cross_region(self)
         return self.pipeline
 
     def _synth_step(self) -> pipelines.CodeBuildStep:
@@ -325,7 +265,7 @@ class TritonPromotionPipeline(Construct):
             role_policy_statements=[
                 iam.PolicyStatement(
                     actions=["sagemaker:DescribeModelPackage"],
-                    resources=_package_arns(self.stack, self.model_package_groups),
+                    resources=access.package_arns(self.stack, self.model_package_groups),
                 )
             ],
         )
@@ -370,12 +310,12 @@ class TritonPromotionPipeline(Construct):
         loc = ArtifactLocation.from_uri(target.uri)
         part = cdk.Aws.PARTITION
         kms = f" --kms-key-arn {target.kms_key_arn}" if target.kms_key_arn else ""
-        statements = _s3_read(
+        statements = access.s3_read(
             self.artifact_bucket.bucket_arn,
             self.artifact_bucket.arn_for_objects(f"{self.artifact_prefix}*"),
             self.artifact_prefix,
         )
-        statements += _s3_read(
+        statements += access.s3_read(
             f"arn:{part}:s3:::{loc.bucket}", f"arn:{part}:s3:::{loc.bucket}/{loc.prefix}*", loc.prefix
         )
         statements.append(
@@ -415,36 +355,8 @@ class TritonPromotionPipeline(Construct):
     def regional_bucket_policy(self, stage: cdk.Stage) -> dict[str, object]:
         """The statements to add to YOUR regional bucket's policy: the Replicate step writes, the stage reads."""
         target = ArtifactLocation.from_uri(self.regional[stage.stage_name].uri)
-        objects = f"arn:aws:s3:::{target.bucket}/{target.prefix}*"
         replicate = f"arn:aws:iam::{self.stack.account}:role/{self.replicate_role_name(stage)}"
-        stage_root = f"arn:aws:iam::{stage.account}:root"
-        return {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Sid": "CdkTritonReplicateWrite",
-                    "Effect": "Allow",
-                    "Principal": {"AWS": replicate},
-                    "Action": ["s3:GetObject", "s3:PutObject"],
-                    "Resource": objects,
-                },
-                {
-                    "Sid": "CdkTritonStageRead",
-                    "Effect": "Allow",
-                    "Principal": {"AWS": stage_root},
-                    "Action": "s3:GetObject",
-                    "Resource": objects,
-                },
-                {
-                    "Sid": "CdkTritonList",
-                    "Effect": "Allow",
-                    "Principal": {"AWS": [replicate, stage_root]},
-                    "Action": "s3:ListBucket",
-                    "Resource": f"arn:aws:s3:::{target.bucket}",
-                    "Condition": {"StringLike": {"s3:prefix": [f"{target.prefix}*"]}},
-                },
-            ],
-        }
+        return access.regional_bucket_policy(target, replicate, f"arn:aws:iam::{stage.account}:root")
 
     def _post_steps(
         self,
@@ -472,7 +384,7 @@ class TritonPromotionPipeline(Construct):
         statements = [
             iam.PolicyStatement(
                 actions=["sagemaker:DescribeModelPackage", "sagemaker:UpdateModelPackage"],
-                resources=_package_arns(self.stack, self.model_package_groups),
+                resources=access.package_arns(self.stack, self.model_package_groups),
             )
         ]
         if checks:
@@ -558,7 +470,7 @@ class TritonPromotionPipeline(Construct):
             ),
             targets=[targets.LambdaFunction(self.trigger_function, retry_attempts=2)],
         )
-        _acknowledge_trigger(self, log_group)
+        access.acknowledge_trigger(self, log_group)
 
     def _trigger_statements(self, log_group: logs.LogGroup) -> list[iam.PolicyStatement]:
         """Exactly what the trigger calls: the registry, the registered manifest, the source keys, the start."""
@@ -566,7 +478,7 @@ class TritonPromotionPipeline(Construct):
         statements = [
             iam.PolicyStatement(
                 actions=["sagemaker:DescribeModelPackage"],
-                resources=_package_arns(self.stack, self.model_package_groups),
+                resources=access.package_arns(self.stack, self.model_package_groups),
             ),
             iam.PolicyStatement(
                 actions=["s3:GetObject"],
@@ -604,50 +516,53 @@ class TritonPromotionPipeline(Construct):
 
         The stage's SageMaker models and verification read the artifacts and samples under the prefix.
         """
-        principals = [f"arn:aws:iam::{a}:root" for a in accounts]
-        bucket = self.artifact_bucket.bucket_name
-        return {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Sid": "CdkTritonStagesRead",
-                    "Effect": "Allow",
-                    "Principal": {"AWS": principals},
-                    "Action": "s3:GetObject",
-                    "Resource": f"arn:aws:s3:::{bucket}/{self.artifact_prefix}*",
-                },
-                {
-                    "Sid": "CdkTritonStagesList",
-                    "Effect": "Allow",
-                    "Principal": {"AWS": principals},
-                    "Action": "s3:ListBucket",
-                    "Resource": f"arn:aws:s3:::{bucket}",
-                    "Condition": {"StringLike": {"s3:prefix": [f"{self.artifact_prefix}*"]}},
-                },
-            ],
-        }
+        return access.bucket_read_policy(self.artifact_bucket.bucket_name, self.artifact_prefix, accounts)
 
     def artifact_key_policy(self, accounts: Sequence[str]) -> dict[str, object]:
         """The statement to add to YOUR artifact key's policy (only through S3, only to decrypt)."""
-        return {
-            "Sid": "CdkTritonStagesDecrypt",
-            "Effect": "Allow",
-            "Principal": {"AWS": [f"arn:aws:iam::{a}:root" for a in accounts]},
-            "Action": "kms:Decrypt",
-            "Resource": "*",
-            "Condition": {"StringLike": {"kms:ViaService": "s3.*.amazonaws.com"}},
-        }
+        return access.key_read_statement(accounts)
 
 
-def _s3_read(bucket_arn: str, objects_arn: str, prefix: str) -> list[iam.PolicyStatement]:
-    return [
-        iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects_arn]),
-        iam.PolicyStatement(
-            actions=["s3:ListBucket"],
-            resources=[bucket_arn],
-            conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
-        ),
-    ]
+def _stage_errors(
+    stage: cdk.Stage, regional_artifacts: RegionalArtifacts | None, here: str
+) -> list[TritonValidationError]:
+    """A promotion stage needs a literal account and region, and its own bucket in another region."""
+    errors: list[TritonValidationError] = []
+    for prop, value in (("account", stage.account), ("region", stage.region)):
+        if not value or cdk.Token.is_unresolved(value):
+            errors.append(
+                TritonValidationError(
+                    "PromotionStageEnvMissing",
+                    prop=f"stage.{prop}",
+                    value=value,
+                    problem="is not a literal: the pipeline assumes the target's bootstrap roles by name",
+                    allowed="an account id / region name (from context in the example)",
+                    fix=f"cdk.Stage(..., env=cdk.Environment(account=..., region=...)) for {stage.stage_name}",
+                    path=stage.node.path,
+                )
+            )
+    there = stage.region
+    if regional_artifacts is not None:
+        try:
+            regional_artifacts.uri  # noqa: B018 - validates the URI
+        except TritonValidationError as exc:
+            errors.append(exc.at(stage.node.path))
+    if not errors and not cdk.Token.is_unresolved(here) and there != here and regional_artifacts is None:
+        errors.append(
+            TritonValidationError(
+                "PromotionStageInAnotherRegion",
+                prop="stage.region",
+                value=there,
+                problem=f"differs from the pipeline's region {here}: SageMaker reads model data only from a "
+                "bucket in the model's region, and the registered build lies in the pipeline's",
+                allowed=here,
+                fix="pass regional_artifacts=RegionalArtifacts(location='s3://<your bucket in "
+                f"{there}>/<prefix>'): the pipeline copies the build there and synthesizes the stage "
+                "from a region-specific manifest",
+                path=stage.node.path,
+            )
+        )
+    return errors
 
 
 def _check_commands(stage: str, verify: list[EndpointVerification], bake: ShadowBake | None) -> list[str]:
@@ -661,113 +576,6 @@ def _check_commands(stage: str, verify: list[EndpointVerification], bake: Shadow
             f"--shadow-variant {bake.shadow_variant} {alarms} --minutes {minutes}"
         )
     return checks
-
-
-class _StageAccess(cdk.Stack):
-    """The stage account's role the pipeline's Verify step assumes: invoke, read samples, watch the shadow."""
-
-    def __init__(
-        self,
-        owner: TritonPromotionPipeline,
-        stage: cdk.Stage,
-        *,
-        verify: list[EndpointVerification],
-        bake: ShadowBake | None,
-    ) -> None:
-        super().__init__(
-            stage,
-            "PromotionAccess",
-            env=cdk.Environment(account=stage.account, region=stage.region),
-            description="cdk-triton: the role the promotion pipeline's Verify step assumes",
-        )
-        pipeline_account = owner.stack.account
-        names = [v.deployed_name for v in verify] + ([bake.endpoint_name] if bake else [])
-        part = self.partition
-        regional = owner.regional.get(stage.stage_name)
-        samples = (
-            ArtifactLocation.from_uri(regional.uri, kms_key_arn=regional.kms_key_arn) if regional else None
-        )
-        statements = _access_statements(
-            owner, part, str(stage.region), str(stage.account), verify, bake, samples
-        )
-        self.role = iam.Role(
-            self,
-            "VerifyRole",
-            role_name=owner.verify_role_name(stage),
-            assumed_by=iam.ArnPrincipal(
-                f"arn:{part}:iam::{pipeline_account}:role/{owner.step_role_name(stage)}"
-            ),
-            description=f"cdk-triton: the promotion pipeline verifies {', '.join(names)} from this account",
-        )
-        self.policy = iam.ManagedPolicy(self, "VerifyPolicy", statements=statements, roles=[self.role])
-        for st in statements:
-            for r in st.resources:
-                if "*" in r:
-                    cdk.Validations.of(self.policy).acknowledge(
-                        cdk.Acknowledgment(
-                            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_flat(self, r)}]",
-                            reason="the recorded samples are content-addressed objects under the build's samples prefix",
-                        )
-                    )
-
-
-def _access_statements(
-    owner: TritonPromotionPipeline,
-    part: str,
-    region: str,
-    account: str,
-    verify: list[EndpointVerification],
-    bake: ShadowBake | None,
-    regional: ArtifactLocation | None,
-) -> list[iam.PolicyStatement]:
-    """What the stage account's verify role may do: invoke and read samples; watch the shadow."""
-    bucket = regional.bucket if regional else owner.artifact_bucket.bucket_name
-    prefix = regional.prefix if regional else owner.artifact_prefix
-    statements: list[iam.PolicyStatement] = []
-    if verify:
-        statements += [
-            iam.PolicyStatement(
-                actions=["sagemaker:InvokeEndpoint"],
-                resources=[
-                    f"arn:{part}:sagemaker:{region}:{account}:endpoint/{v.deployed_name.lower()}"
-                    for v in verify
-                ],
-            ),
-            iam.PolicyStatement(
-                actions=["ssm:GetParametersByPath"],
-                resources=[
-                    f"arn:{part}:ssm:{region}:{account}:parameter{target_model_parameter_path(v.deployed_name)}"
-                    for v in verify
-                ],
-            ),
-            iam.PolicyStatement(
-                actions=["s3:GetObject"],
-                resources=[f"arn:{part}:s3:::{bucket}/{layout.samples_key_pattern(prefix)}"],
-            ),
-        ]
-        key = (regional.kms_key_arn if regional else None) or (
-            owner.artifact_key.key_arn if owner.artifact_key is not None and regional is None else None
-        )
-        if key:
-            statements.append(iam.PolicyStatement(actions=["kms:Decrypt"], resources=[key]))
-    if bake is not None:
-        statements += [
-            iam.PolicyStatement(
-                actions=["sagemaker:DescribeEndpoint"],
-                resources=[f"arn:{part}:sagemaker:{region}:{account}:endpoint/{bake.endpoint_name.lower()}"],
-            ),
-            iam.PolicyStatement(
-                actions=["cloudwatch:DescribeAlarms"],
-                resources=[f"arn:{part}:cloudwatch:{region}:{account}:alarm:{a}" for a in bake.alarm_names],
-            ),
-        ]
-    return statements
-
-
-def _flat(scope: cdk.Stack, value: str) -> str:
-    from cdk_triton.pipeline._nag import flatten
-
-    return flatten(scope.resolve(value))
 
 
 def _role_name(raw: str) -> str:
@@ -787,117 +595,3 @@ def _check_groups(groups: Sequence[str], path: str) -> None:
             fix="pass the group names of your endpoints, e.g. model_package_groups=['classifier']",
             path=path,
         )
-
-
-def _acknowledge_source_bucket(bucket: s3.Bucket) -> None:
-    cdk.Validations.of(bucket).acknowledge(
-        cdk.Acknowledgment(
-            id="AwsSolutions::AwsSolutions-S1",
-            reason="holds the one approved manifest the trigger writes (versioned); CloudTrail records access",
-        )
-    )
-
-
-def _acknowledge_trigger(owner: TritonPromotionPipeline, log_group: logs.LogGroup) -> None:
-    cdk.Validations.of(owner.trigger_function).acknowledge(
-        cdk.Acknowledgment(
-            id="AwsSolutions::AwsSolutions-L1",
-            reason="the handler is tested on python3.12 (boto3 only); the runtime is pinned so a new runtime "
-            "never changes promotion without a test",
-        )
-    )
-    stack = cdk.Stack.of(owner)
-    prefix = _flat(stack, owner.artifact_bucket.arn_for_objects(f"{owner.artifact_prefix}*"))
-    cdk.Validations.of(owner.node.find_child("TriggerPolicy")).acknowledge(
-        cdk.Acknowledgment(
-            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{prefix}]",
-            reason="the registered manifests lie under the build's artifact prefix (evidence/<sha>/manifest.json)",
-        )
-    )
-
-
-def _acknowledge_regional(owner: TritonPromotionPipeline) -> None:
-    """The regional buckets' ``<prefix>*`` of the Replicate steps' roles."""
-    for child in owner.node.find_all():
-        if not isinstance(child, (iam.CfnPolicy, iam.CfnManagedPolicy)):
-            continue
-        for r in owner.regional.values():
-            loc = ArtifactLocation.from_uri(r.uri)
-            cdk.Validations.of(child).acknowledge(
-                cdk.Acknowledgment(
-                    id=f"AwsSolutions::AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::{loc.bucket}/{loc.prefix}*]",
-                    reason="the stage's own bucket prefix in its region, where the Replicate step copies the build",
-                )
-            )
-
-
-#: CodePipeline's own grants for a stage in another region (the replication bucket in that region and its key,
-#: referenced by alias, hence "*"): CDK's, documented, not claimed
-_CROSS_REGION = (
-    (
-        r"Resource::arn:<AWS::Partition>:s3:::[a-z0-9.-]*replicationbucket[a-z0-9]*/\*",
-        "objects of CodePipeline's "
-        "own artifact replication bucket in the stage's region (aws-cdk-lib's cross-region support stack)",
-    ),
-    (
-        r"Resource::\*",
-        "CodePipeline's grant on the replication bucket's key in the stage's region, which "
-        "aws-cdk-lib references by alias (its cross-region support stack)",
-    ),
-)
-
-
-def _acknowledge_cross_region(owner: TritonPromotionPipeline) -> None:
-    """What aws-cdk-lib adds for a stage in another region: the support stack's bucket, the pipeline role's grants."""
-    if not owner.regional:
-        return
-    stack = cdk.Stack.of(owner)
-    for child in owner.node.find_all():
-        if not isinstance(child, iam.CfnPolicy):
-            continue
-        for st in stack.resolve(child.policy_document).get("Statement", []):
-            resources = st.get("Resource", [])
-            actions = st.get("Action", [])
-            for r in resources if isinstance(resources, list) else [resources]:
-                finding = f"Resource::{_flat(stack, r) if not isinstance(r, str) else r}"
-                for pattern, reason in _CROSS_REGION:
-                    kms_only = all(
-                        str(a).startswith("kms:")
-                        for a in (actions if isinstance(actions, list) else [actions])
-                    )
-                    if re.fullmatch(pattern, finding) and (finding != "Resource::*" or kms_only):
-                        cdk.Validations.of(child).acknowledge(
-                            cdk.Acknowledgment(
-                                id=f"AwsSolutions::AwsSolutions-IAM5[{finding}]", reason=reason
-                            )
-                        )
-    for support in owner.node.root.node.children:
-        if isinstance(support, cdk.Stack) and support.node.id.startswith("cross-region-stack-"):
-            for c in support.node.find_all():
-                if isinstance(c, s3.CfnBucket):
-                    cdk.Validations.of(c).acknowledge(
-                        cdk.Acknowledgment(
-                            id="AwsSolutions::AwsSolutions-S1",
-                            reason="CodePipeline's artifact replication bucket of aws-cdk-lib's cross-region "
-                            "support stack (transient, KMS-encrypted stage artifacts)",
-                        )
-                    )
-
-
-def _acknowledge_packages(owner: TritonPromotionPipeline) -> None:
-    """The ``model-package/<group>/*`` wildcard of every role reading or writing back versions."""
-    stack = cdk.Stack.of(owner)
-    ids = [
-        f"AwsSolutions::AwsSolutions-IAM5[Resource::{_flat(stack, arn)}]"
-        for arn in _package_arns(stack, owner.model_package_groups)
-    ]
-    for child in owner.node.find_all():
-        if isinstance(child, (iam.CfnPolicy, iam.CfnManagedPolicy)):
-            for rule in ids:
-                cdk.Validations.of(child).acknowledge(
-                    cdk.Acknowledgment(
-                        id=rule,
-                        reason="every version of a promoted model package group (versions are numbered at "
-                        "registration; the approved one is known only at run time)",
-                    )
-                )

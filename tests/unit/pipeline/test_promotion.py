@@ -433,6 +433,16 @@ def test_fails_a_stage_whose_roles_cannot_be_named_or_that_cannot_read_the_build
     assert "Staging" in str(err.value)
 
 
+def test_fails_a_regional_bucket_that_is_no_s3_uri() -> None:
+    from cdk_triton.pipeline import RegionalArtifacts
+
+    app, promotion = _promotion()
+    stage = cdk.Stage(app, "Prod", env=cdk.Environment(account=PROD, region="eu-west-1"))
+    with pytest.raises(TritonValidationError, match="InvalidS3Uri") as err:
+        promotion.add_stage(stage, regional_artifacts=RegionalArtifacts(location="my-bucket/prefix"))
+    assert "Prod" in str(err.value)
+
+
 def test_fails_without_a_model_package_group() -> None:
     app = cdk.App()
     stack = cdk.Stack(app, "P")
