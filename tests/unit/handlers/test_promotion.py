@@ -525,3 +525,15 @@ def test_replicate_fails_when_the_approved_build_is_missing(clients: dict[str, A
         promotion.replicate(
             [[f"{SRC}x.tar.gz", f"{DST}x.tar.gz"]], clients={**clients, "s3-target": _target_client()}
         )
+
+
+def test_the_trigger_reads_the_keys_the_registration_writes() -> None:
+    """One contract: lambda/ cannot import cdk_triton, so its copies of the metadata keys are checked here."""
+    registry = pytest.importorskip(
+        "cdk_triton.config.registry"
+    )  # the registration's module (issue 24 item 1)
+    assert promotion.SHA_KEY == registry.MANIFEST_SHA256_KEY
+    assert promotion.MANIFEST_KEY == registry.MANIFEST_KEY
+    assert promotion.EVIDENCE_KEY == registry.EVIDENCE_KEY
+    assert promotion.STAGE_KEY_PREFIX.startswith(registry.METADATA_PREFIX)
+    assert promotion.METADATA_LIMIT == registry.MAX_METADATA_ENTRIES
