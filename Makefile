@@ -45,4 +45,4 @@ bench: install
 	$(PY) -m bench
 
 clean:
-	rm -rf build/out cdk.out cdk.out.pipeline .cdk-triton
+	rm -rf build/out cdk.out cdk.out.pipeline cdk.out.promotion .cdk-triton

@@ -14,6 +14,7 @@ from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps
 from cdk_triton.constructs.monitoring import TritonAlarms, TritonDashboard
 from cdk_triton.constructs.registry import ITritonModelPackageGroup, TritonModelPackageGroup
 from cdk_triton.constructs.scaling import TargetTrackingOptions, TritonScaling
+from cdk_triton.constructs.shadow import ShadowComparison, ShadowVariant
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck
 from cdk_triton.constructs.verification_sample import VerificationSample
 
@@ -39,6 +40,8 @@ __all__ = [
     "TritonModelPackageGroup",
     "TritonModelProps",
     "TritonScaling",
+    "ShadowComparison",
+    "ShadowVariant",
     "TritonVerification",
     "VerificationCheck",
     "VerificationSample",

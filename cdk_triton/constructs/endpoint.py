@@ -57,6 +57,7 @@ from cdk_triton.constructs.errors import catalogued, located
 from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
 from cdk_triton.constructs.scaling import TritonScaling
+from cdk_triton.constructs.shadow import ShadowVariant, build_shadow_variant, check_shadow
 from cdk_triton.constructs.template_limits import check_name_map, stack_limits
 from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
@@ -166,6 +167,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         inference_ami_version: str | None = None,
         data_capture: DataCapture | None = None,
         deployment: DeploymentGuardrails | None = None,
+        shadow: ShadowVariant | None = None,
         **model_props: Unpack[TritonModelProps],
     ) -> None:
         """Define the endpoint.
@@ -189,6 +191,8 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
                 Default: the models.yaml key, else the host decision (``config.gpu_hosts``).
             data_capture: capture requests/responses to S3. Default: off.
             deployment: blue/green or rolling update guardrails. Default: SageMaker's default update.
+            shadow: a candidate model that takes a copy of the traffic (``ShadowProductionVariants``);
+                single-model endpoints only, no rolling update beside it. Default: none.
             model_props: ``TritonModelProps`` of the model this endpoint defines (image, role,
                 server_options, environment, metrics, vpc, ...); not with ``model``. The metrics
                 namespace defaults to ``Triton/<endpoint name>``.
@@ -231,10 +235,13 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             container_startup_health_check_timeout,
             model_data_download_timeout,
         )
-        self._raise(errs + model_errs + list(self._variant.errors))
+        shadow_errs, self._shadow = self._build_shadow(shadow, deployment)
+        self._raise(errs + model_errs + list(self._variant.errors) + shadow_errs)
         annotate_variant(self, self._variant)
         if given:  # the model learns of this endpoint: its log group, in the model's own policy
             self.model.bind_endpoint(self, endpoint_name)
+        if shadow is not None:
+            shadow.model.bind_endpoint(self, endpoint_name)
 
         self._define_endpoint_config(volume_encryption_key, data_capture)
         self._acknowledge_nag_findings()
@@ -303,21 +310,43 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             "volume_size_in_gb": int(volume_size.to_gibibytes()) if volume_size is not None else None,
         }
         sized = {**given, **self._host_limits.variant_defaults(given)}
-        return build_variant(
-            VariantFacts(
-                variant_name=self.variant_name,
-                model_name=self.model.model_name,
-                instance_type=self.instance_type,
-                instance_count=self.instance_count,
-                triton_version=self.model.triton_version,
-                inference_ami_version=inference_ami_version,
-                volume_size_gib=sized["volume_size_in_gb"],
-                container_startup_health_check_timeout_seconds=sized[
-                    "container_startup_health_check_timeout_in_seconds"
-                ],
-                model_data_download_timeout_seconds=sized["model_data_download_timeout_in_seconds"],
-            )
+        self._variant_facts = VariantFacts(
+            variant_name=self.variant_name,
+            model_name=self.model.model_name,
+            instance_type=self.instance_type,
+            instance_count=self.instance_count,
+            triton_version=self.model.triton_version,
+            inference_ami_version=inference_ami_version,
+            volume_size_gib=sized["volume_size_in_gb"],
+            container_startup_health_check_timeout_seconds=sized[
+                "container_startup_health_check_timeout_in_seconds"
+            ],
+            model_data_download_timeout_seconds=sized["model_data_download_timeout_in_seconds"],
         )
+        return build_variant(self._variant_facts)
+
+    def _build_shadow(
+        self, shadow: ShadowVariant | None, deployment: DeploymentGuardrails | None
+    ) -> tuple[list[TritonValidationError], BuiltVariant | None]:
+        """The shadow's checks and variant (``shadow.py``; the same builder as the production variant)."""
+        if shadow is None:
+            return [], None
+        errs = check_shadow(
+            shadow,
+            production_variant=self.variant_name,
+            multi_model=self.model.is_multi_model,
+            deployment=deployment,
+        )
+        if errs:
+            return errs, None
+        built = build_shadow_variant(
+            shadow,
+            instance_type=self.instance_type,
+            instance_count=self.instance_count,
+            base=self._variant_facts,
+        )
+        annotate_variant(self, built)
+        return list(built.errors), built
 
     def _check_against_models(
         self, instance_type: str, instance_count: int, variant_props: dict[str, Any]
@@ -415,6 +444,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             self,
             "EndpointConfig",
             production_variants=[self._variant.production_variant],
+            shadow_production_variants=[self._shadow.production_variant] if self._shadow else None,
             kms_key_id=volume_key_arn,
             data_capture_config=self._data_capture(data_capture) if data_capture is not None else None,
         )

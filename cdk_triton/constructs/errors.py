@@ -90,6 +90,13 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "InvalidVerificationCheck": "a VerificationCheck without a model, with a sample URI that is not s3://<bucket>/<key>, "
     "a tolerance that is negative or not finite, or an empty warm_up name",
     "InvalidVerificationSample": "a VerificationSample whose others_percent is outside 0..100, max_checks outside 1..5000 or parallelism outside 1..64",
+    # shadow variants
+    "ShadowOnMultiModel": "a shadow variant on a multi-model endpoint (SageMaker refuses it; deploy the candidate "
+    "to a second endpoint instead)",
+    "InvalidShadowSampling": "a shadow sampling percentage outside 1..100",
+    "ShadowVariantNameClash": "a shadow variant named like the production variant",
+    "ShadowWithRollingUpdate": "rolling deployment guardrails beside a shadow (rolling updates exclude multi-variant "
+    "endpoints)",
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
     # model registry
     "InvalidAccountId": "a TritonModelPackageGroup read_accounts / write_accounts value that is not a 12-digit account id",

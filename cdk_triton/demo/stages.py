@@ -1,4 +1,4 @@
-"""The demo's stages: build, synth + cdk-nag (app and pipeline), cfn-lint, serve + invoke.
+"""The demo's stages: build, synth + cdk-nag (app, pipeline, promotion), cfn-lint, serve + invoke.
 
 :func:`run_demo` runs them on a repository root and returns one :class:`StageReport` per stage
 (also written to ``build/out/demo-summary.json``); ``commands.py`` prints them. Stages whose layer is
@@ -183,16 +183,17 @@ def _invocations(entry: Any) -> list[tuple[str | None, str | None]]:
 
 
 def run_demo(root: Path, *, skip_serve: bool = False) -> DemoReport:
-    """Build, synthesize (app and pipeline, cdk-nag), cfn-lint, serve and invoke the example at ``root``."""
+    """Build, synthesize (app, pipeline and promotion, cdk-nag), cfn-lint, serve and invoke the example at ``root``."""
     root = Path(root).resolve()
     stages = (
         StageReport("build"),
         StageReport("synth + cdk-nag"),
         StageReport("pipeline synth + cdk-nag"),
+        StageReport("promotion synth + cdk-nag"),
         StageReport("cfn-lint"),
         StageReport("serve + invoke"),
     )
-    build, synth, psynth, lint, serve = stages
+    build, synth, psynth, promo, lint, serve = stages
     try:
         with _timed(build):
             manifest = _stage_build(root, build)
@@ -204,11 +205,15 @@ def run_demo(root: Path, *, skip_serve: bool = False) -> DemoReport:
         with _timed(psynth):
             app = f"{Path(sys.executable)} pipeline_app.py"
             pipeline = _stage_synth(root, manifest, psynth, app=app, out_name="cdk.out.pipeline")
+        with _timed(promo):  # placeholder staging and prod accounts: the synth is offline
+            app = f"{Path(sys.executable)} promotion_app.py"
+            promotion = _stage_synth(root, manifest, promo, app=app, out_name="cdk.out.promotion")
         with _timed(lint):
             _stage_lint(templates, lint)
-            pipeline_stack = [t for t in pipeline if t.parent == root / "cdk.out.pipeline"]
-            _stage_lint([t for t in pipeline if t not in pipeline_stack], lint)
-            _stage_lint(pipeline_stack, lint, ignore=PIPELINE_GENERATED_FINDINGS)
+            for out, synthesized in (("cdk.out.pipeline", pipeline), ("cdk.out.promotion", promotion)):
+                top = [t for t in synthesized if t.parent == root / out]
+                _stage_lint([t for t in synthesized if t not in top], lint)
+                _stage_lint(top, lint, ignore=PIPELINE_GENERATED_FINDINGS)
         if skip_serve:
             serve.status = "skipped"
             serve.detail.append("--skip-serve")

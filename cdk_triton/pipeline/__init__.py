@@ -21,6 +21,12 @@ if TYPE_CHECKING:
         job_kind,
     )
     from cdk_triton.pipeline.pipeline import EndpointVerification, TritonPipeline
+    from cdk_triton.pipeline.promotion import (
+        RegionalArtifacts,
+        ShadowBake,
+        TritonPromotionPipeline,
+        bootstrap_role_arn,
+    )
 
 _WHERE = {
     "FanOutOptions": "cdk_triton.pipeline.fanout",
@@ -31,6 +37,10 @@ _WHERE = {
     "job_kind": "cdk_triton.pipeline.gpu_targets",
     "EndpointVerification": "cdk_triton.pipeline.pipeline",
     "TritonPipeline": "cdk_triton.pipeline.pipeline",
+    "RegionalArtifacts": "cdk_triton.pipeline.promotion",
+    "ShadowBake": "cdk_triton.pipeline.promotion",
+    "TritonPromotionPipeline": "cdk_triton.pipeline.promotion",
+    "bootstrap_role_arn": "cdk_triton.pipeline.promotion",
 }
 
 
@@ -47,7 +57,11 @@ __all__ = [
     "GpuBuildOptions",
     "GpuBuildTarget",
     "GpuJob",
+    "RegionalArtifacts",
+    "ShadowBake",
     "TritonPipeline",
+    "TritonPromotionPipeline",
+    "bootstrap_role_arn",
     "job_kind",
     "gpu_build_targets",
 ]

@@ -24,6 +24,11 @@ VALIDATION_ERRORS: dict[str, str] = {
     "ManifestLocationMismatch": "a manifest built for another artifact location than the pipeline's",
     "InvalidFanOutOption": "a FanOutOptions value out of range (counts >= 1, a percentage 0-100, retries 0-10), "
     "or an artifact prefix with { } ' \\ when the build fans out",
+    "PromotionStageEnvMissing": "a promotion stage without a literal account and region (its bootstrap roles are "
+    "assumed by name)",
+    "PromotionStageInAnotherRegion": "a promotion stage in another region than the pipeline's without "
+    "regional_artifacts (model data must be in the model's region)",
+    "InvalidModelPackageGroup": "no model package group, or a name that is not a SageMaker group name",
 }
 
 #: Raised by the GPU build launcher at run time: code -> what it means.
@@ -38,5 +43,12 @@ ALL_CODES: dict[str, str] = {**VALIDATION_ERRORS, **LAUNCHER_ERRORS}
 
 #: Codes of ``cdk_triton.config.errors`` the pipeline raises (reading models.yaml, image, samples).
 SURFACED: dict[str, str] = pick(
-    ("DeclarationNotFound", "InvalidYaml", "InvalidType", "ImageNotInRegion", "NoRecordedSamples")
+    (
+        "DeclarationNotFound",
+        "InvalidYaml",
+        "InvalidType",
+        "ImageNotInRegion",
+        "NoRecordedSamples",
+        "InvalidS3Uri",
+    )
 )

@@ -34,6 +34,7 @@ def test_demo_runs_every_stage_ok() -> None:
         "build": "ok",
         "synth + cdk-nag": "ok",
         "pipeline synth + cdk-nag": "ok",
+        "promotion synth + cdk-nag": "ok",
         "cfn-lint": "ok",
         "serve + invoke": "ok",
     }, out[-8000:]
@@ -54,4 +55,17 @@ def test_demo_runs_every_stage_ok() -> None:
         "CdkTritonPipeline.template.json",
         "assembly-CdkTritonPipeline-Prod",
         "assembly-CdkTritonPipeline-Staging",
+    ]
+    # the promotion pipeline and its three stages (staging, the prod shadow, prod) in two accounts
+    promotion = sorted(
+        {
+            p.relative_to(ROOT / "cdk.out.promotion").parts[0]
+            for p in (ROOT / "cdk.out.promotion").rglob("*.template.json")
+        }
+    )
+    assert promotion == [
+        "CdkTritonPromotion.template.json",
+        "assembly-CdkTritonPromotion-Prod",
+        "assembly-CdkTritonPromotion-ProdShadow",
+        "assembly-CdkTritonPromotion-Staging",
     ]

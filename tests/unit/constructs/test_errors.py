@@ -70,6 +70,20 @@ def mme(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
     return sme(stack, artifacts=ModelArtifacts.from_manifest(EXAMPLE, "multi"), **kw)
 
 
+def shadowed(stack: cdk.Stack, key: str = "classifier", **kw: Any) -> TritonEndpoint:
+    """An endpoint with a shadow: ``shadow_*`` keywords go to the ShadowVariant, the rest to the endpoint."""
+    from cdk_triton.constructs import ShadowVariant, TritonModel
+
+    candidate = TritonModel(stack, "Candidate", artifacts=ModelArtifacts.from_manifest(EXAMPLE, key))
+    shadow = {k[7:]: kw.pop(k) for k in list(kw) if k.startswith("shadow_")}
+    return sme(
+        stack,
+        artifacts=ModelArtifacts.from_manifest(EXAMPLE, key),
+        shadow=ShadowVariant(model=candidate, **shadow),
+        **kw,
+    )
+
+
 def trt(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
     return sme(stack, artifacts=ModelArtifacts.from_manifest(TENSORRT, "trt"), **kw)
 
@@ -367,6 +381,12 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
         s, "Group", model_package_group_name="my_group"
     ),
     "InvalidAccountId": lambda s: TritonModelPackageGroup(s, "Group", write_accounts=["12345"]),
+    "ShadowOnMultiModel": lambda s: shadowed(s, "multi"),
+    "InvalidShadowSampling": lambda s: shadowed(s, shadow_sampling_percentage=101),
+    "ShadowVariantNameClash": lambda s: shadowed(s, shadow_variant_name="AllTraffic"),
+    "ShadowWithRollingUpdate": lambda s: shadowed(
+        s, instance_count=2, deployment=DeploymentGuardrails.rolling(percent=50)
+    ),
     "InvalidVerificationCheck": lambda s: sme(s).add_verification(
         checks=[
             VerificationCheck(
@@ -500,6 +520,10 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "InvalidVerificationDeadline": ("deadline", "900 s"),
     "InvalidModelPackageGroupName": ("model_package_group_name", "my_group"),
     "InvalidAccountId": ("write_accounts", ["12345"]),
+    "ShadowOnMultiModel": ("shadow", "TestStack/Candidate"),
+    "InvalidShadowSampling": ("shadow.sampling_percentage", 101),
+    "ShadowVariantNameClash": ("shadow.variant_name", "AllTraffic"),
+    "ShadowWithRollingUpdate": ("deployment", "rolling"),
     "InvalidVerificationCheck": ("checks[0].request_s3_uri", "samples/req.json"),
     "MmeWithoutModels": ("target_models", {}),
     "InvalidTargetModel": ("target_models['resnet']", "r" * 60 + "... (1025 characters)"),
