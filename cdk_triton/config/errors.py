@@ -41,7 +41,12 @@ DECLARATION_ERRORS: dict[str, str] = {
     "UnknownModelReference": "an ensemble step or endpoint naming an undeclared model",
     "EnsembleCycle": "an ensemble that contains itself",
     "InvalidEnsembleMap": "an ensemble input/output map naming unknown tensors",
-    "UnknownEndpointMode": "a mode other than SingleModel or MultiModel",
+    "UnknownEndpointMode": "a mode other than SingleModel, MultiModel or InferenceComponents (aliases sme, mme, "
+    "components, inference_components)",
+    "NotAComponentsEndpoint": "components, min_instances or max_instances on an endpoint whose mode is not "
+    "InferenceComponents",
+    "UnknownComponentModel": "a components key that is not a model of the endpoint's models (the message names the "
+    "closest)",
     "MissingDefaultModel": "a single-model endpoint with several models and no default_model",
     "InvalidPackaging": "a packaging other than directory or tar.gz",
     "InvalidInstanceGroup": "an instance group kind or count Triton does not accept",
@@ -77,6 +82,19 @@ BUILD_AND_SYNTH_RULE_ERRORS: dict[str, str] = {
     "GpuIndexOutOfRange": "an instance group GPU index beyond the instance type's GPUs",
     "SequenceBatchingInstances": "a sequence-batched (stateful) model on an endpoint whose requests may reach "
     "several instances (a multi-model endpoint, instance_count or the autoscaling maximum above 1)",
+    "InvalidCopyCount": "an inference component's copies or min_copies below 0, max_copies below 1, min_copies above "
+    "max_copies, or copies outside min_copies..max_copies",
+    "InvalidComputeRequirement": "an inference component's memory_mb / max_memory_mb below 128, max_memory_mb below "
+    "memory_mb, accelerators below 1 or cpu_cores below 0.25",
+    "InvalidStartupTimeout": "an inference component's startup_timeout_s outside 60..3600 seconds",
+    "InvalidInstanceScaling": "managed instance scaling with min_instances below 0, max_instances below 1, or min "
+    "above max",
+    "ComponentNameCollision": "two models of one components endpoint whose component names are equal ('_' and '.' "
+    "become '-')",
+    "InvalidComponentName": "a component name that is not an InferenceComponentName ([a-zA-Z0-9]([-a-zA-Z0-9]*"
+    "[a-zA-Z0-9])?, at most 63 characters)",
+    "ComponentDoesNotFit": "an inference component whose accelerators, CPU cores or memory exceed one instance of the "
+    "endpoint's type (checked at build, synth and serve: no copy could ever be placed)",
 }
 
 #: Codes two sibling layers raise alike (the constructs and the local endpoint or the pipeline).

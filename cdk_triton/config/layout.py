@@ -11,6 +11,7 @@ to the build's output directory (``build/out/``)::
     sme/<endpoint>/<tree sha256[:16]>/<model>/...   SME, packaging: directory (an uncompressed prefix)
     sme/<endpoint>/<endpoint>-<sha256[:12]>.tar.gz  SME, packaging: tar.gz
     mme/<endpoint>/<model>-<sha256[:12]>.tar.gz     MME: one archive per target model (its TargetModel)
+    ic/<endpoint>/<model>-<sha256[:12]>.tar.gz      inference components: the same archive per component
     samples/<model>.request.json                    the recorded sample pair, beside the manifest
     samples/<sha256[:12]>/<model>.request.json      the uploaded sample pair (content-addressed)
 
@@ -22,8 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
+
+from cdk_triton.errors import TritonValidationError, raise_all
 
 if TYPE_CHECKING:
     from cdk_triton.config.manifest import Manifest, Sample
@@ -32,6 +36,9 @@ if TYPE_CHECKING:
 SME_FOLDER = "sme"
 #: The folder (in S3 and in ``build/out/``) of multi-model endpoints' archives.
 MME_FOLDER = "mme"
+#: The folder (in S3 and in ``build/out/``) of inference-components endpoints' archives (one per component,
+#: packaged exactly as an MME target model: the model with its ensemble steps).
+IC_FOLDER = "ic"
 #: The folder (in S3 and in ``build/out/``) of the recorded sample pairs.
 SAMPLES_FOLDER = "samples"
 #: Every archive the build writes is a gzip-compressed tar.
@@ -114,6 +121,83 @@ def mme_folder(endpoint: str) -> str:
 def mme_prefix_key(endpoint: str) -> str:
     """The S3 prefix of an MME endpoint's archives (its ModelDataUrl): ``mme/<endpoint>/``."""
     return f"{mme_folder(endpoint)}/"
+
+
+def ic_folder(endpoint: str) -> str:
+    """The folder of an inference-components endpoint: ``ic/<endpoint>`` (under ``build/out/`` and the prefix)."""
+    return f"{IC_FOLDER}/{endpoint}"
+
+
+def ic_prefix_key(endpoint: str) -> str:
+    """The S3 prefix of an inference-components endpoint's archives: ``ic/<endpoint>/``."""
+    return f"{ic_folder(endpoint)}/"
+
+
+#: ``InferenceComponentName`` (botocore's model and the CloudFormation schema of
+#: ``AWS::SageMaker::InferenceComponent``): letters, digits and inner hyphens, at most 63 characters,
+#: unique per account and region.
+COMPONENT_NAME = re.compile(r"^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$")
+COMPONENT_NAME_MAX = 63
+#: Hex digits of sha256(full name) that end a component name cut to :data:`COMPONENT_NAME_MAX`.
+COMPONENT_HASH_HEX = 8
+
+
+def component_name(prefix: str, model: str) -> str:
+    """The ``InferenceComponentName`` of ``model`` under ``prefix`` (the endpoint name in the manifest).
+
+    ``<prefix>-<model>`` with every character outside ``[-a-zA-Z0-9]`` (``_``, ``.``) made ``-`` and
+    hyphens trimmed at both ends; a name longer than 63 characters is cut and ends ``-<sha256[:8]>`` of
+    the full, unmapped name. Deterministic: the same inputs always give the same name. Two models may
+    map to one name (``a_b`` and ``a.b``): :func:`check_component_names` reports it.
+    """
+    full = f"{prefix}-{model}" if prefix else model
+    name = re.sub(r"[^-a-zA-Z0-9]", "-", full).strip("-") or "component"
+    if len(name) <= COMPONENT_NAME_MAX:
+        return name
+    digest = hashlib.sha256(full.encode()).hexdigest()[:COMPONENT_HASH_HEX]
+    head = name[: COMPONENT_NAME_MAX - COMPONENT_HASH_HEX - 1].rstrip("-")
+    return f"{head}-{digest}"
+
+
+def component_name_problems(
+    names: Mapping[str, str], *, path: str | None = None
+) -> list[TritonValidationError]:
+    """The collisions of ``names`` (logical model name -> component name) and every name that is not an
+    ``InferenceComponentName``: one ``ComponentNameCollision`` / ``InvalidComponentName`` error each."""
+    out: list[TritonValidationError] = []
+    owner: dict[str, str] = {}
+    for logical, name in names.items():
+        if COMPONENT_NAME.fullmatch(name) is None or len(name) > COMPONENT_NAME_MAX:
+            out.append(
+                TritonValidationError(
+                    "InvalidComponentName",
+                    prop="component name",
+                    value=name,
+                    problem=f"(of model '{logical}') is not an InferenceComponentName",
+                    allowed="[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?, at most 63 characters",
+                    fix="derive it with layout.component_name",
+                    path=path,
+                )
+            )
+        if name in owner:
+            out.append(
+                TritonValidationError(
+                    "ComponentNameCollision",
+                    prop="component name",
+                    value=name,
+                    problem=f"is the name of both '{owner[name]}' and '{logical}'",
+                    allowed="one component name per model ('_' and '.' become '-')",
+                    fix="rename one of the models so that their names differ in letters or digits",
+                    path=path,
+                )
+            )
+        owner.setdefault(name, logical)
+    return out
+
+
+def check_component_names(names: Mapping[str, str], *, path: str | None = None) -> None:
+    """Raise every problem :func:`component_name_problems` finds (``ComponentNameCollision``, ...)."""
+    raise_all(component_name_problems(names, path=path))
 
 
 def target_model_uri(prefix_uri: str, target_model: str) -> str:

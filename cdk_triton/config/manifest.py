@@ -20,15 +20,19 @@ from cdk_triton.config.arns import check_kms_key_arn
 from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
 from cdk_triton.errors import TritonValidationError
 
-#: 2 (issue 20): models gain ``memory_bytes`` and ``memory_source``. Later issues extend this version.
-SCHEMA_VERSION = 2
+#: 2 (issue 20): models gain ``memory_bytes`` and ``memory_source``. 3 (issue 23): the
+#: ``InferenceComponents`` endpoint mode (``components``, ``min_instances``, ``max_instances``).
+SCHEMA_VERSION = 3
 #: Versions this reader reads: a version-1 manifest (no memory fields) still reads, its models' memory
-#: unknown (the checks then fall back on ``size_bytes``).
-READABLE_SCHEMA_VERSIONS = (1, 2)
+#: unknown (the checks then fall back on ``size_bytes``); a version-2 manifest has no components endpoint.
+READABLE_SCHEMA_VERSIONS = (1, 2, 3)
 MANIFEST_FILENAME = "manifest.json"
 
 SINGLE_MODEL = "SingleModel"
 MULTI_MODEL = "MultiModel"
+INFERENCE_COMPONENTS = "InferenceComponents"
+#: Every endpoint mode a manifest may record.
+ENDPOINT_MODES = (SINGLE_MODEL, MULTI_MODEL, INFERENCE_COMPONENTS)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -120,11 +124,35 @@ class TargetModel:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ComponentEntry:
+    """One inference component of an ``InferenceComponents`` endpoint (schema 3).
+
+    ``target_model`` is the key of its archive in the endpoint's ``target_models`` (the model with its
+    ensemble steps, packaged as an MME target model). ``component_name`` is
+    ``layout.component_name(<endpoint name>, <model>)``; the constructs may prefix it per stack and
+    record the real name in the name map. ``None``: not set in ``models.yaml`` (derived at synth).
+    """
+
+    logical_name: str
+    component_name: str
+    target_model: str
+    copies: int = 1
+    min_copies: int | None = None
+    max_copies: int | None = None
+    accelerators: int | None = None
+    cpu_cores: float | None = None
+    min_memory_mb: int | None = None
+    max_memory_mb: int | None = None
+    data_cache: bool | None = None
+    startup_timeout_s: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class EndpointEntry:
     """One endpoint's packaged artifacts."""
 
     name: str
-    mode: str  # SingleModel | MultiModel
+    mode: str  # SingleModel | MultiModel | InferenceComponents
     instance_types: list[str]
     gpu_architectures: list[str] = field(default_factory=list)
     # SME
@@ -135,9 +163,13 @@ class EndpointEntry:
     s3_uri: str | None = None  # prefix ending '/' (directory) or the .tar.gz object
     sha256: str | None = None  # tree hash (directory) or archive hash
     size_bytes: int | None = None
-    # MME
+    # MME and inference components (one archive per target model / component)
     s3_prefix: str | None = None  # ending '/'
     target_models: dict[str, TargetModel] = field(default_factory=dict)
+    # inference components (schema 3): logical model name -> component
+    components: dict[str, ComponentEntry] = field(default_factory=dict)
+    min_instances: int | None = None  # ManagedInstanceScaling (None: derived at synth)
+    max_instances: int | None = None
     sample: Sample | None = None
     #: The host image models.yaml pinned for the endpoint (``InferenceAmiVersion``); None: not pinned.
     inference_ami_version: str | None = None
@@ -145,6 +177,20 @@ class EndpointEntry:
     @property
     def is_multi_model(self) -> bool:
         return self.mode == MULTI_MODEL
+
+    @property
+    def is_inference_components(self) -> bool:
+        return self.mode == INFERENCE_COMPONENTS
+
+    def component_map(self) -> dict[str, str]:
+        """logical name -> the manifest's component name."""
+        return {k: v.component_name for k, v in sorted(self.components.items())}
+
+    def find_component(self, name: str) -> ComponentEntry | None:
+        """The component called ``name``: its logical name or its component name; None when neither."""
+        if name in self.components:
+            return self.components[name]
+        return next((c for c in self.components.values() if c.component_name == name), None)
 
     @property
     def compression(self) -> str:
@@ -255,6 +301,7 @@ def _sample(d: dict[str, Any] | None, where: str, fail: Fail) -> Sample | None:
 _MODEL_KEYS = set(dataclass_keys(ModelEntry))
 _TARGET_KEYS = set(dataclass_keys(TargetModel))
 _ENDPOINT_KEYS = set(dataclass_keys(EndpointEntry))
+_COMPONENT_KEYS = set(dataclass_keys(ComponentEntry))
 _TOP_KEYS = set(dataclass_keys(Manifest, exclude=("path",)))
 
 
@@ -364,8 +411,8 @@ def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
     w = f"endpoints.{name}"
     e = _object(e, w, fail, _ENDPOINT_KEYS)
     mode = required(e, "mode", str, w, fail)
-    if mode not in (SINGLE_MODEL, MULTI_MODEL):
-        raise fail(f"{w}.mode", mode, "is not an endpoint mode", f"{SINGLE_MODEL}, {MULTI_MODEL}")
+    if mode not in ENDPOINT_MODES:
+        raise fail(f"{w}.mode", mode, "is not an endpoint mode", ", ".join(ENDPOINT_MODES))
     targets = {
         tname: _target_model(f"{w}.target_models.{tname}", t, fail)
         for tname, t in (optional(e, "target_models", dict, w, fail) or {}).items()
@@ -386,12 +433,80 @@ def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
         target_models=targets,
         sample=_sample(optional(e, "sample", dict, w, fail), f"{w}.sample", fail),
         inference_ami_version=optional(e, "inference_ami_version", str, w, fail),
+        components={
+            cname: _component(f"{w}.components.{cname}", c, fail)
+            for cname, c in (optional(e, "components", dict, w, fail) or {}).items()
+        },
+        min_instances=optional(e, "min_instances", int, w, fail),
+        max_instances=optional(e, "max_instances", int, w, fail),
     )
     if mode == SINGLE_MODEL:
         _check_single_model_layout(w, entry, fail)
     else:
         _check_multi_model_layout(w, entry, fail)
+    if mode == INFERENCE_COMPONENTS:
+        _check_components_layout(w, entry, fail)
+    elif entry.components or entry.min_instances is not None or entry.max_instances is not None:
+        raise fail(
+            f"{w}.components",
+            entry.mode,
+            "holds components but the mode is not InferenceComponents",
+            INFERENCE_COMPONENTS,
+        )
     return entry
+
+
+def _component(cw: str, c: Any, fail: Fail) -> ComponentEntry:
+    c = _object(c, cw, fail, _COMPONENT_KEYS)
+    return ComponentEntry(
+        logical_name=required(c, "logical_name", str, cw, fail),
+        component_name=required(c, "component_name", str, cw, fail),
+        target_model=required(c, "target_model", str, cw, fail),
+        copies=optional(c, "copies", int, cw, fail) if c.get("copies") is not None else 1,
+        min_copies=optional(c, "min_copies", int, cw, fail),
+        max_copies=optional(c, "max_copies", int, cw, fail),
+        accelerators=optional(c, "accelerators", int, cw, fail),
+        cpu_cores=optional(c, "cpu_cores", (int, float), cw, fail),
+        min_memory_mb=optional(c, "min_memory_mb", int, cw, fail),
+        max_memory_mb=optional(c, "max_memory_mb", int, cw, fail),
+        data_cache=optional(c, "data_cache", bool, cw, fail),
+        startup_timeout_s=optional(c, "startup_timeout_s", int, cw, fail),
+    )
+
+
+def _check_components_layout(w: str, entry: EndpointEntry, fail: Fail) -> None:
+    """Inference components: each component names its key and an archive of ``target_models``, names
+    are unique, and every archive is a component."""
+    if not entry.components:
+        raise fail(f"{w}.components", {}, "is empty", "at least one component")
+    seen: dict[str, str] = {}
+    for key, c in entry.components.items():
+        cw = f"{w}.components.{key}"
+        if c.logical_name != key:
+            raise fail(f"{cw}.logical_name", c.logical_name, "differs from its key", repr(key))
+        if c.target_model not in entry.target_models:
+            raise fail(
+                f"{cw}.target_model",
+                c.target_model,
+                "is not a key of target_models",
+                ", ".join(sorted(entry.target_models)),
+            )
+        if c.component_name in seen:
+            raise fail(
+                f"{cw}.component_name",
+                c.component_name,
+                f"is also the name of '{seen[c.component_name]}'",
+                "unique component names",
+            )
+        seen[c.component_name] = key
+    orphans = sorted(set(entry.target_models) - {c.target_model for c in entry.components.values()})
+    if orphans:
+        raise fail(
+            f"{w}.target_models.{orphans[0]}",
+            orphans[0],
+            "is the archive of no component",
+            ", ".join(sorted(entry.components)),
+        )
 
 
 def _check_single_model_layout(w: str, entry: EndpointEntry, fail: Fail) -> None:
@@ -406,7 +521,7 @@ def _check_single_model_layout(w: str, entry: EndpointEntry, fail: Fail) -> None
 
 
 def _check_multi_model_layout(w: str, entry: EndpointEntry, fail: Fail) -> None:
-    """MME: an S3 prefix holding at least one target model archive."""
+    """MME and inference components: an S3 prefix holding at least one target model archive."""
     if not entry.s3_prefix or not entry.s3_prefix.endswith("/"):
         raise fail(f"{w}.s3_prefix", entry.s3_prefix, "must be an S3 prefix", "an S3 URI ending '/'")
     if not entry.target_models:

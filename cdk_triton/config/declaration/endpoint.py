@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from cdk_triton.config import components
+from cdk_triton.config.components import ComponentValues
 from cdk_triton.config.declaration.vocabulary import PACKAGINGS
-from cdk_triton.config.manifest import MULTI_MODEL, SINGLE_MODEL
+from cdk_triton.config.manifest import ENDPOINT_MODES, INFERENCE_COMPONENTS, MULTI_MODEL, SINGLE_MODEL
 from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, typed
+
+#: The words ``mode`` accepts besides the modes themselves (compared in lower case).
+MODE_ALIASES = {
+    "single": SINGLE_MODEL,
+    "sme": SINGLE_MODEL,
+    "multi": MULTI_MODEL,
+    "mme": MULTI_MODEL,
+    "components": INFERENCE_COMPONENTS,
+    "inference_components": INFERENCE_COMPONENTS,
+    "inferencecomponents": INFERENCE_COMPONENTS,
+}
+#: The type of each key of a ``components.<model>`` entry.
+_COMPONENT_TYPES: dict[str, type | tuple[type, ...]] = {
+    "copies": int,
+    "min_copies": int,
+    "max_copies": int,
+    "accelerators": int,
+    "cpu_cores": float,
+    "memory_mb": int,
+    "max_memory_mb": int,
+    "data_cache": bool,
+    "startup_timeout_s": int,
+}
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -16,15 +41,24 @@ class EndpointSpec:
 
     Attributes:
         name: the endpoint key (the constructs look it up in the manifest).
-        mode: SingleModel or MultiModel.
+        mode: SingleModel, MultiModel or InferenceComponents (aliases: sme, mme, components,
+            inference_components).
         instance_types: the instance types it is packaged for (TensorRT plans must match their GPU).
         models: SME: the repository's models (ensembles bring their steps); MME: one TargetModel
-            archive per entry (an ensemble with its steps in one archive).
+            archive per entry (an ensemble with its steps in one archive); InferenceComponents: one
+            component per entry, each with the same archive as an MME target model.
         default_model: SME: the model behind ``/invocations``. Default: the only top-level model.
         packaging: SME: directory (uncompressed S3 prefix) or tar.gz. Default: directory.
         inference_ami_version: the host image (``InferenceAmiVersion``) the endpoint's production
             variant pins, carried through the manifest; a ``TritonEndpoint(inference_ami_version=...)``
             prop wins over it. Default: the host decision of ``config.gpu_hosts``.
+        components: InferenceComponents: per-model settings (copies, min_copies, max_copies,
+            accelerators, cpu_cores, memory_mb, max_memory_mb, data_cache, startup_timeout_s), keyed by a
+            model of ``models``. Default: every setting derived at synth.
+        min_instances: InferenceComponents: ManagedInstanceScaling MinInstanceCount (0 allowed).
+            Default: derived at synth.
+        max_instances: InferenceComponents: ManagedInstanceScaling MaxInstanceCount. Default: derived
+            at synth.
     """
 
     name: str
@@ -34,10 +68,22 @@ class EndpointSpec:
     default_model: str | None = None
     packaging: str = "directory"
     inference_ami_version: str | None = None
+    components: dict[str, ComponentValues] = field(default_factory=dict)
+    min_instances: int | None = None
+    max_instances: int | None = None
 
     @property
     def is_multi_model(self) -> bool:
         return self.mode == MULTI_MODEL
+
+    @property
+    def is_inference_components(self) -> bool:
+        return self.mode == INFERENCE_COMPONENTS
+
+    @property
+    def per_model_archives(self) -> bool:
+        """Whether each model is packaged in its own archive (MME and inference components)."""
+        return self.mode in (MULTI_MODEL, INFERENCE_COMPONENTS)
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: Errors) -> EndpointSpec | None:
@@ -46,18 +92,17 @@ class EndpointSpec:
         check_keys(d, cls, path, errs)
         name = typed(d, "name", str, path, errs, required=True)
         mode = typed(d, "mode", str, path, errs, required=True)
-        aliases = {"single": SINGLE_MODEL, "sme": SINGLE_MODEL, "multi": MULTI_MODEL, "mme": MULTI_MODEL}
-        mode = aliases.get(str(mode).lower(), mode) if mode else mode
+        mode = MODE_ALIASES.get(str(mode).lower(), mode) if mode else mode
         if mode is not None:
             one_of(
                 errs,
                 path,
                 "mode",
                 mode,
-                (SINGLE_MODEL, MULTI_MODEL),
+                ENDPOINT_MODES,
                 "UnknownEndpointMode",
                 "an endpoint mode",
-                "use SingleModel or MultiModel",
+                "use SingleModel, MultiModel or InferenceComponents",
             )
         its = typed(d, "instance_types", list, path, errs, required=True) or []
         models = typed(d, "models", list, path, errs, required=True) or []
@@ -65,16 +110,20 @@ class EndpointSpec:
         one_of(
             errs, path, "packaging", packaging, PACKAGINGS, "InvalidPackaging", "a packaging", "use directory"
         )
-        if mode == MULTI_MODEL and "packaging" in d and packaging != "tar.gz":
+        if mode in (MULTI_MODEL, INFERENCE_COMPONENTS) and "packaging" in d and packaging != "tar.gz":
             errs.add(
                 "InvalidPackaging",
                 f"{path}.packaging",
                 "packaging",
                 packaging,
-                "is not possible for a multi-model endpoint",
+                f"is not possible for a {'multi-model' if mode == MULTI_MODEL else 'components'} endpoint",
                 "tar.gz (one archive per target model)",
                 "remove packaging",
             )
+        comps = _components(d, path, errs)
+        min_i = typed(d, "min_instances", int, path, errs)
+        max_i = typed(d, "max_instances", int, path, errs)
+        errs.extend(components.scaling_problems(min_i, max_i, path))
         if name is None or mode is None:
             return None
         return cls(
@@ -83,6 +132,29 @@ class EndpointSpec:
             instance_types=tuple(str(x) for x in its),
             models=tuple(str(m) for m in models),
             default_model=typed(d, "default_model", str, path, errs),
-            packaging="tar.gz" if mode == MULTI_MODEL else packaging,
+            packaging="tar.gz" if mode in (MULTI_MODEL, INFERENCE_COMPONENTS) else packaging,
             inference_ami_version=typed(d, "inference_ami_version", str, path, errs),
+            components=comps,
+            min_instances=min_i,
+            max_instances=max_i,
         )
+
+
+def _components(d: dict[str, Any], path: str, errs: Errors) -> dict[str, ComponentValues]:
+    """``components``: model -> its settings, each typed and within SageMaker's limits
+    (``config.components.value_problems``); whether each key is a model of the endpoint is a rule."""
+    raw = typed(d, "components", dict, path, errs, default={})
+    out: dict[str, ComponentValues] = {}
+    for model, c in raw.items():
+        here = f"{path}.components.{model}"
+        if c is None:
+            c = {}
+        if not is_mapping(c, here, "component", ", ".join(_COMPONENT_TYPES), errs):
+            continue
+        check_keys(c, ComponentValues, here, errs)
+        before = len(errs.items)
+        values = ComponentValues(**{k: typed(c, k, t, here, errs) for k, t in _COMPONENT_TYPES.items()})
+        if len(errs.items) == before:
+            errs.extend(components.value_problems(values, here))
+        out[str(model)] = values
+    return out

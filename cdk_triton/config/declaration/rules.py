@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from cdk_triton.config import gpu_hosts, instance_rules, tables
+from cdk_triton.config.declaration import component_rules
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.declaration.model import EnsembleStep, ModelSpec
 from cdk_triton.config.parse import closest, problem
@@ -405,7 +406,8 @@ def check_mme_archives_disjoint(spec: DeclarationView, i: int, e: EndpointSpec) 
 
 
 def check_mme_targets_unique(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
-    if not e.is_multi_model or len(set(e.models)) == len(e.models):
+    """MME and inference components: each model once (one archive, one component each)."""
+    if not e.per_model_archives or len(set(e.models)) == len(e.models):
         return []
     return [
         problem(
@@ -413,7 +415,7 @@ def check_mme_targets_unique(spec: DeclarationView, i: int, e: EndpointSpec) -> 
             f"endpoints[{i}].models",
             "models",
             list(e.models),
-            "lists a target model twice",
+            "lists a target model twice" if e.is_multi_model else "lists a component model twice",
             "unique entries",
             "remove the duplicate",
         )
@@ -422,7 +424,7 @@ def check_mme_targets_unique(spec: DeclarationView, i: int, e: EndpointSpec) -> 
 
 def check_sme_default_model(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     """SME: a default model is named when there are several, and it is in the repository."""
-    if e.is_multi_model:
+    if e.per_model_archives:
         return []
     here = f"endpoints[{i}]"
     tops = list(e.models)
@@ -574,7 +576,11 @@ MODEL_RULES: tuple[ModelRule, ...] = (
     check_pytorch_parameters_in_release,
 )
 #: Run for each endpoint, in this order.
-ENDPOINT_RULES: tuple[EndpointRule, ...] = (check_endpoint_lists_not_empty,)
+ENDPOINT_RULES: tuple[EndpointRule, ...] = (
+    check_endpoint_lists_not_empty,
+    component_rules.check_components_only_in_mode,
+    component_rules.check_component_models,
+)
 #: Run for each endpoint whose models are all declared (see ``check_endpoint_models_declared``)
 #: (and whose ensembles' steps are all declared: ``_steps_declared``).
 ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
@@ -585,6 +591,8 @@ ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
     check_inference_ami_version,
     check_sequence_batching_endpoint,
     check_gpu_placement_fits,
+    component_rules.check_component_names,
+    component_rules.check_components_fit,
 )
 
 

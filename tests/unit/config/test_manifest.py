@@ -129,17 +129,20 @@ def test_schema_2_records_model_memory_and_schema_1_still_reads(example_manifest
     data["schema_version"] = SCHEMA_VERSION
     data["models"]["resnet"].update(memory_bytes=4096, memory_source="measured")
     entry = manifest_from_dict(data).models["resnet"]
-    assert (SCHEMA_VERSION, entry.memory_bytes, entry.memory_source) == (2, 4096, "measured")
+    assert (entry.memory_bytes, entry.memory_source) == (4096, "measured")
     data["models"]["resnet"]["memory_source"] = "guessed"
     with pytest.raises(ManifestError, match="models.resnet.memory_source"):
         manifest_from_dict(data)
-    data["schema_version"] = 3
+    data["schema_version"] = 2
+    data["models"]["resnet"]["memory_source"] = "estimated"
+    assert manifest_from_dict(data).models["resnet"].memory_bytes == 4096  # schema 2 still reads
+    data["schema_version"] = SCHEMA_VERSION + 1
     with pytest.raises(ManifestError, match="UnsupportedManifestVersion"):
         manifest_from_dict(data)
     schema = json.loads(
         (Path(__file__).resolve().parents[3] / "cdk_triton/config/data/manifest.schema.json").read_text()
     )
-    assert schema["properties"]["schema_version"] == {"enum": [1, 2]}
+    assert schema["properties"]["schema_version"] == {"enum": [1, 2, 3]}
     props = schema["$defs"]["model"]["properties"]
     assert props["memory_source"]["enum"] == ["measured", "estimated"]
 

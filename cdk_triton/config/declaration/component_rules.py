@@ -1,0 +1,96 @@
+"""The rules of an ``InferenceComponents`` endpoint of ``models.yaml`` (one function each).
+
+The value limits of each ``components.<model>`` entry are checked while it is read
+(``endpoint._components`` with ``config.components``); these rules need the endpoint's other fields:
+its mode, its models and its instance types. ``rules`` runs them with the other endpoint rules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cdk_triton.config import components, layout
+from cdk_triton.config.declaration.endpoint import EndpointSpec
+from cdk_triton.config.parse import closest, problem
+from cdk_triton.errors import TritonValidationError
+
+if TYPE_CHECKING:
+    from cdk_triton.config.declaration.rules import DeclarationView
+
+Problems = list[TritonValidationError]
+
+
+def check_components_only_in_mode(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+    """``components``, ``min_instances`` and ``max_instances`` only on an InferenceComponents endpoint."""
+    if e.is_inference_components:
+        return []
+    set_keys = [
+        k
+        for k, v in (
+            ("components", e.components),
+            ("min_instances", e.min_instances),
+            ("max_instances", e.max_instances),
+        )
+        if v or (v is not None and k != "components")
+    ]
+    return [
+        problem(
+            "NotAComponentsEndpoint",
+            f"endpoints[{i}].{k}",
+            k,
+            e.mode,
+            f"applies to InferenceComponents endpoints only, not {e.mode}",
+            "mode: InferenceComponents",
+            f"remove {k}, or set mode: InferenceComponents",
+        )
+        for k in set_keys
+    ]
+
+
+def check_component_models(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+    """Each ``components`` key is a model of the endpoint's ``models``."""
+    out: Problems = []
+    for name in e.components:
+        if name in e.models:
+            continue
+        close = closest(name, e.models)
+        out.append(
+            problem(
+                "UnknownComponentModel",
+                f"endpoints[{i}].components.{name}",
+                "component",
+                name,
+                "is not a model of this endpoint",
+                ", ".join(e.models),
+                f"did you mean '{close}'?" if close else "list the model in the endpoint's models",
+            )
+        )
+    return out
+
+
+def check_component_names(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+    """The component names (``layout.component_name(<endpoint>, <model>)``) are distinct: ``a_b`` and
+    ``a.b`` collide (``ComponentNameCollision``)."""
+    if not e.is_inference_components:
+        return []
+    names = {m: layout.component_name(e.name, m) for m in dict.fromkeys(e.models)}
+    return layout.component_name_problems(names, path=f"endpoints[{i}].models")
+
+
+def check_components_fit(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+    """Each component's declared accelerators, CPU cores and memory fit one instance of every instance type
+    (``ComponentDoesNotFit``: the deployment could never place a copy)."""
+    if not e.is_inference_components:
+        return []
+    out: Problems = []
+    for name, v in e.components.items():
+        for it in e.instance_types:
+            out += components.fit_problems(
+                it,
+                component=name,
+                accelerators=v.accelerators,
+                cpu_cores=v.cpu_cores,
+                memory_mb=v.memory_mb,
+                path=f"endpoints[{i}].components.{name}",
+            )
+    return out
