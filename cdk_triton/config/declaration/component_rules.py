@@ -7,20 +7,17 @@ its mode, its models and its instance types. ``rules`` runs them with the other 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from cdk_triton.config import components, layout
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.parse import closest, problem
 from cdk_triton.errors import TritonValidationError
 
-if TYPE_CHECKING:
-    from cdk_triton.config.declaration.rules import DeclarationView
-
 Problems = list[TritonValidationError]
+# Each rule has the signature of ``rules.EndpointRule``; these read only the endpoint, so ``spec`` (the
+# ``rules.DeclarationView``) is typed ``object`` and ``rules`` is not imported back (no import circle).
 
 
-def check_components_only_in_mode(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+def check_components_only_in_mode(spec: object, i: int, e: EndpointSpec) -> Problems:
     """``components``, ``min_instances`` and ``max_instances`` only on an InferenceComponents endpoint."""
     if e.is_inference_components:
         return []
@@ -47,7 +44,7 @@ def check_components_only_in_mode(spec: DeclarationView, i: int, e: EndpointSpec
     ]
 
 
-def check_component_models(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+def check_component_models(spec: object, i: int, e: EndpointSpec) -> Problems:
     """Each ``components`` key is a model of the endpoint's ``models``."""
     out: Problems = []
     for name in e.components:
@@ -68,7 +65,7 @@ def check_component_models(spec: DeclarationView, i: int, e: EndpointSpec) -> Pr
     return out
 
 
-def check_component_names(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+def check_component_names(spec: object, i: int, e: EndpointSpec) -> Problems:
     """The component names (``layout.component_name(<endpoint>, <model>)``) are distinct: ``a_b`` and
     ``a.b`` collide (``ComponentNameCollision``)."""
     if not e.is_inference_components:
@@ -77,7 +74,7 @@ def check_component_names(spec: DeclarationView, i: int, e: EndpointSpec) -> Pro
     return layout.component_name_problems(names, path=f"endpoints[{i}].models")
 
 
-def check_components_fit(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+def check_components_fit(spec: object, i: int, e: EndpointSpec) -> Problems:
     """Each component's declared accelerators, CPU cores and memory fit one instance of every instance type
     (``ComponentDoesNotFit``: the deployment could never place a copy)."""
     if not e.is_inference_components:
