@@ -4,6 +4,11 @@ Importing this package imports aws_cdk but never torch, protobuf or tritonclient
 """
 
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
+from cdk_triton.constructs.components import (
+    ComponentOptions,
+    TritonComponentsEndpoint,
+    TritonInferenceComponent,
+)
 from cdk_triton.constructs.deployment import DataCapture, DeploymentGuardrails, TrafficStep
 from cdk_triton.constructs.endpoint import ResourceHeadroom, TritonEndpoint, resource_headroom
 from cdk_triton.constructs.endpoint_base import EndpointAttributes, ITritonEndpoint
@@ -12,12 +17,14 @@ from cdk_triton.constructs.image import ImageConfig, TritonImage
 from cdk_triton.constructs.model import TritonModel
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps
 from cdk_triton.constructs.monitoring import TritonAlarms, TritonDashboard
-from cdk_triton.constructs.scaling import TargetTrackingOptions, TritonScaling
+from cdk_triton.constructs.scaling import ComponentScaling, TargetTrackingOptions, TritonScaling
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck
 
 __all__ = [
     "ERROR_CODES",
     "ArtifactsConfig",
+    "ComponentOptions",
+    "ComponentScaling",
     "DataCapture",
     "DeploymentGuardrails",
     "EndpointAttributes",
@@ -28,9 +35,11 @@ __all__ = [
     "TargetTrackingOptions",
     "TrafficStep",
     "TritonAlarms",
+    "TritonComponentsEndpoint",
     "TritonDashboard",
     "TritonEndpoint",
     "TritonImage",
+    "TritonInferenceComponent",
     "TritonMetrics",
     "TritonModel",
     "TritonModelProps",

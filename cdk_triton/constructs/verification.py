@@ -31,7 +31,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from cdk_triton.config import layout
-from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample
+from cdk_triton.config.manifest import MULTI_MODEL, SINGLE_MODEL, Manifest, Sample
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
@@ -90,10 +90,12 @@ class VerificationCheck:
     """One model to invoke with its recorded request and to compare with its recorded response.
 
     Attributes:
-        model: SME: the default model; MME: the logical name in the TargetModel map.
+        model: SME: the default model; MME and components: the logical name.
         request_s3_uri / response_s3_uri: ``s3://bucket/key`` of the KServe v2 request and response.
         atol / rtol: tolerance of numeric outputs (``|got - expected| <= atol + rtol * |expected|``).
             Default: 1e-5 / 1e-4.
+        inference_component: the component the handler invokes (``InferenceComponentName``, the real
+            name of the name map). Default: none (SME / MME); the components endpoint sets it per check.
     """
 
     model: str
@@ -101,6 +103,7 @@ class VerificationCheck:
     response_s3_uri: str
     atol: float | None = None
     rtol: float | None = None
+    inference_component: str | None = None
 
     def to_property(self) -> dict[str, Any]:
         """The ``Checks`` entry of the custom resource (the handler's spec)."""
@@ -110,6 +113,7 @@ class VerificationCheck:
             "Response": self.response_s3_uri,
             "Atol": str(self.atol if self.atol is not None else _DEFAULT_ATOL),
             "Rtol": str(self.rtol if self.rtol is not None else _DEFAULT_RTOL),
+            **({"InferenceComponent": self.inference_component} if self.inference_component else {}),
         }
 
 
@@ -149,12 +153,13 @@ def _check_of(scope: Construct, manifest: Manifest, model: str, sample: Sample) 
 def recorded_samples(manifest: Manifest, endpoint: str) -> dict[str, Sample]:
     """The samples with a recorded response of ``endpoint``, by the name the handler checks.
 
-    SME: the default model's sample (the endpoint's, else the model's); MME: every TargetModel with
-    one (its own, else its top-level model's), by logical name. Empty when the build recorded none.
+    SME: the default model's sample (the endpoint's, else the model's); MME and components: every
+    archive with one (its own, else its top-level model's), by logical name. Empty when the build
+    recorded none.
     """
     entry = manifest.endpoint(endpoint)
     found: dict[str, Sample | None] = {}
-    if entry.mode == MULTI_MODEL:
+    if entry.mode != SINGLE_MODEL:
         for name, tm in sorted(entry.target_models.items()):
             model = manifest.models.get(tm.model)
             found[name] = tm.sample or (model.sample if model else None)
@@ -255,7 +260,8 @@ class TritonVerification(Construct):
             endpoint: the ``AWS::SageMaker::Endpoint`` (the custom resource depends on it).
             endpoint_name: its name (the ``EndpointName`` the handler invokes).
             endpoint_arn: its ARN (the ``sagemaker:InvokeEndpoint`` grant).
-            mode: ``SingleModel`` or ``MultiModel``.
+            mode: ``SingleModel``, ``MultiModel`` or ``InferenceComponents`` (each check then names its
+                component: ``VerificationCheck.inference_component``).
             checks: the models to invoke and compare (at least one).
             verified: resources whose properties decide when to verify again (Model, EndpointConfig,
                 TargetModel map). Default: none (then only the spec does).
