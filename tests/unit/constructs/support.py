@@ -111,7 +111,8 @@ MIB = 1024**2
 
 def with_components(data: dict[str, Any]) -> None:
     """Mutate the example manifest: an ``InferenceComponents`` entry ``components`` on the MME's archives
-    (schema 3; resnet_ts scales 0..3 copies, classifier 0..2 with the data cache) and every model's
+    (schema 3; resnet_ts scales 0..3 copies, classifier 0..2 with the data cache and the SME's recorded
+    sample) and every model's
     memory recorded ((i + 1) x 100 MiB in name order)."""
     data["schema_version"] = 3
     mme = data["endpoints"]["multi"]
@@ -120,7 +121,7 @@ def with_components(data: dict[str, Any]) -> None:
     ic["s3_prefix"] = mme["s3_prefix"].replace("mme/multi/", "ic/components/")
     for t in ic["target_models"].values():
         t["s3_uri"] = ic["s3_prefix"] + t["target_model"]
-        t.pop("sample", None)
+    ic["target_models"]["classifier"]["sample"] = copy.deepcopy(data["endpoints"]["classifier"]["sample"])
     ic["components"] = {
         k: {"logical_name": k, "component_name": f"components-{k}".replace("_", "-"), "target_model": k}
         for k in ic["target_models"]

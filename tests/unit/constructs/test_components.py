@@ -376,3 +376,44 @@ def test_app_without_a_components_entry_is_unchanged() -> None:
         not in json.loads((ROOT / "tests/fixtures/manifests/example.json").read_text())["endpoints"]
     )
     assert Path(ROOT / "app.py").read_text().count('"components" in recorded.endpoints') == 1
+
+
+def test_verification_invokes_each_component_by_its_name(manifest: Manifest) -> None:
+    stack = new_stack()
+    ep = _endpoint(manifest, stack, endpoint_name="prod-components")
+    verification = ep.add_verification()
+    (custom,) = [
+        r["Properties"]
+        for r in template(stack).to_json()["Resources"].values()
+        if r["Type"] == "Custom::TritonVerification"
+    ]
+    assert custom["Mode"] == "InferenceComponents" and "TargetModelParameterPath" not in custom
+    assert {(c["Model"], c["InferenceComponent"]) for c in custom["Checks"]} == {
+        (c.model, ep.component_names[c.model]) for c in verification.checks
+    }
+    assert {c["Model"] for c in custom["Checks"]} <= set(ep.component_names)
+
+
+def test_pipeline_verify_spec_names_the_components_of_the_deployed_endpoint(manifest: Manifest) -> None:
+    from cdk_triton.pipeline.verify_checks import verify_checks
+
+    spec = verify_checks(manifest, "components", endpoint_name="dev-components")
+    assert spec["Mode"] == "InferenceComponents" and "TargetModelParameterPath" not in spec
+    assert {c["Model"]: c["InferenceComponent"] for c in spec["Checks"]} == {
+        m: f"dev-components-{m.replace('_', '-')}" for m in (c["Model"] for c in spec["Checks"])
+    }
+    assert spec["Checks"]
+
+
+def test_an_imported_components_endpoint_refuses_instance_autoscaling(default: Any) -> None:
+    ep, _ = default
+    assert ep.attributes.mode == "IC"
+    other = new_stack("Other")
+    imported = TritonEndpoint.from_endpoint_attributes(other, "Imported", ep.attributes)
+    with pytest.raises(TritonValidationError) as info:
+        imported.auto_scale(max_capacity=2)
+    assert info.value.code == "AutoScaleOnComponentsEndpoint"
+    assert imported.metric_invocations().dimensions == {
+        "EndpointName": "prod-components",
+        "VariantName": "AllTraffic",
+    }
