@@ -417,3 +417,82 @@ def test_an_imported_components_endpoint_refuses_instance_autoscaling(default: A
         "EndpointName": "prod-components",
         "VariantName": "AllTraffic",
     }
+
+
+def test_hardened_components_pass_the_five_packs(tmp_path: Path) -> None:
+    """VPC with a given security group, Triton metrics under a customer key, an EBS-only type with a
+    customer volume key, copy scaling to zero, a deploy verification: no finding left in any pack."""
+    import cdk_nag
+    from aws_cdk import aws_ec2 as ec2
+    from aws_cdk import aws_kms as kms
+
+    from cdk_triton.constructs import TritonMetrics
+    from tests.unit.constructs.scenarios import _vpc
+    from tests.unit.constructs.support import ENV
+
+    app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=False)
+    stack = cdk.Stack(app, "HardenedComponents", env=ENV)
+    logs_key = kms.Key(stack, "LogsKey", enable_key_rotation=True)
+    ep = TritonComponentsEndpoint(
+        stack,
+        "Components",
+        artifacts=ModelArtifacts.from_manifest(manifest_with(with_components), "components"),
+        instance_type="ml.p3.2xlarge",  # EBS-only: a customer volume key
+        endpoint_name="components",
+        volume_encryption_key=kms.Key(stack, "VolumeKey", enable_key_rotation=True),
+        vpc=_vpc(stack),
+        security_groups=[ec2.SecurityGroup.from_security_group_id(stack, "Sg", "sg-0123456789abcdef0")],
+        metrics=TritonMetrics(encryption_key=logs_key),
+    )
+    ep.add_verification(log_encryption_key=logs_key)
+    cdk.Validations.of(app).add_plugins(
+        cdk_nag.AwsSolutionsChecks(app),
+        cdk_nag.HIPAASecurityChecks(app),
+        cdk_nag.NIST80053R4Checks(app),
+        cdk_nag.NIST80053R5Checks(app),
+        cdk_nag.PCIDSS321Checks(app),
+    )
+    app.synth()  # raises on any unacknowledged finding
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    assert {p["conclusion"] for p in report["pluginReports"]} == {"success"}
+    REGISTRY.add_file(tmp_path / "HardenedComponents.template.json")
+    tpl = json.loads((tmp_path / "HardenedComponents.template.json").read_text())
+    (config,) = _of(tpl, "AWS::SageMaker::EndpointConfig").values()
+    assert "KmsKeyId" in config["Properties"]
+    namespaces = {
+        v
+        for m in _of(tpl, "AWS::SageMaker::Model").values()
+        for k, v in m["Properties"]["PrimaryContainer"]["Environment"].items()
+        if k == "SAGEMAKER_TRITON_CLOUDWATCH_METRIC_NAMESPACE"
+    }
+    assert namespaces == {"Triton/components-classifier", "Triton/components-resnet-ts"}
+    assert all("VpcConfig" in m["Properties"] for m in _of(tpl, "AWS::SageMaker::Model").values())
+
+
+def test_dashboard_and_alarms_of_a_components_endpoint(manifest: Manifest) -> None:
+    from cdk_triton.constructs import TritonAlarms, TritonDashboard, TritonMetrics
+
+    stack = new_stack()
+    ep = _endpoint(
+        manifest,
+        stack,
+        endpoint_name="prod-components",
+        metrics=TritonMetrics(),
+        deployment=DeploymentGuardrails.rolling(percent=50),
+        components={"classifier": ComponentOptions(copies=2), "resnet_ts": ComponentOptions(copies=2)},
+    )
+    TritonDashboard(stack, "Dashboard", endpoints=[ep])
+    TritonAlarms(stack, "Alarms", endpoint=ep, create_topic=True)
+    tpl = template(stack).to_json()
+    (dash,) = _of(tpl, "AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dash["Properties"]["DashboardBody"])
+    for text in (
+        "inference components (2)",
+        "InferenceComponentName",
+        "prod-components-resnet-ts",
+        "NoCapacityInvocationFailures",
+        "GPUUtilizationNormalized",
+        "Triton/prod-components-classifier",
+    ):
+        assert text in body, text
+    assert ep.rollback_alarm is not None and ep.rollback_alarm.alarm_actions  # notifies the alarm topic
