@@ -505,7 +505,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         log_encryption_key: kms.IKey | None = None,
     ) -> TritonVerification:
         """Verify every deploy: invoke each component with its recorded sample (``InferenceComponentName``
-        = its real name) and compare; a wrong answer fails the update, which rolls back.
+        = its real name, from the spec's ``Components`` map) and compare; a wrong answer fails the update,
+        which rolls back. A component autoscaling scaled in to zero copies is skipped and reported by the
+        handler (``DescribeInferenceComponent``), never invoked.
 
         Args:
             checks: Default: every component whose archive has a recorded sample (logical names).
@@ -513,12 +515,6 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             log_encryption_key: as ``TritonEndpoint.add_verification``.
         """
         recorded = list(checks) if checks is not None else recorded_checks(self, self._artifacts_source)
-        named = [
-            c
-            if c.inference_component is not None
-            else dataclasses.replace(c, inference_component=self.component_names.get(c.model, c.model))
-            for c in recorded
-        ]
         return TritonVerification(
             self,
             "Verification",
@@ -526,7 +522,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             endpoint_name=self.endpoint_name,
             endpoint_arn=self.endpoint_arn,
             mode=INFERENCE_COMPONENTS,
-            checks=named,
+            checks=recorded,
+            components=self.component_names,
+            component_arns=[c.component_arn for c in self.components.values()],
             verified=[
                 self.endpoint_config,
                 *(r for c in self.components.values() for r in (c.model.resource, c.resource)),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,8 +94,6 @@ class VerificationCheck:
         request_s3_uri / response_s3_uri: ``s3://bucket/key`` of the KServe v2 request and response.
         atol / rtol: tolerance of numeric outputs (``|got - expected| <= atol + rtol * |expected|``).
             Default: 1e-5 / 1e-4.
-        inference_component: the component the handler invokes (``InferenceComponentName``, the real
-            name of the name map). Default: none (SME / MME); the components endpoint sets it per check.
     """
 
     model: str
@@ -103,7 +101,6 @@ class VerificationCheck:
     response_s3_uri: str
     atol: float | None = None
     rtol: float | None = None
-    inference_component: str | None = None
 
     def to_property(self) -> dict[str, Any]:
         """The ``Checks`` entry of the custom resource (the handler's spec)."""
@@ -113,7 +110,6 @@ class VerificationCheck:
             "Response": self.response_s3_uri,
             "Atol": str(self.atol if self.atol is not None else _DEFAULT_ATOL),
             "Rtol": str(self.rtol if self.rtol is not None else _DEFAULT_RTOL),
-            **({"InferenceComponent": self.inference_component} if self.inference_component else {}),
         }
 
 
@@ -253,6 +249,8 @@ class TritonVerification(Construct):
         warm_up: Sequence[str] = (),
         log_retention: logs.RetentionDays = logs.RetentionDays.ONE_MONTH,
         log_encryption_key: kms.IKey | None = None,
+        components: Mapping[str, str] | None = None,
+        component_arns: Sequence[str] = (),
     ) -> None:
         """Define the verification.
 
@@ -260,8 +258,7 @@ class TritonVerification(Construct):
             endpoint: the ``AWS::SageMaker::Endpoint`` (the custom resource depends on it).
             endpoint_name: its name (the ``EndpointName`` the handler invokes).
             endpoint_arn: its ARN (the ``sagemaker:InvokeEndpoint`` grant).
-            mode: ``SingleModel``, ``MultiModel`` or ``InferenceComponents`` (each check then names its
-                component: ``VerificationCheck.inference_component``).
+            mode: ``SingleModel``, ``MultiModel`` or ``InferenceComponents``.
             checks: the models to invoke and compare (at least one).
             verified: resources whose properties decide when to verify again (Model, EndpointConfig,
                 TargetModel map). Default: none (then only the spec does).
@@ -270,6 +267,10 @@ class TritonVerification(Construct):
             deadline: how long to retry while models load. Default: 10 minutes (30 s..14 min).
             warm_up: MME logical names invoked once before the checks. Default: none.
             log_retention: retention of the function's log group. Default: one month.
+            components: InferenceComponents: logical name -> InferenceComponentName (the handler's
+                ``Components``; each check's model is invoked by its component). Default: none.
+            component_arns: the components' ARNs (``sagemaker:DescribeInferenceComponent``: the handler
+                skips and reports a component scaled in to zero copies). Default: none.
             log_encryption_key: a customer KMS key for the function's log group (its key policy must
                 allow CloudWatch Logs). Default: none; the log holds the verdicts (model names, differences),
                 never payloads, and the HIPAA / NIST / PCI log-group-key rule is acknowledged with that reason.
@@ -289,6 +290,8 @@ class TritonVerification(Construct):
         }
         if mode == MULTI_MODEL:
             spec["TargetModelParameterPath"] = target_model_parameter_path
+        if components:
+            spec["Components"] = dict(sorted(components.items()))
         if warm_up:
             spec["WarmUp"] = list(warm_up)
         self.log_group = logs.LogGroup(
@@ -309,6 +312,7 @@ class TritonVerification(Construct):
             endpoint_arn=endpoint_arn,
             target_model_parameter_path=target_model_parameter_path if mode == MULTI_MODEL else None,
             artifacts_key_arn=artifacts_key_arn,
+            component_arns=component_arns,
         )
         from aws_cdk import aws_lambda as lambda_  # ~0.1 s to import (with s3, ec2...): only when used
 
@@ -364,7 +368,12 @@ class TritonVerification(Construct):
             raise ValueError("a multi-model verification needs target_model_parameter_path")
 
     def _define_role(
-        self, *, endpoint_arn: str, target_model_parameter_path: str | None, artifacts_key_arn: str | None
+        self,
+        *,
+        endpoint_arn: str,
+        target_model_parameter_path: str | None,
+        artifacts_key_arn: str | None,
+        component_arns: Sequence[str] = (),
     ) -> None:
         """The function's role and its customer managed policy: exactly the statements it needs."""
         self.role = iam.CfnRole(
@@ -381,6 +390,15 @@ class TritonVerification(Construct):
             target_model_parameter_path=target_model_parameter_path,
             artifacts_key_arn=artifacts_key_arn,
         )
+        if component_arns:
+            self.policy_statements.append(
+                {
+                    "Sid": "DescribeComponents",
+                    "Effect": "Allow",
+                    "Action": "sagemaker:DescribeInferenceComponent",
+                    "Resource": list(component_arns),
+                }
+            )
         self.policy = iam.CfnManagedPolicy(
             self,
             "Policy",

@@ -52,13 +52,15 @@ def verify_checks(
         for logical, target in sorted(entry.target_models.items()):
             model = manifest.models.get(target.model)
             c = _check(manifest, logical, target.sample or (model.sample if model else None))
-            if c and entry.mode == INFERENCE_COMPONENTS:
-                # the constructs' name: layout.component_name(<deployed endpoint name>, <model>)
-                c["InferenceComponent"] = layout.component_name(endpoint_name, logical)
             if c:
                 checks.append(c)
         if entry.mode == MULTI_MODEL:
             spec["TargetModelParameterPath"] = target_model_parameter_path(endpoint_name)
+        else:  # the constructs' names: layout.component_name(<deployed endpoint name>, <model>)
+            spec["Components"] = {
+                logical: layout.component_name(endpoint_name, logical)
+                for logical in sorted(entry.target_models)
+            }
     else:
         default = entry.default_model or (entry.models[0] if entry.models else "")
         model = manifest.models.get(default)

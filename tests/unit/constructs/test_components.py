@@ -382,16 +382,15 @@ def test_verification_invokes_each_component_by_its_name(manifest: Manifest) -> 
     stack = new_stack()
     ep = _endpoint(manifest, stack, endpoint_name="prod-components")
     verification = ep.add_verification()
+    tpl = template(stack).to_json()
     (custom,) = [
-        r["Properties"]
-        for r in template(stack).to_json()["Resources"].values()
-        if r["Type"] == "Custom::TritonVerification"
+        r["Properties"] for r in tpl["Resources"].values() if r["Type"] == "Custom::TritonVerification"
     ]
     assert custom["Mode"] == "InferenceComponents" and "TargetModelParameterPath" not in custom
-    assert {(c["Model"], c["InferenceComponent"]) for c in custom["Checks"]} == {
-        (c.model, ep.component_names[c.model]) for c in verification.checks
-    }
-    assert {c["Model"] for c in custom["Checks"]} <= set(ep.component_names)
+    assert custom["Components"] == ep.component_names  # the handler's map: logical -> InferenceComponentName
+    assert {c["Model"] for c in custom["Checks"]} == {c.model for c in verification.checks} == {"classifier"}
+    describe = [s for s in verification.policy_statements if s["Sid"] == "DescribeComponents"]
+    assert describe and len(describe[0]["Resource"]) == 2  # each component: its copy count (zero: skipped)
 
 
 def test_pipeline_verify_spec_names_the_components_of_the_deployed_endpoint(manifest: Manifest) -> None:
@@ -399,10 +398,11 @@ def test_pipeline_verify_spec_names_the_components_of_the_deployed_endpoint(mani
 
     spec = verify_checks(manifest, "components", endpoint_name="dev-components")
     assert spec["Mode"] == "InferenceComponents" and "TargetModelParameterPath" not in spec
-    assert {c["Model"]: c["InferenceComponent"] for c in spec["Checks"]} == {
-        m: f"dev-components-{m.replace('_', '-')}" for m in (c["Model"] for c in spec["Checks"])
+    assert spec["Components"] == {
+        "classifier": "dev-components-classifier",
+        "resnet_ts": "dev-components-resnet-ts",
     }
-    assert spec["Checks"]
+    assert [c["Model"] for c in spec["Checks"]] == ["classifier"]
 
 
 def test_an_imported_components_endpoint_refuses_instance_autoscaling(default: Any) -> None:

@@ -28,10 +28,19 @@ def test_each_stage_verifies_its_components(tmp_path: Path) -> None:
         prefix = stage.lower()
         components = specs[f"{prefix}-components"]
         assert components["Mode"] == "InferenceComponents"
-        assert {c["InferenceComponent"] for c in components["Checks"]} == {
-            f"{prefix}-components-classifier",
-            f"{prefix}-components-resnet-ts",
+        assert components["Components"] == {
+            "classifier": f"{prefix}-components-classifier",
+            "resnet_ts": f"{prefix}-components-resnet-ts",
         }
+        assert {c["Model"] for c in components["Checks"]} == {"classifier", "resnet_ts"}
+    describe = [
+        s
+        for k, r in tpl["Resources"].items()
+        if r["Type"] == "AWS::IAM::Policy" and "StagingVerify" in k
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+        if s["Action"] == "sagemaker:DescribeInferenceComponent"
+    ]
+    assert len(describe) == 1 and len(describe[0]["Resource"]) == 2
     stage_templates = sorted(out.rglob("*Endpoints*.template.json"))
     assert stage_templates
     for path in stage_templates:
