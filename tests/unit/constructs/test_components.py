@@ -370,14 +370,6 @@ def test_example_app_components_endpoint_passes_the_five_packs(
     ) == [0, 0]
 
 
-def test_app_without_a_components_entry_is_unchanged() -> None:
-    assert (
-        "components"
-        not in json.loads((ROOT / "tests/fixtures/manifests/example.json").read_text())["endpoints"]
-    )
-    assert Path(ROOT / "app.py").read_text().count('"components" in recorded.endpoints') == 1
-
-
 def test_verification_invokes_each_component_by_its_name(manifest: Manifest) -> None:
     stack = new_stack()
     ep = _endpoint(manifest, stack, endpoint_name="prod-components")
