@@ -458,6 +458,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             endpoint_name=self.endpoint_name,
             **mp,
         )
+        model.grant_component_logs(plan.name)
         component = TritonInferenceComponent(
             scope,
             "Component",

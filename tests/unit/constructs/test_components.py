@@ -114,6 +114,10 @@ def test_one_component_per_archive_on_its_own_model_and_role(default: Any) -> No
     ]
     reads = [s["Resource"] for st in policies for s in st if s["Sid"] == "ReadModelArtifacts"]
     assert len(reads) == 2 and all(r["Fn::Join"][1][-1].endswith(".tar.gz") for r in reads)
+    groups = [json.dumps(s["Resource"]) for st in policies for s in st if s["Sid"] == "ComponentLogGroup"]
+    assert len(groups) == 2 and all(
+        "/aws/sagemaker/InferenceComponents/prod-components-" in g for g in groups
+    )
 
 
 def test_copies_scale_to_zero_and_back(default: Any) -> None:
