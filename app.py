@@ -5,6 +5,9 @@
   scaled on GPUUtilization (60 % per GPU, scale-in cooldown 600 s, scale-out 200 s), with Triton's
   metrics published to CloudWatch.
 * ``multi``: a GPU multi-model endpoint on ml.g5.xlarge scaled on InvocationsPerInstance.
+* ``components`` (when the manifest has it): an inference-components endpoint on the same instance type,
+  the classifier and BERT as two components, each with its own compute reservation and copies that scale
+  in to zero (and back on the first request), and the endpoint's instances down to zero with them.
 * A dashboard for both and alarms (5XX rate, p99 latency, GPU memory) notifying an encrypted SNS topic.
 * A deploy verification of each endpoint whose manifest records samples: a custom resource invokes it
   with the build's sample requests after every change and fails (rolls back) the update on a wrong answer.
@@ -34,8 +37,10 @@ from constructs import Construct
 
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.constructs import (
+    ComponentOptions,
     ModelArtifacts,
     TritonAlarms,
+    TritonComponentsEndpoint,
     TritonDashboard,
     TritonEndpoint,
     TritonMetrics,
@@ -107,13 +112,48 @@ class TritonExampleStack(cdk.Stack):
         for cid, ep in (("ClassifierEndpointName", classifier), ("MultiEndpointName", multi)):
             # GetAtt, not the name we passed: stand-ins such as moto may name the endpoint themselves.
             cdk.CfnOutput(self, cid, value=ep.attr_endpoint_name)
+        recorded = read_manifest(manifest)
+        self.components = (
+            self._components(manifest, recorded, instance_type, endpoint_prefix, inference_ami_version)
+            if "components" in recorded.endpoints
+            else None
+        )
         if verify:  # a custom resource per endpoint whose build recorded samples
-            recorded = read_manifest(manifest)
             for key, ep in (("classifier", classifier), ("multi", multi)):
                 if recorded_samples(recorded, key):
                     ep.add_verification()
+            if self.components is not None and recorded_samples(recorded, "components"):
+                self.components.add_verification()  # each component invoked by its InferenceComponentName
         self.classifier = classifier
         self.multi = multi
+
+    def _components(
+        self,
+        manifest: str,
+        recorded: Any,
+        instance_type: str,
+        endpoint_prefix: str,
+        inference_ami_version: str | None,
+    ) -> TritonComponentsEndpoint:
+        """The ``components`` endpoint: every component may scale in to zero copies (models.yaml's bounds,
+        else 0..2), so the endpoint's instances go down to zero with them."""
+        entry = recorded.endpoint("components")
+        to_zero = {
+            name: ComponentOptions(min_copies=0, max_copies=max(c.max_copies or 2, c.copies))
+            for name, c in entry.components.items()
+            if c.min_copies is None
+        }
+        components = TritonComponentsEndpoint(
+            self,
+            "Components",
+            artifacts=ModelArtifacts.from_manifest(manifest, "components"),
+            instance_type=instance_type,
+            endpoint_name=f"{endpoint_prefix}components",
+            inference_ami_version=inference_ami_version,
+            components=to_zero,
+        )
+        cdk.CfnOutput(self, "ComponentsEndpointName", value=components.attr_endpoint_name)
+        return components
 
 
 def _flag(value: Any, default: bool) -> bool:

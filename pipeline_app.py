@@ -32,7 +32,8 @@ from aws_cdk import pipelines
 from constructs import Construct
 
 from app import DEFAULT_MANIFEST, TritonExampleStack, _flag
-from cdk_triton.config.manifest import ArtifactLocation
+from cdk_triton.config.manifest import ArtifactLocation, read_manifest
+from cdk_triton.constructs.verification import recorded_samples
 from cdk_triton.pipeline import EndpointVerification, FanOutOptions, TritonPipeline
 
 ROOT = Path(__file__).resolve().parent
@@ -46,13 +47,18 @@ class ExampleStage(cdk.Stage):
     def __init__(self, scope: Construct, construct_id: str, *, manifest: str, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.prefix = f"{construct_id.lower()}-"
-        TritonExampleStack(self, "Endpoints", manifest=manifest, endpoint_prefix=self.prefix)
+        self.endpoints = TritonExampleStack(self, "Endpoints", manifest=manifest, endpoint_prefix=self.prefix)
+        self.manifest = manifest
 
     def verifications(self) -> list[EndpointVerification]:
-        return [
-            EndpointVerification(endpoint=e, endpoint_name=f"{self.prefix}{e}")
-            for e in ("classifier", "multi")
-        ]
+        """classifier and multi; the components endpoint too when the build defined it with samples (each
+        check then names its component: ``<stage>-components-<model>``)."""
+        keys = ["classifier", "multi"]
+        if self.endpoints.components is not None and recorded_samples(
+            read_manifest(self.manifest), "components"
+        ):
+            keys.append("components")
+        return [EndpointVerification(endpoint=e, endpoint_name=f"{self.prefix}{e}") for e in keys]
 
 
 class TritonPipelineStack(cdk.Stack):

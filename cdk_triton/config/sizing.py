@@ -8,8 +8,10 @@ manifest. Pure, standard library only. Every constant is an assumption stated in
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from cdk_triton.config import components
 
 MB = 1000**2
 GB = 1000**3
@@ -104,6 +106,31 @@ def sized_volume_gb(need_bytes: int, unit: int = GiB) -> int:
     """The volume in ``unit`` (an EBS "GB" is a GiB) that holds ``need_bytes`` with headroom (may exceed
     the maximum: the caller checks)."""
     return max(1, math.ceil(need_bytes * VOLUME_HEADROOM / unit))
+
+
+# ---------------------------------------------------------------------------- inference components
+
+#: MiB, the unit of an inference component's ``MinMemoryRequiredInMb`` (SageMaker's "MB" of host memory).
+MiB = 1024**2
+#: SageMaker's least ``MinMemoryRequiredInMb`` (``config/components.py``, from botocore's shape MemoryInMb).
+COMPONENT_MIN_MEMORY_MB = components.MIN_MEMORY_MB
+#: Headroom on a component's derived host memory (the same 20 % the sized ML storage volume gets).
+COMPONENT_MEMORY_HEADROOM = VOLUME_HEADROOM
+
+
+def component_memory_mb(models: Sequence[tuple[int | None, int]]) -> int | None:
+    """The host memory one copy of a component reserves (``MinMemoryRequiredInMb``), in MiB.
+
+    The rule of the host memory check (``placement.memory_warnings``): Triton's own share
+    (SERVER_HOST_BYTES) plus, per model of the component's archive, its bytes x its copies in host
+    memory (KIND_CPU instances, else the one copy read while it loads), with COMPONENT_MEMORY_HEADROOM;
+    at least SageMaker's 128. ``models``: (bytes of one instance or None, copies in host memory).
+    None when a model's size is unknown (the caller then asks for the prop).
+    """
+    if any(b is None for b, _ in models):
+        return None
+    need = SERVER_HOST_BYTES + sum((b or 0) * copies for b, copies in models)
+    return max(COMPONENT_MIN_MEMORY_MB, math.ceil(need * COMPONENT_MEMORY_HEADROOM / MiB))
 
 
 # ---------------------------------------------------------------------------- model memory

@@ -4,6 +4,11 @@ Importing this package imports aws_cdk but never torch, protobuf or tritonclient
 """
 
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
+from cdk_triton.constructs.components import (
+    ComponentOptions,
+    TritonComponentsEndpoint,
+    TritonInferenceComponent,
+)
 from cdk_triton.constructs.deployment import DataCapture, DeploymentGuardrails, TrafficStep
 from cdk_triton.constructs.endpoint import ResourceHeadroom, TritonEndpoint, resource_headroom
 from cdk_triton.constructs.endpoint_base import EndpointAttributes, ITritonEndpoint
@@ -13,7 +18,7 @@ from cdk_triton.constructs.model import TritonModel
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps
 from cdk_triton.constructs.monitoring import TritonAlarms, TritonDashboard
 from cdk_triton.constructs.registry import ITritonModelPackageGroup, TritonModelPackageGroup
-from cdk_triton.constructs.scaling import TargetTrackingOptions, TritonScaling
+from cdk_triton.constructs.scaling import ComponentScaling, TargetTrackingOptions, TritonScaling
 from cdk_triton.constructs.shadow import ShadowComparison, ShadowVariant
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck
 from cdk_triton.constructs.verification_sample import VerificationSample
@@ -21,6 +26,8 @@ from cdk_triton.constructs.verification_sample import VerificationSample
 __all__ = [
     "ERROR_CODES",
     "ArtifactsConfig",
+    "ComponentOptions",
+    "ComponentScaling",
     "DataCapture",
     "DeploymentGuardrails",
     "EndpointAttributes",
@@ -32,9 +39,11 @@ __all__ = [
     "TargetTrackingOptions",
     "TrafficStep",
     "TritonAlarms",
+    "TritonComponentsEndpoint",
     "TritonDashboard",
     "TritonEndpoint",
     "TritonImage",
+    "TritonInferenceComponent",
     "TritonMetrics",
     "TritonModel",
     "TritonModelPackageGroup",

@@ -17,9 +17,11 @@ from constructs import Construct
 
 from cdk_triton.config import layout
 from cdk_triton.config.manifest import (
+    INFERENCE_COMPONENTS,
     MANIFEST_FILENAME,
     MULTI_MODEL,
     SINGLE_MODEL,
+    ComponentEntry,
     EndpointEntry,
     Manifest,
     ModelEntry,
@@ -86,10 +88,21 @@ class ArtifactsConfig:
     #: MME: logical name -> the manifest's TargetModel (its models and archive bytes: the working-set
     #: check sums them); empty when unknown.
     target_model_entries: dict[str, TargetModel] = field(default_factory=dict)
+    #: Inference components: logical name -> the manifest's ComponentEntry (empty for SME / MME).
+    components: dict[str, ComponentEntry] = field(default_factory=dict)
+    #: Inference components: the manifest's managed instance scaling bounds (None: derived at synth).
+    min_instances: int | None = None
+    max_instances: int | None = None
+    #: The TargetModel entries of the archives (MME / components), for per-component artifacts.
+    archives: dict[str, TargetModel] = field(default_factory=dict)
 
     @property
     def is_multi_model(self) -> bool:
         return self.mode == MULTI_MODEL
+
+    @property
+    def is_inference_components(self) -> bool:
+        return self.mode == INFERENCE_COMPONENTS
 
     @property
     def s3_url(self) -> str:
@@ -208,7 +221,7 @@ class _ManifestArtifacts(ModelArtifacts):
                 "other endpoint of this stack built from it) are not uploaded yet (uploaded: false); "
                 "run `cdk-triton build --upload` before deploying",
             )
-        if entry.mode == MULTI_MODEL:
+        if entry.mode != SINGLE_MODEL:  # MME and inference components: a prefix of archives
             bucket_name, key = _split_s3_uri(entry.s3_prefix or "")
             compression = "None"
         else:
@@ -242,6 +255,10 @@ class _ManifestArtifacts(ModelArtifacts):
             **_data_sizes(manifest, entry),
             inference_ami_version=entry.inference_ami_version,
             target_model_entries=dict(entry.target_models),
+            components=dict(entry.components),
+            min_instances=entry.min_instances,
+            max_instances=entry.max_instances,
+            archives=dict(entry.target_models),
         )
 
 
@@ -252,7 +269,7 @@ def _data_sizes(manifest: Manifest, entry: EndpointEntry) -> dict[str, Any]:
         sizes = [manifest.models[m].size_bytes if m in manifest.models else None for m in models]
         return None if not sizes or None in sizes else sum(s for s in sizes if s is not None)
 
-    if entry.mode == MULTI_MODEL:
+    if entry.mode != SINGLE_MODEL:
         largest = max(entry.target_models.values(), key=lambda t: t.size_bytes, default=None)
         if largest is None:
             return {}

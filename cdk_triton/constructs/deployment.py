@@ -17,7 +17,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from cdk_triton.constructs._tokens import known_duration, seconds
+from cdk_triton.constructs._tokens import known_duration, props, seconds
 from cdk_triton.constructs.metrics import INVOCATION_5XX_ERRORS, dimension_list
 
 if TYPE_CHECKING:
@@ -236,4 +236,25 @@ def render_deployment_config(
             termination_wait_in_seconds=int(d.termination_wait.to_seconds()) if d.termination_wait else None,
             maximum_execution_timeout_in_seconds=max_exec,
         ),
+    )
+
+
+def render_component_deployment(d: DeploymentGuardrails, alarm_names: Sequence[str]) -> dict[str, Any]:
+    """An inference component's ``DeploymentConfig``: the rolling policy of ``d`` in copies (a batch given
+    as an instance count is a ``COPY_COUNT``, a percent a ``CAPACITY_PERCENT``), rolled back by ``alarm_names``
+    (the endpoint guardrails' alarms)."""
+    batch = d.rolling_batch or TrafficStep(percent=25)
+    size = (
+        props(type="COPY_COUNT", value=batch.instance_count)
+        if batch.instance_count
+        else props(type="CAPACITY_PERCENT", value=batch.percent)
+    )
+    max_exec = int(d.maximum_execution_timeout.to_seconds()) if d.maximum_execution_timeout else None
+    return props(
+        rolling_update_policy=props(
+            maximum_batch_size=size,
+            wait_interval_in_seconds=seconds(d.wait_interval),
+            maximum_execution_timeout_in_seconds=max_exec,
+        ),
+        auto_rollback_configuration=props(alarms=[props(alarm_name=n) for n in alarm_names]),
     )

@@ -408,32 +408,14 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
     def _volume_key(self, supplied: kms.IKey | None) -> str | None:
         """Volume encryption follows the AWS rule: a key only for EBS-only instance types (ARN or None)."""
-        self.volume_encryption_key: kms.IKey | kms.CfnKey | None = None
-        if self.has_local_storage:
-            return None
-        if supplied is not None:
-            self.volume_encryption_key = supplied
-            return supplied.key_arn
-        key = kms.CfnKey(
+        self.volume_encryption_key, arn = define_volume_key(
             self,
-            "VolumeKey",
-            enable_key_rotation=True,
-            description=f"cdk-triton: ML storage volume of endpoint {self.endpoint_name}",
-            key_policy={
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"AWS": f"arn:{pseudo().partition}:iam::{self._stack.account}:root"},
-                        "Action": "kms:*",
-                        "Resource": "*",
-                    }
-                ],
-            },
+            supplied,
+            local_storage=self.has_local_storage,
+            endpoint_name=self.endpoint_name,
+            account=self._stack.account,
         )
-        key.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
-        self.volume_encryption_key = key
-        return key.attr_arn
+        return arn
 
     def _define_endpoint_config(
         self, volume_encryption_key: kms.IKey | None, data_capture: DataCapture | None
@@ -705,6 +687,37 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
 
 # ---------------------------------------------------------------------------- helpers
+
+
+def define_volume_key(
+    scope: Construct, supplied: kms.IKey | None, *, local_storage: bool, endpoint_name: str, account: str
+) -> tuple[kms.IKey | kms.CfnKey | None, str | None]:
+    """The ML storage volume's key (child "VolumeKey" of ``scope``, rotation on, retained) and its ARN:
+    none on local-NVMe types (hardware-encrypted; CreateEndpointConfig refuses a KmsKeyId), the supplied
+    one, else a new key."""
+    if local_storage:
+        return None, None
+    if supplied is not None:
+        return supplied, supplied.key_arn
+    key = kms.CfnKey(
+        scope,
+        "VolumeKey",
+        enable_key_rotation=True,
+        description=f"cdk-triton: ML storage volume of endpoint {endpoint_name}",
+        key_policy={
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"AWS": f"arn:{pseudo().partition}:iam::{account}:root"},
+                    "Action": "kms:*",
+                    "Resource": "*",
+                }
+            ],
+        },
+    )
+    key.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
+    return key, key.attr_arn
 
 
 def _default_name(scope: Construct) -> str:

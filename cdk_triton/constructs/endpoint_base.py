@@ -30,8 +30,8 @@ from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.errors import raise_all
 
-#: The endpoint modes of ``EndpointAttributes``.
-MODES = ("SME", "MME")
+#: The endpoint modes of ``EndpointAttributes``: single-model, multi-model, inference components.
+MODES = ("SME", "MME", "IC")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -57,7 +57,7 @@ class EndpointAttributes:
         variant_name: the production variant. Default: unknown.
         instance_type: Default: unknown (no burstable check; GPU count from ``gpu_count``).
         gpu_count: GPUs per instance. Default: the instance type's, else unknown.
-        mode: 'SME' or 'MME'. Default: unknown.
+        mode: 'SME', 'MME' or 'IC' (inference components: no ``auto_scale`` of instances). Default: unknown.
         instance_count: the variant's instance count. Default: unknown.
         metrics_namespace: where Triton's own metrics are published. Default: none.
     """
@@ -357,8 +357,8 @@ class ImportedTritonEndpoint(TritonEndpointBase):
                     prop="mode",
                     value=a.mode,
                     problem="is not an endpoint mode",
-                    allowed="'SME' (single-model) or 'MME' (multi-model)",
-                    fix="pass mode='SME' or mode='MME', or leave it unset",
+                    allowed="'SME' (single-model), 'MME' (multi-model) or 'IC' (inference components)",
+                    fix="pass mode='SME', 'MME' or 'IC', or leave it unset",
                 )
             )
         if errs:
@@ -411,3 +411,18 @@ class ImportedTritonEndpoint(TritonEndpointBase):
     @property
     def metrics_namespace(self) -> str | None:
         return self._attributes.metrics_namespace
+
+    def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
+        """The variant's scalable target; refused for an inference-components endpoint (mode 'IC')."""
+        if self._attributes.mode == "IC":
+            raise catalogued(
+                "AutoScaleOnComponentsEndpoint",
+                prop="auto_scale",
+                value=(min_capacity, max_capacity),
+                problem="would register the variant's instances with Application Auto Scaling, fighting the "
+                "managed instance scaling that places the components' copies",
+                allowed="copy scaling per component (ComponentScaling on inference-component/<name>)",
+                fix="define ComponentScaling(component_name=..., min_copies=..., max_copies=...) instead",
+                path=self.node.path,
+            )
+        return super().auto_scale(min_capacity=min_capacity, max_capacity=max_capacity)

@@ -84,7 +84,7 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "ModelInOtherEnvironment": "a TritonModel given to an endpoint in another account or region",
     # imported endpoints
     "MissingEndpointAttribute": "a feature asked of an imported endpoint that was imported without the attribute it needs",
-    "InvalidEndpointMode": "from_endpoint_attributes mode is neither 'SME' nor 'MME'",
+    "InvalidEndpointMode": "from_endpoint_attributes mode is none of 'SME', 'MME', 'IC'",
     # deploy verification
     "SampleFileMissing": "a recorded sample with no S3 URIs whose file is not next to the manifest",
     "InvalidVerificationCheck": "a VerificationCheck without a model, with a sample URI that is not s3://<bucket>/<key>, "
@@ -100,6 +100,12 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
     # model registry
     "InvalidAccountId": "a TritonModelPackageGroup read_accounts / write_accounts value that is not a 12-digit account id",
+    # inference components (the value limits, names and the fit of one copy are config's: surfaced below)
+    "UnknownComponent": "component options for a model the components endpoint's artifacts do not hold",
+    "CopiesExceedInstances": "the components' copies (initial, or at their scaling maxima) need more instances than max_instances",
+    "ComponentGpuPlacement": "a model's instance_group gpus: index at or beyond its component's accelerator count",
+    "ComponentModeNotSupported": "artifacts a components endpoint cannot serve (a single-model repository: components need one archive per model)",
+    "AutoScaleOnComponentsEndpoint": "auto_scale() of the variant's instances on an inference-components endpoint (managed instance scaling owns them)",
 }
 
 #: Codes of the config layer (and of rules shared with it) that the constructs raise or re-raise
@@ -134,7 +140,8 @@ SURFACED: dict[str, str] = pick(
         "NoHostForRelease",
         "InvalidModelPackageGroupName",
         # the build-and-synth rules, but for an unknown type, which synth warns about (UnknownGpuInstanceType)
-        *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c != "UnknownInstanceType"),
+        # and InvalidComponentName: the constructs derive every name with layout.component_name (always valid)
+        *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c not in ("UnknownInstanceType", "InvalidComponentName")),
     )
 )
 

@@ -17,6 +17,8 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 SAGEMAKER = "AWS/SageMaker"
 #: SageMaker's instance metrics (CPU, memory, disk, GPU; MME LoadedModelCount).
 HOST = "/aws/sagemaker/Endpoints"
+#: SageMaker's per-component utilization metrics (dimension InferenceComponentName).
+COMPONENTS = "/aws/sagemaker/InferenceComponents"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -65,6 +67,24 @@ MODEL_LOADING_TIME = _sm("ModelLoadingTime", "Average", "microseconds", multi_mo
 MODEL_DOWNLOADING_TIME = _sm("ModelDownloadingTime", "Average", "microseconds", multi_model=True)
 MODEL_UNLOADING_TIME = _sm("ModelUnloadingTime", "Average", "microseconds", multi_model=True)
 
+# inference components: AWS/SageMaker invocation metrics and /aws/sagemaker/InferenceComponents utilization,
+# each with the dimension InferenceComponentName (the SageMaker guide "Monitor inference components"; the
+# utilization metrics are normalized to what the component reserved: 0-100 %)
+# (Invocations, ModelLatency and Invocation5XXErrors are the rows above, with that dimension instead)
+NO_CAPACITY_INVOCATION_FAILURES = _sm("NoCapacityInvocationFailures", "Sum", "count")
+COMPONENT_CPU_UTILIZATION = MetricDef(
+    name="CPUUtilizationNormalized", namespace=COMPONENTS, statistic="Average", unit="percent"
+)
+COMPONENT_MEMORY_UTILIZATION = MetricDef(
+    name="MemoryUtilizationNormalized", namespace=COMPONENTS, statistic="Average", unit="percent"
+)
+COMPONENT_GPU_UTILIZATION = MetricDef(
+    name="GPUUtilizationNormalized", namespace=COMPONENTS, statistic="Average", unit="percent"
+)
+COMPONENT_GPU_MEMORY_UTILIZATION = MetricDef(
+    name="GPUMemoryUtilizationNormalized", namespace=COMPONENTS, statistic="Average", unit="percent"
+)
+
 #: Every SageMaker metric of the table, by official name.
 METRICS: dict[str, MetricDef] = {
     spec.name: spec
@@ -86,6 +106,11 @@ METRICS: dict[str, MetricDef] = {
         MODEL_LOADING_TIME,
         MODEL_DOWNLOADING_TIME,
         MODEL_UNLOADING_TIME,
+        NO_CAPACITY_INVOCATION_FAILURES,
+        COMPONENT_CPU_UTILIZATION,
+        COMPONENT_MEMORY_UTILIZATION,
+        COMPONENT_GPU_UTILIZATION,
+        COMPONENT_GPU_MEMORY_UTILIZATION,
     )
 }
 
@@ -149,3 +174,15 @@ def alarm_metric(spec: MetricDef) -> dict[str, str]:
 def search(namespace: str, metric: str, stat: str, period: int) -> str:
     """A SEARCH expression over a custom namespace (Triton's own metrics carry their own dimensions)."""
     return f"SEARCH('Namespace=\"{namespace}\" MetricName=\"{metric}\"', '{stat}', {period})"
+
+
+def component_metric(spec: MetricDef, component_name: str, **kw: Any) -> cloudwatch.Metric:
+    """The table row ``spec`` of one inference component (dimension InferenceComponentName)."""
+    return cloudwatch.Metric(
+        namespace=spec.namespace,
+        metric_name=spec.name,
+        statistic=kw.pop("statistic", spec.statistic),
+        period=kw.pop("period", None) or cdk.Duration.minutes(1),
+        label=kw.pop("label", None),
+        dimensions_map={"InferenceComponentName": component_name},
+    )

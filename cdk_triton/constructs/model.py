@@ -444,6 +444,24 @@ class TritonModel(Construct):
             "(one per instance); the grant is limited to that one log group",
         )
 
+    def grant_component_logs(self, component_name: str) -> None:
+        """Let the container of an inference component write ``/aws/sagemaker/InferenceComponents/<name>``
+        (where SageMaker puts a component's container logs, beside the endpoint's group)."""
+        region, account = self._stack.region, self._stack.account
+        group = (
+            f"arn:{pseudo().partition}:logs:{region}:{account}:log-group:"
+            f"/aws/sagemaker/InferenceComponents/{component_name}"
+        )
+        self._add("ComponentLogGroup", ["logs:CreateLogGroup"], [group])
+        self._add(
+            "ComponentLogStreams",
+            ["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"],
+            [f"{group}:*"],
+            reason="SageMaker creates the log streams of the component's own log group at run time "
+            "(one per copy); the grant is limited to that one log group",
+        )
+        self._flush_acks()
+
     def grant_endpoint_logs(self, endpoint_name: str) -> None:
         """Let the container write its logs to ``/aws/sagemaker/Endpoints/<endpoint_name>``."""
         self._grant_endpoint_logs(endpoint_name)

@@ -108,7 +108,10 @@ class TritonDashboard(Construct):
         """A header, then the endpoint's graphs three to a row (a fixed count per endpoint)."""
         variant = require(ep, "variant_name", "a dashboard")
         dims = ["EndpointName", ep.endpoint_name, "VariantName", variant]
+        components: dict[str, Any] = dict(getattr(ep, "components", None) or {})  # a components endpoint
         mode = {True: "multi-model", False: "single-model", None: "mode unknown"}[ep.is_multi_model]
+        if components:
+            mode = f"inference components ({len(components)})"
         gpus = "?" if ep.gpu_count is None else ep.gpu_count
         header = {
             "type": "text",
@@ -135,6 +138,11 @@ class TritonDashboard(Construct):
             graphs += self._mme_graphs(dims)
         if ep.metrics_namespace:
             graphs += self._triton_graphs(ep.metrics_namespace)
+        if components:
+            graphs += self._component_graphs([c.component_name for c in components.values()])
+            for c in components.values():  # Triton's own metrics: one namespace per component's model
+                if c.model.metrics_namespace:
+                    graphs += self._triton_graphs(c.model.metrics_namespace)
         rows: list[list[dict[str, Any]]] = [[header]]
         for i in range(0, len(graphs), 3):
             rows.append(graphs[i : i + 3])
@@ -191,6 +199,27 @@ class TritonDashboard(Construct):
             ],
             annotations={"horizontal": annotations},
         )
+
+    def _component_graphs(self, names: list[str]) -> list[dict[str, Any]]:
+        """Per component (dimension InferenceComponentName): invocations and no-capacity failures, p99 model
+        latency, and the utilization normalized to what each copy reserved."""
+
+        def each(spec: m.MetricDef, stat: str | None = None, **opts: Any) -> list[list[Any]]:
+            return [
+                m.widget_metric(spec, ["InferenceComponentName", n], stat, label=n, **opts) for n in names
+            ]
+
+        return [
+            self._graph(
+                "Components: invocations / no-capacity failures",
+                each(m.INVOCATIONS) + each(m.NO_CAPACITY_INVOCATION_FAILURES, yAxis="right"),
+            ),
+            self._graph("Components: ModelLatency p99 (us)", each(m.MODEL_LATENCY, "p99")),
+            self._graph(
+                "Components: GPU / CPU utilization (% of the reservation)",
+                each(m.COMPONENT_GPU_UTILIZATION) + each(m.COMPONENT_CPU_UTILIZATION, yAxis="right"),
+            ),
+        ]
 
     def _mme_graphs(self, dims: list[str]) -> list[dict[str, Any]]:
         return [

@@ -1,4 +1,5 @@
-"""Autoscaling of a Triton endpoint variant: GPUUtilization or InvocationsPerInstance target tracking."""
+"""Autoscaling: a variant's instances (GPUUtilization or InvocationsPerInstance target tracking) and an
+inference component's copies (per-copy target tracking, scale to zero and back)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ from typing import Any, TypedDict, Unpack
 
 import aws_cdk as cdk
 from aws_cdk import aws_applicationautoscaling as appscaling
+from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
 from cdk_triton.config import tables
 from cdk_triton.constructs._kwargs import refuse_unknown
 from cdk_triton.constructs._tokens import is_token, known_duration, props, seconds
 from cdk_triton.constructs.errors import validation_error
-from cdk_triton.constructs.metrics import GPU_UTILIZATION, dimension_list
+from cdk_triton.constructs.metrics import GPU_UTILIZATION, NO_CAPACITY_INVOCATION_FAILURES, dimension_list
 from cdk_triton.errors import TritonValidationError, raise_all
 
 #: Seed example of the service docs: scale in slowly, scale out fast.
@@ -255,3 +257,176 @@ class TritonScaling(Construct):
         )
         self.policies.append(policy)
         return policy
+
+
+# ---------------------------------------------------------------------------- inference components
+
+#: The copy-count dimension of an inference component (Application Auto Scaling, botocore's enum).
+COPY_COUNT_DIMENSION = "sagemaker:inference-component:DesiredCopyCount"
+#: The target a copy-scaled component tracks unless told: concurrent requests per copy (an assumption:
+#: a Triton copy with dynamic batching keeps a few requests in flight; load-test and pass your own).
+DEFAULT_CONCURRENT_REQUESTS_PER_COPY = 5.0
+#: The scale-out-from-zero step policy's cooldown (the guide "Scale an endpoint to zero instances").
+SCALE_FROM_ZERO_COOLDOWN_S = 60
+
+
+class ComponentScaling(Construct):
+    """Defines the copy-count scalable target of one inference component and its policies.
+
+    ``inference-component/<name>``, dimension ``sagemaker:inference-component:DesiredCopyCount``, min 0
+    allowed. With ``min_copies=0`` it also defines what brings the component back from zero copies, as
+    the SageMaker guide "Scale an endpoint to zero instances" does: a StepScaling policy (ChangeInCapacity
+    +1, MetricAggregationType Maximum, cooldown 60 s) and a CloudWatch alarm on ``NoCapacityInvocationFailures``
+    (namespace AWS/SageMaker, dimension InferenceComponentName, Sum over 60 s, one datapoint) whose action is
+    that policy. The guide's alarm compares ``GreaterThanThreshold 1`` (two failed requests in a minute);
+    this one uses ``GreaterThanOrEqualToThreshold 1``: the first request that finds no copy wakes it.
+    Like ``TritonScaling`` it receives the component's name, never the component.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        component_name: str,
+        min_copies: int = 0,
+        max_copies: int,
+        component: cdk.CfnResource | None = None,
+    ) -> None:
+        """Define the scalable target (and the scale-out-from-zero policy and alarm when min_copies is 0).
+
+        Args:
+            component_name: the inference component's name.
+            min_copies: Default: 0 (scale in to zero copies).
+            max_copies: the most copies (>= 1).
+            component: the ``AWS::SageMaker::InferenceComponent`` the target depends on. Default: none.
+        """
+        super().__init__(scope, construct_id)
+        if not (0 <= min_copies <= max_copies and max_copies >= 1):
+            raise validation_error(
+                self,
+                "InvalidCopyCount",
+                prop="min_copies/max_copies",
+                value=(min_copies, max_copies),
+                problem="is not a copy range",
+                allowed="0 <= min_copies <= max_copies, max_copies >= 1",
+                fix="pass e.g. min_copies=0, max_copies=4",
+            )
+        self.component_name = component_name
+        self.min_copies = min_copies
+        self.max_copies = max_copies
+        self.resource_id = f"inference-component/{component_name}"
+        self.target = appscaling.CfnScalableTarget(
+            self,
+            "Target",
+            service_namespace="sagemaker",
+            scalable_dimension=COPY_COUNT_DIMENSION,
+            resource_id=self.resource_id,
+            min_capacity=min_copies,
+            max_capacity=max_copies,
+        )
+        if component is not None:
+            self.target.add_resource_dependency(component)
+        self.policies: list[appscaling.CfnScalingPolicy] = []
+        self.scale_from_zero_alarm: cloudwatch.CfnAlarm | None = None
+        if min_copies == 0:
+            self._scale_out_from_zero()
+
+    def scale_on_invocations_per_copy(
+        self, invocations_per_minute: float, **options: Unpack[TargetTrackingOptions]
+    ) -> appscaling.CfnScalingPolicy:
+        """Track SageMakerInferenceComponentInvocationsPerCopy (invocations per copy per minute, > 0)."""
+        return self._tracking(
+            "InvocationsPerCopy",
+            "SageMakerInferenceComponentInvocationsPerCopy",
+            invocations_per_minute,
+            "invocations_per_minute",
+            "scale_on_invocations_per_copy",
+            options,
+        )
+
+    def scale_on_concurrent_requests_per_copy(
+        self,
+        concurrent_requests: float = DEFAULT_CONCURRENT_REQUESTS_PER_COPY,
+        **options: Unpack[TargetTrackingOptions],
+    ) -> appscaling.CfnScalingPolicy:
+        """Track SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution (in flight per copy, > 0)."""
+        return self._tracking(
+            "ConcurrentRequestsPerCopy",
+            "SageMakerInferenceComponentConcurrentRequestsPerCopyHighResolution",
+            concurrent_requests,
+            "concurrent_requests",
+            "scale_on_concurrent_requests_per_copy",
+            options,
+        )
+
+    def _tracking(
+        self,
+        name: str,
+        metric_type: str,
+        target: float,
+        prop: str,
+        owner: str,
+        options: TargetTrackingOptions,
+    ) -> appscaling.CfnScalingPolicy:
+        tracking = _tracking(owner, options)
+        errs: list[TritonValidationError] = []
+        if not target > 0:
+            errs.append(
+                validation_error(
+                    self,
+                    "InvalidTargetValue",
+                    prop=prop,
+                    value=target,
+                    problem="is not a positive target",
+                    allowed="> 0",
+                    fix="load-test one copy and pass about half of what it sustains",
+                )
+            )
+        raise_all(errs)
+        policy = appscaling.CfnScalingPolicy(
+            self,
+            name,
+            policy_name=f"{self.component_name}-{name}",
+            policy_type="TargetTrackingScaling",
+            scaling_target_id=self.target.ref,
+            target_tracking_scaling_policy_configuration=props(
+                target_value=float(target),
+                predefined_metric_specification=props(predefined_metric_type=metric_type),
+                **tracking,
+            ),
+        )
+        self.policies.append(policy)
+        return policy
+
+    def _scale_out_from_zero(self) -> None:
+        self.scale_from_zero_policy = appscaling.CfnScalingPolicy(
+            self,
+            "ScaleOutFromZero",
+            policy_name=f"{self.component_name}-ScaleOutFromZero",
+            policy_type="StepScaling",
+            scaling_target_id=self.target.ref,
+            step_scaling_policy_configuration=props(
+                adjustment_type="ChangeInCapacity",
+                metric_aggregation_type="Maximum",
+                cooldown=SCALE_FROM_ZERO_COOLDOWN_S,
+                step_adjustments=[props(metric_interval_lower_bound=0, scaling_adjustment=1)],
+            ),
+        )
+        self.scale_from_zero_alarm = cloudwatch.CfnAlarm(
+            self,
+            "NoCapacityAlarm",
+            alarm_description=f"cdk-triton: inference component {self.component_name} was invoked with no "
+            "copy; adds one (scale out from zero)",
+            namespace=NO_CAPACITY_INVOCATION_FAILURES.namespace,
+            metric_name=NO_CAPACITY_INVOCATION_FAILURES.name,
+            dimensions=[props(name="InferenceComponentName", value=self.component_name)],
+            statistic="Sum",
+            period=60,
+            evaluation_periods=1,
+            datapoints_to_alarm=1,
+            threshold=1,
+            comparison_operator="GreaterThanOrEqualToThreshold",
+            treat_missing_data="notBreaching",
+            alarm_actions=[self.scale_from_zero_policy.ref],
+        )

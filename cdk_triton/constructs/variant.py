@@ -28,7 +28,8 @@ class VariantFacts:
     """What decides one production variant (every field as the construct received it)."""
 
     variant_name: str
-    model_name: str
+    #: The Model behind the variant (None: an inference-components variant, whose components name theirs).
+    model_name: str | None
     instance_type: str
     instance_count: int
     initial_variant_weight: float = 1
@@ -39,6 +40,10 @@ class VariantFacts:
     volume_size_gib: int | None = None
     container_startup_health_check_timeout_seconds: int | None = None
     model_data_download_timeout_seconds: int | None = None
+    #: Managed instance scaling (min, max): an inference-components variant (min may be 0). None: off.
+    managed_instance_scaling: tuple[int, int] | None = None
+    #: RoutingConfig.RoutingStrategy (an inference-components variant). None: SageMaker's default.
+    routing_strategy: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -80,6 +85,8 @@ def build_variant(facts: VariantFacts) -> BuiltVariant:
         model_data_download_timeout_in_seconds=facts.model_data_download_timeout_seconds,
         volume_size_in_gb=facts.volume_size_gib,
         inference_ami_version=host.inference_ami_version,
+        managed_instance_scaling=_managed(facts.managed_instance_scaling),
+        routing_config=props(routing_strategy=facts.routing_strategy) if facts.routing_strategy else None,
     )
     infos: tuple[str, ...] = ()
     warnings: tuple[tuple[str, str], ...] = ()
@@ -89,6 +96,13 @@ def build_variant(facts: VariantFacts) -> BuiltVariant:
         warnings = ((host.warning_id, host.message),)
     errors = (host.error,) if host.error is not None else ()
     return BuiltVariant(production_variant=prop, host=host, infos=infos, warnings=warnings, errors=errors)
+
+
+def _managed(bounds: tuple[int, int] | None) -> dict[str, Any] | None:
+    """ManagedInstanceScaling of (min, max) instances, enabled (None: not managed)."""
+    if bounds is None:
+        return None
+    return props(status="ENABLED", min_instance_count=bounds[0], max_instance_count=bounds[1])
 
 
 def apply_variant(scope: IConstruct, built: BuiltVariant) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from cdk_triton.config import layout
-from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample
+from cdk_triton.config.manifest import MULTI_MODEL, SINGLE_MODEL, Manifest, Sample
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
@@ -96,7 +96,7 @@ class VerificationCheck:
     """One model to invoke with its recorded request and to compare with its recorded response.
 
     Attributes:
-        model: SME: the default model; MME: the logical name in the TargetModel map.
+        model: SME: the default model; MME and components: the logical name.
         request_s3_uri / response_s3_uri: ``s3://bucket/key`` of the KServe v2 request and response.
         atol / rtol: tolerance of numeric outputs (``|got - expected| <= atol + rtol * |expected|``).
             Default: 1e-5 / 1e-4.
@@ -155,12 +155,13 @@ def _check_of(scope: Construct, manifest: Manifest, model: str, sample: Sample) 
 def recorded_samples(manifest: Manifest, endpoint: str) -> dict[str, Sample]:
     """The samples with a recorded response of ``endpoint``, by the name the handler checks.
 
-    SME: the default model's sample (the endpoint's, else the model's); MME: every TargetModel with
-    one (its own, else its top-level model's), by logical name. Empty when the build recorded none.
+    SME: the default model's sample (the endpoint's, else the model's); MME and components: every
+    archive with one (its own, else its top-level model's), by logical name. Empty when the build
+    recorded none.
     """
     entry = manifest.endpoint(endpoint)
     found: dict[str, Sample | None] = {}
-    if entry.mode == MULTI_MODEL:
+    if entry.mode != SINGLE_MODEL:
         for name, tm in sorted(entry.target_models.items()):
             model = manifest.models.get(tm.model)
             found[name] = tm.sample or (model.sample if model else None)
@@ -256,6 +257,8 @@ class TritonVerification(Construct):
         log_encryption_key: kms.IKey | None = None,
         selection: Selection | None = None,
         parallelism: int | None = None,
+        components: Mapping[str, str] | None = None,
+        component_arns: Sequence[str] = (),
     ) -> None:
         """Define the verification.
 
@@ -263,7 +266,7 @@ class TritonVerification(Construct):
             endpoint: the ``AWS::SageMaker::Endpoint`` (the custom resource depends on it).
             endpoint_name: its name (the ``EndpointName`` the handler invokes).
             endpoint_arn: its ARN (the ``sagemaker:InvokeEndpoint`` grant).
-            mode: ``SingleModel`` or ``MultiModel``.
+            mode: ``SingleModel``, ``MultiModel`` or ``InferenceComponents``.
             checks: the models to invoke and compare (at least one).
             verified: resources whose properties decide when to verify again (Model, EndpointConfig,
                 TargetModel map). Default: none (then only the spec does).
@@ -272,6 +275,10 @@ class TritonVerification(Construct):
             deadline: how long to retry while models load. Default: 10 minutes (30 s..14 min).
             warm_up: MME logical names invoked once before the checks. Default: none.
             log_retention: retention of the function's log group. Default: one month.
+            components: InferenceComponents: logical name -> InferenceComponentName (the handler's
+                ``Components``; each check's model is invoked by its component). Default: none.
+            component_arns: the components' ARNs (``sagemaker:DescribeInferenceComponent``: the handler
+                skips and reports a component scaled in to zero copies). Default: none.
             log_encryption_key: a customer KMS key for the function's log group (its key policy must
                 allow CloudWatch Logs). Default: none; the log holds the verdicts (model names, differences),
                 never payloads, and the HIPAA / NIST / PCI log-group-key rule is acknowledged with that reason.
@@ -293,6 +300,8 @@ class TritonVerification(Construct):
         }
         if mode == MULTI_MODEL:
             spec["TargetModelParameterPath"] = target_model_parameter_path
+        if components:
+            spec["Components"] = dict(sorted(components.items()))
         if warm_up:
             spec["WarmUp"] = list(warm_up)
         if parallelism is not None:
@@ -317,6 +326,7 @@ class TritonVerification(Construct):
             endpoint_arn=endpoint_arn,
             target_model_parameter_path=target_model_parameter_path if mode == MULTI_MODEL else None,
             artifacts_key_arn=artifacts_key_arn,
+            component_arns=component_arns,
         )
         from aws_cdk import aws_lambda as lambda_  # ~0.1 s to import (with s3, ec2...): only when used
 
@@ -386,7 +396,12 @@ class TritonVerification(Construct):
             raise ValueError("a multi-model verification needs target_model_parameter_path")
 
     def _define_role(
-        self, *, endpoint_arn: str, target_model_parameter_path: str | None, artifacts_key_arn: str | None
+        self,
+        *,
+        endpoint_arn: str,
+        target_model_parameter_path: str | None,
+        artifacts_key_arn: str | None,
+        component_arns: Sequence[str] = (),
     ) -> None:
         """The function's role and its customer managed policy: exactly the statements it needs."""
         self.role = iam.CfnRole(
@@ -404,6 +419,15 @@ class TritonVerification(Construct):
             artifacts_key_arn=artifacts_key_arn,
             checks_object_arn=self.checks_object_arn,
         )
+        if component_arns:
+            self.policy_statements.append(
+                {
+                    "Sid": "DescribeComponents",
+                    "Effect": "Allow",
+                    "Action": "sagemaker:DescribeInferenceComponent",
+                    "Resource": list(component_arns),
+                }
+            )
         self.policy = iam.CfnManagedPolicy(
             self,
             "Policy",

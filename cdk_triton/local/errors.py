@@ -34,7 +34,9 @@ VALIDATION_ERRORS: dict[str, str] = {
 }
 
 #: Codes of ``cdk_triton.config.errors`` the local endpoint raises (rules it checks as synth does).
-SURFACED: dict[str, str] = pick(("ResponseCacheNotConfigured", "InvalidEnvironmentValue"))
+SURFACED: dict[str, str] = pick(
+    ("ResponseCacheNotConfigured", "InvalidEnvironmentValue", "ComponentDoesNotFit")
+)
 
 #: Server errors (LocalServerError): code -> what it means.
 SERVER_ERRORS: dict[str, str] = {

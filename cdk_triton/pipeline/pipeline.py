@@ -455,6 +455,19 @@ class TritonPipeline(Construct):
             statements.append(
                 iam.PolicyStatement(actions=["kms:Decrypt"], resources=[self.artifact_key.key_arn])
             )
+        components = sorted(
+            {str(c) for spec in specs if isinstance(m := spec.get("Components"), dict) for c in m.values()}
+        )
+        if components:  # the handler skips a component scaled in to zero copies: it reads its copy count
+            statements.append(
+                iam.PolicyStatement(
+                    actions=["sagemaker:DescribeInferenceComponent"],
+                    resources=[
+                        f"arn:{partition}:sagemaker:{region}:{account}:inference-component/{c.lower()}"
+                        for c in components
+                    ],
+                )
+            )
         return pipelines.CodeBuildStep(
             "Verify",
             input=self._source,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from cdk_triton.config import layout
 from cdk_triton.config.layout import sample_s3_uris
-from cdk_triton.config.manifest import MULTI_MODEL, Manifest, Sample
+from cdk_triton.config.manifest import INFERENCE_COMPONENTS, MULTI_MODEL, Manifest, Sample
 from cdk_triton.errors import TritonValidationError
 
 DEFAULT_DEADLINE_S = 900
@@ -47,13 +48,19 @@ def verify_checks(
     entry = manifest.endpoint(endpoint)
     checks: list[dict[str, Any]] = []
     spec: dict[str, Any] = {"EndpointName": endpoint_name, "Mode": entry.mode}
-    if entry.mode == MULTI_MODEL:
+    if entry.mode in (MULTI_MODEL, INFERENCE_COMPONENTS):
         for logical, target in sorted(entry.target_models.items()):
             model = manifest.models.get(target.model)
             c = _check(manifest, logical, target.sample or (model.sample if model else None))
             if c:
                 checks.append(c)
-        spec["TargetModelParameterPath"] = target_model_parameter_path(endpoint_name)
+        if entry.mode == MULTI_MODEL:
+            spec["TargetModelParameterPath"] = target_model_parameter_path(endpoint_name)
+        else:  # the constructs' names: layout.component_name(<deployed endpoint name>, <model>)
+            spec["Components"] = {
+                logical: layout.component_name(endpoint_name, logical)
+                for logical in sorted(entry.target_models)
+            }
     else:
         default = entry.default_model or (entry.models[0] if entry.models else "")
         model = manifest.models.get(default)

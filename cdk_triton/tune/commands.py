@@ -101,6 +101,12 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         help="write the tuning endpoint's models.yaml and exit",
     )
     p.add_argument(
+        "--components",
+        action="store_true",
+        help="with --prepare-endpoint: one inference component per variant (each on its own accelerator) "
+        "instead of the TargetModels of one multi-model endpoint",
+    )
+    p.add_argument(
         "--out",
         default=None,
         help="where the table, CSV, JSON and plots go (default: <config dir>/out/tune/<model>)",
@@ -151,15 +157,20 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     request = _request(args)
     if args.prepare_endpoint:
-        _print_prepared(prepare_endpoint(request, args.prepare_endpoint), request)
+        _print_prepared(prepare_endpoint(request, args.prepare_endpoint, components=args.components), request)
     else:
         _print_outcome(run_tune(request), request)
     return 0
 
 
 def _print_prepared(prepared: PreparedEndpoint, request: TuneRequest) -> None:
+    what = (
+        "inference components of endpoint"
+        if prepared.mode == "InferenceComponents"
+        else "TargetModels of multi-model endpoint"
+    )
     print(
-        f"wrote {prepared.path}: {prepared.variants} variants as TargetModels of multi-model endpoint "
+        f"wrote {prepared.path}: {prepared.variants} variants as {what} "
         f"{prepared.endpoint_name} on {prepared.instance_type}"
     )
     print(

@@ -51,17 +51,22 @@ class TuneOutcome:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class PreparedEndpoint:
-    """The declaration :func:`prepare_endpoint` wrote: every variant a TargetModel of one MME."""
+    """The declaration :func:`prepare_endpoint` wrote: every variant a TargetModel of one MME, or a
+    component of one inference-components endpoint (``mode``)."""
 
     path: Path
     variants: int
     endpoint_name: str
     instance_type: str
     build_out: Path
+    mode: str = "MultiModel"
 
 
-def prepare_endpoint(request: TuneRequest, endpoint_name: str) -> PreparedEndpoint:
-    """Write ``models.tune-<model>.yaml`` next to the declaration: the tuning endpoint's declaration."""
+def prepare_endpoint(
+    request: TuneRequest, endpoint_name: str, *, components: bool = False
+) -> PreparedEndpoint:
+    """Write ``models.tune-<model>.yaml`` next to the declaration: the tuning endpoint's declaration
+    (``components``: an inference-components endpoint, one component per variant)."""
     from cdk_triton.tune.apply import dump_document, load_document
     from cdk_triton.tune.sources import tuning_declaration
 
@@ -70,8 +75,9 @@ def prepare_endpoint(request: TuneRequest, endpoint_name: str) -> PreparedEndpoi
     doc = load_document(config)
     variants = generate(doc, request.model, request.axes)
     instance_type = request.tuning_instance_type
+    mode = "InferenceComponents" if components else "MultiModel"
     tdoc = tuning_declaration(
-        doc, request.model, variants, endpoint_name=endpoint_name, instance_type=instance_type
+        doc, request.model, variants, endpoint_name=endpoint_name, instance_type=instance_type, mode=mode
     )
     dest = config.parent / f"models.tune-{request.model}.yaml"
     dest.write_text(dump_document(tdoc), encoding="utf-8")
@@ -81,6 +87,7 @@ def prepare_endpoint(request: TuneRequest, endpoint_name: str) -> PreparedEndpoi
         endpoint_name=endpoint_name,
         instance_type=instance_type,
         build_out=config.parent / "out" / "tune-endpoint",
+        mode=mode,
     )
 
 

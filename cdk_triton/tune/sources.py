@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cdk_triton.builder import run_build
-from cdk_triton.config import formats
+from cdk_triton.config import formats, layout
 from cdk_triton.config.declaration.view import RawDeclaration
-from cdk_triton.config.manifest import Manifest, read_manifest
+from cdk_triton.config.manifest import MULTI_MODEL, Manifest, read_manifest
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local import CpuOverlay, LocalEndpoint
 from cdk_triton.local.client import build_request, tensors_from_kserve
@@ -152,9 +152,17 @@ def _instance_types(doc: Mapping[str, Any]) -> list[str]:
 
 
 def tuning_declaration(
-    doc: Any, model: str, variants: Sequence[Variant], *, endpoint_name: str, instance_type: str
+    doc: Any,
+    model: str,
+    variants: Sequence[Variant],
+    *,
+    endpoint_name: str,
+    instance_type: str,
+    mode: str = MULTI_MODEL,
 ) -> Any:
-    """A ``models.yaml`` whose one multi-model endpoint serves every variant as its own TargetModel.
+    """A ``models.yaml`` whose one endpoint serves every variant: as its own TargetModel of a multi-model
+    endpoint, or (``mode="InferenceComponents"``) as its own inference component, each variant then measured
+    on its own reserved accelerator (no MME cache shared between variants, no eviction during a sweep).
 
     Every variant's models are renamed ``<variant>`` (the tuned model) and ``<step>__<variant suffix>``
     (ensemble steps, with the ensemble's step references renamed to match), so one build writes them all.
@@ -186,7 +194,7 @@ def tuning_declaration(
     base["endpoints"] = [
         {
             "name": endpoint_name,
-            "mode": "MultiModel",
+            "mode": mode,
             "instance_types": [instance_type],
             "models": [v.name for v in variants],
         }
@@ -225,7 +233,12 @@ class EndpointSource:
 
     @contextlib.contextmanager
     def open(self, variant: Variant) -> Iterator[Target]:
-        tm = self.manifest.endpoint(self.endpoint_name).target_models[variant.name]
+        entry = self.manifest.endpoint(self.endpoint_name)
+        tm = entry.target_models[variant.name]
+        # a components tuning endpoint: the variant is the component the constructs name on that endpoint
+        component = (
+            layout.component_name(self.endpoint_name, variant.name) if entry.is_inference_components else None
+        )
         if tm.sample is None:
             raise TritonValidationError(
                 "TuneNoSample",
@@ -241,7 +254,7 @@ class EndpointSource:
 
         def run(concurrency: int, requests: int) -> LoadResult:
             return closed_loop(
-                lambda: _invoke(client, self.endpoint_name, tm.target_model, body, ctype),
+                lambda: _invoke(client, self.endpoint_name, tm.target_model, body, ctype, component),
                 concurrency,
                 requests,
             )
@@ -249,13 +262,19 @@ class EndpointSource:
         yield Target(run, instances=self.instances)
 
 
-def _invoke(client: Any, endpoint: str, target_model: str, body: bytes, content_type: str) -> str | None:
+def _invoke(
+    client: Any,
+    endpoint: str,
+    target_model: str,
+    body: bytes,
+    content_type: str,
+    component: str | None = None,
+) -> str | None:
     from botocore.exceptions import BotoCoreError, ClientError
 
+    route = {"InferenceComponentName": component} if component else {"TargetModel": target_model}
     try:
-        resp = client.invoke_endpoint(
-            EndpointName=endpoint, TargetModel=target_model, Body=body, ContentType=content_type
-        )
+        resp = client.invoke_endpoint(EndpointName=endpoint, Body=body, ContentType=content_type, **route)
         resp["Body"].read()
         return None
     except (ClientError, BotoCoreError) as exc:

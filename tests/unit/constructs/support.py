@@ -106,6 +106,33 @@ def manifest_with(mutate: Any = None, *, source: str | None = None) -> Manifest:
     return manifest_from_dict(data, source=source or str(EXAMPLE))
 
 
+MIB = 1024**2
+
+
+def with_components(data: dict[str, Any]) -> None:
+    """Mutate the example manifest: an ``InferenceComponents`` entry ``components`` on the MME's archives
+    (schema 3; resnet_ts scales 0..3 copies, classifier 0..2 with the data cache and the SME's recorded
+    sample) and every model's
+    memory recorded ((i + 1) x 100 MiB in name order)."""
+    data["schema_version"] = 3
+    mme = data["endpoints"]["multi"]
+    ic = copy.deepcopy(mme)
+    ic.update(name="components", mode="InferenceComponents")
+    ic["s3_prefix"] = mme["s3_prefix"].replace("mme/multi/", "ic/components/")
+    for t in ic["target_models"].values():
+        t["s3_uri"] = ic["s3_prefix"] + t["target_model"]
+    ic["target_models"]["classifier"]["sample"] = copy.deepcopy(data["endpoints"]["classifier"]["sample"])
+    ic["components"] = {
+        k: {"logical_name": k, "component_name": f"components-{k}".replace("_", "-"), "target_model": k}
+        for k in ic["target_models"]
+    }
+    ic["components"]["resnet_ts"].update(min_copies=0, max_copies=3)
+    ic["components"]["classifier"].update(min_copies=0, max_copies=2, data_cache=True)
+    data["endpoints"]["components"] = ic
+    for i, m in enumerate(sorted(data["models"])):
+        data["models"][m].update(memory_bytes=(i + 1) * 100 * MIB, memory_source="estimated")
+
+
 def big_mme_manifest(n: int) -> Manifest:
     """The example manifest whose ``multi`` endpoint holds ``n`` target models (each in ``models``)."""
     data = load_example()

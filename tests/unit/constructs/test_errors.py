@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import hashlib
 import json
 import shutil
 import tempfile
@@ -24,12 +25,14 @@ from cdk_triton.config import gpu_hosts, tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (
     ERROR_CODES,
+    ComponentOptions,
     DataCapture,
     DeploymentGuardrails,
     EndpointAttributes,
     ModelArtifacts,
     TrafficStep,
     TritonAlarms,
+    TritonComponentsEndpoint,
     TritonDashboard,
     TritonEndpoint,
     TritonImage,
@@ -41,7 +44,7 @@ from cdk_triton.constructs import (
 )
 from cdk_triton.constructs import endpoint as endpoint_module
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
-from tests.unit.constructs.support import EXAMPLE, TENSORRT, manifest_with, new_stack
+from tests.unit.constructs.support import EXAMPLE, TENSORRT, manifest_with, new_stack, with_components
 
 
 def _with_failing_fact(define: Callable[[], Any]) -> Any:
@@ -213,7 +216,61 @@ def _stateful(data: dict[str, Any]) -> None:
     data["models"]["classifier"]["config"]["sequence_batching"] = {"direct": {}}
 
 
+def _components(stack: cdk.Stack, mutate: Any = None, **kw: Any) -> TritonComponentsEndpoint:
+    """A components endpoint named ``ep`` on the example's components entry (``support.with_components``)."""
+
+    def edit(data: dict[str, Any]) -> None:
+        with_components(data)
+        if mutate is not None:
+            mutate(data)
+
+    kw.setdefault("instance_type", "ml.g5.xlarge")
+    return TritonComponentsEndpoint(
+        stack, "Components", artifacts=ModelArtifacts.from_manifest(manifest_with(edit), "components"),
+        endpoint_name="ep", **kw,
+    )  # fmt: skip
+
+
+def _resnet_on_gpu_1(data: dict[str, Any]) -> None:
+    data["models"]["resnet"]["config"]["instance_group"] = [{"kind": "KIND_GPU", "count": 1, "gpus": [1]}]
+
+
+def _twin_archive(data: dict[str, Any]) -> None:
+    """A second archive whose logical name differs from resnet_ts only by '-' for '_'."""
+    ic = data["endpoints"]["components"]
+    twin = dict(ic["target_models"]["resnet_ts"])
+    digest = hashlib.sha256(b"resnet-ts").hexdigest()
+    archive = f"resnet-ts-{digest[:12]}.tar.gz"
+    twin.update(
+        logical_name="resnet-ts", sha256=digest, target_model=archive, s3_uri=ic["s3_prefix"] + archive
+    )
+    ic["target_models"]["resnet-ts"] = twin
+    ic["components"]["resnet-ts"] = {
+        "logical_name": "resnet-ts", "component_name": "components-resnet-ts-2", "target_model": "resnet-ts"
+    }  # fmt: skip
+
+
+def _one(name: str, **options: Any) -> dict[str, ComponentOptions]:
+    return {name: ComponentOptions(**options)}
+
+
 CASES: dict[str, Callable[[cdk.Stack], Any]] = {
+    # inference components
+    "UnknownComponent": lambda s: _components(s, components=_one("bert")),
+    "CopiesExceedInstances": lambda s: _components(s, max_instances=1),
+    "ComponentGpuPlacement": lambda s: _components(s, _resnet_on_gpu_1, instance_type="ml.g5.12xlarge"),
+    "ComponentModeNotSupported": lambda s: TritonComponentsEndpoint(
+        s, "Sme", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"), instance_type="ml.g5.xlarge"
+    ),
+    "AutoScaleOnComponentsEndpoint": lambda s: _components(s).auto_scale(max_capacity=2),
+    "InvalidCopyCount": lambda s: _components(s, components=_one("resnet_ts", copies=4)),
+    "InvalidComputeRequirement": lambda s: _components(s, components=_one("resnet_ts", min_memory_mb=64)),
+    "InvalidStartupTimeout": lambda s: _components(
+        s, components=_one("resnet_ts", startup_timeout=cdk.Duration.seconds(30))
+    ),
+    "InvalidInstanceScaling": lambda s: _components(s, min_instances=3, max_instances=2),
+    "ComponentNameCollision": lambda s: _components(s, _twin_archive),
+    "ComponentDoesNotFit": lambda s: _components(s, components=_one("resnet_ts", min_memory_mb=65536)),
     "SequenceBatchingInstances": lambda s: sme(
         s, artifacts=_edited(_stateful, "classifier"), instance_count=2
     ),
@@ -436,6 +493,17 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
 
 #: code -> (prop, value) the error must name for the case above: the prop the user set, the value received.
 EXPECTED: dict[str, tuple[str, Any]] = {
+    "UnknownComponent": ("components.bert", "bert"),
+    "CopiesExceedInstances": ("max_instances", 1),
+    "ComponentGpuPlacement": ("components.classifier.accelerators", 1),
+    "ComponentModeNotSupported": ("artifacts", "SingleModel"),
+    "AutoScaleOnComponentsEndpoint": ("auto_scale", (1, 2)),
+    "InvalidCopyCount": ("components.resnet_ts.copies", 4),
+    "InvalidComputeRequirement": ("components.resnet_ts.min_memory_mb", 64),
+    "InvalidStartupTimeout": ("components.resnet_ts.startup_timeout", 30),
+    "InvalidInstanceScaling": ("min_instances", 3),
+    "ComponentNameCollision": ("component name", "ep-resnet-ts"),
+    "ComponentDoesNotFit": ("components.resnet_ts.min_memory_mb", 65536),
     "SequenceBatchingInstances": ("instance_count", 2),
     "BurstableNotScalable": ("instance_type", "ml.t2.medium"),
     "CanaryTooLarge": ("deployment.step", "60 %"),

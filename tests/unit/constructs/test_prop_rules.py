@@ -221,7 +221,7 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
      lambda s: _imported(s, endpoint_name="a_b"), "endpoint_name"),
     ("from_endpoint_attributes", "variant_name", "SageMaker's name pattern", "InvalidVariantName",
      lambda s: _imported(s, variant_name="All Traffic"), "variant_name"),
-    ("from_endpoint_attributes", "mode", "'SME' or 'MME'", "InvalidEndpointMode", None, None),
+    ("from_endpoint_attributes", "mode", "'SME', 'MME' or 'IC'", "InvalidEndpointMode", None, None),
     ("from_endpoint_attributes", "instance_type", "ml.<family>.<size>", "InvalidInstanceType",
      lambda s: _imported(s, instance_type="g5.xlarge"), "instance_type"),
     ("from_endpoint_attributes", "gpu_count", ">= 0", "InvalidGpuCount", None, None),
@@ -244,6 +244,18 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("TritonModelPackageGroup", "read_accounts", "12-digit account ids", "InvalidAccountId",
      lambda s: TritonModelPackageGroup(s, "Group", read_accounts=["1234567890123"]), "read_accounts"),
     ("TritonModelPackageGroup", "write_accounts", "12-digit account ids", "InvalidAccountId", None, None),
+    # ---- inference components
+    ("TritonComponentsEndpoint", "artifacts", "an InferenceComponents (or MultiModel) entry: one archive per model", "ComponentModeNotSupported", None, None),
+    ("TritonComponentsEndpoint", "components", "logical names of the artifacts' models", "UnknownComponent", None, None),
+    ("TritonComponentsEndpoint", "components.<model>.copies / min_copies / max_copies", "0 <= min <= copies <= max, max >= 1", "InvalidCopyCount", None, None),
+    ("TritonComponentsEndpoint", "components.<model>.min_memory_mb / max_memory_mb / accelerators / cpu_cores", ">= 128 MB (max >= min), >= 1, >= 0.25; memory known or given", "InvalidComputeRequirement", None, None),
+    ("TritonComponentsEndpoint", "components.<model>.startup_timeout", "60 s..1 h", "InvalidStartupTimeout", None, None),
+    ("TritonComponentsEndpoint", "components.<model> (requirements)", "one copy fits one instance of the type", "ComponentDoesNotFit", None, None),
+    ("TritonComponentsEndpoint", "components.<model>.accelerators", "above every instance_group gpus: index of its models", "ComponentGpuPlacement", None, None),
+    ("TritonComponentsEndpoint", "min_instances / max_instances", "0 <= min <= max, max >= 1; 0 only when every component may reach 0 copies", "InvalidInstanceScaling", None, None),
+    ("TritonComponentsEndpoint", "max_instances", "holds the initial copies and the copies at their maxima", "CopiesExceedInstances", None, None),
+    ("TritonComponentsEndpoint", "(component names)", "distinct after prefixing ('_' and '.' become '-')", "ComponentNameCollision", None, None),
+    ("TritonComponentsEndpoint", "auto_scale", "refused: managed instance scaling owns the instances", "AutoScaleOnComponentsEndpoint", None, None),
 ]  # fmt: skip
 
 
