@@ -28,7 +28,6 @@ VALIDATION_ERRORS: dict[str, str] = {
     "assumed by name)",
     "PromotionStageInAnotherRegion": "a promotion stage in another region than the pipeline's without "
     "regional_artifacts (model data must be in the model's region)",
-    "InvalidModelPackageGroup": "no model package group, or a name that is not a SageMaker group name",
 }
 
 #: Raised by the GPU build launcher at run time: code -> what it means.
@@ -50,5 +49,6 @@ SURFACED: dict[str, str] = pick(
         "ImageNotInRegion",
         "NoRecordedSamples",
         "InvalidS3Uri",
+        "InvalidModelPackageGroupName",
     )
 )

@@ -42,6 +42,7 @@ from aws_cdk import pipelines
 from constructs import Construct
 
 from cdk_triton.config.manifest import ArtifactLocation
+from cdk_triton.config.registry import check_model_package_group_name
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import promotion_access as access
 from cdk_triton.pipeline._nag import acknowledge_pipeline
@@ -584,14 +585,21 @@ def _role_name(raw: str) -> str:
 
 
 def _check_groups(groups: Sequence[str], path: str) -> None:
-    bad = [g for g in groups if not re.fullmatch(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}", g)]
-    if not groups or bad:
+    """At least one group, each a name ``cdk-triton register`` accepts (the one rule of config/registry)."""
+    if not groups:
         raise TritonValidationError(
-            "InvalidModelPackageGroup",
+            "InvalidModelPackageGroupName",
             prop="model_package_groups",
-            value=bad or list(groups),
-            problem="must name at least one model package group, each a SageMaker group name",
-            allowed="[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}: the groups cdk-triton register writes to",
+            value=[],
+            problem="names no model package group: nothing could be approved",
+            allowed="the groups cdk-triton register writes to, e.g. ['classifier']",
             fix="pass the group names of your endpoints, e.g. model_package_groups=['classifier']",
             path=path,
         )
+    errs = [
+        err
+        for i, g in enumerate(groups)
+        if (err := check_model_package_group_name(g, prop=f"model_package_groups[{i}]", path=path))
+    ]
+    if errs:
+        raise_all(errs)

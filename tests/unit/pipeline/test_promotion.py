@@ -447,7 +447,7 @@ def test_fails_without_a_model_package_group() -> None:
     app = cdk.App()
     stack = cdk.Stack(app, "P")
     source = pipelines.CodePipelineSource.s3(s3.Bucket.from_bucket_name(stack, "S", "src"), "src.zip")
-    with pytest.raises(TritonValidationError, match="InvalidModelPackageGroup"):
+    with pytest.raises(TritonValidationError, match="InvalidModelPackageGroupName"):
         TritonPromotionPipeline(
             stack,
             "X",
