@@ -188,4 +188,10 @@ def test_custom_resource_create_on_a_healthy_endpoint_succeeds(sme: LocalEndpoin
     }
     doc = V.custom_resource(event, None, send=lambda url, d: sent.append(d))
     assert doc["Status"] == "SUCCESS", doc["Reason"]
-    assert sent == [doc] and doc["Data"] == {"Ok": "true", "Models": "1"}
+    assert sent == [doc] and doc["Data"] == {
+        "Ok": "true",
+        "Models": "1",
+        "Checked": "1",
+        "Total": "1",
+        "Coverage": "checked 1 of 1",
+    }

@@ -404,8 +404,16 @@ def test_raised_codes_scan_sees_every_kind() -> None:
     assert raised_codes(source) == ({"A", "B", "LocalServerFailed"}, {"C"})
 
 
+#: Codes local raises through a config rule function (no literal code in cdk_triton/local) -> where.
+RAISED_THROUGH_CONFIG = {
+    "ComponentDoesNotFit": "components.check_components_fit: config.components.fit_problems",
+}
+#: Codes tested in tests/unit/local beside this file -> the test file.
+IN_TESTS_UNIT_LOCAL = {"ComponentDoesNotFit": "test_components.py"}
+
+
 def test_every_code_raised_is_in_the_catalogue() -> None:
-    errors: set[str] = set()
+    errors: set[str] = set(RAISED_THROUGH_CONFIG)
     front: set[str] = set()
     for module in sorted(LOCAL.glob("*.py")):
         e, f = raised_codes(module.read_text())
@@ -417,7 +425,9 @@ def test_every_code_raised_is_in_the_catalogue() -> None:
 
 
 def test_every_catalogued_code_is_tested() -> None:
-    tested = set(VALIDATION_CASES) | set(SERVER_CASES) | set(IN_TESTS_LOCAL)
+    tested = set(VALIDATION_CASES) | set(SERVER_CASES) | set(IN_TESTS_LOCAL) | set(IN_TESTS_UNIT_LOCAL)
+    for code, where in IN_TESTS_UNIT_LOCAL.items():
+        assert f"{code}" in (ROOT / "tests" / "unit" / "local" / where).read_text(), (code, where)
     tested |= {"UnknownOperationException", "ValidationError", "InternalFailure", "ServiceUnavailable"}
     corpus = (ROOT / "tests" / "unit" / "local" / "test_front_http.py").read_text()
     tested |= {code for code in ("AccessDeniedException", "RequestTimeout") if code in corpus}
