@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.builder import space
-from cdk_triton.builder.package import check_tree, file_sizes
+from cdk_triton.builder.package import check_tree, copy_model_dir, file_sizes
 from cdk_triton.config import formats
 from cdk_triton.config.declaration import ModelSpec
 
@@ -209,6 +209,23 @@ class ModelCache:
             raise
         os.replace(tmp, rec)
         return final
+
+    def take(self, source: ModelCache, name: str, key: str) -> dict[str, Any] | None:
+        """Copy the entry ``name``/``key`` of another build's cache into this one (hard links where
+        possible; temp dir + rename, record last) when its files hash as its record says; returns
+        the record, or None when the other cache lacks the entry or it is corrupt."""
+        record = source.get(name, key)
+        if record is None or source.check(name, key, record, full=True) is not None:
+            return None
+        tmp = self.new_temp_dir(name)
+        try:
+            shutil.rmtree(tmp)
+            copy_model_dir(source.entry_dir(name, key), tmp)
+            self.commit(name, key, tmp, {k: v for k, v in record.items() if k != "sizes"})
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return self.get(name, key)
 
     def check(self, name: str, key: str, record: dict[str, Any], *, full: bool) -> str | None:
         """Why the entry's files differ from its record (None when they match); a file of the recorded

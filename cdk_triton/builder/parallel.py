@@ -1,0 +1,356 @@
+"""``--jobs``: export independent models in worker processes, with failures collected, not fatal.
+
+Workers are ``spawn``ed (a fresh interpreter: never a ``fork`` of a process that imported torch), die
+with the build (``PR_SET_PDEATHSIG`` on Linux) and hold no lock: the build's process keeps the output
+directory's lock, and each worker commits its model to the cache as a one-process build does (temp
+directory renamed into place, record written last). Every worker runs with :data:`RECORD_THREADS`
+torch / onnxruntime threads for what is recorded (the eager reference, the sample's expected outputs,
+parity; see ``reference.torch_runner`` and ``export/onnx.py``), and with ``cores // jobs`` OpenMP/MKL
+threads for the rest, so ``jobs x threads`` fits the cores and no recorded byte depends on ``jobs``.
+
+``jobs="auto"`` (the CLI's default): the usable cores (CPU affinity and the cgroup quota), bounded by
+the available memory over a worker's peak RSS (the largest measured by an earlier build on this
+machine, :func:`peak_rss_path`, else :data:`DEFAULT_WORKER_RSS`) and by the models to export; one
+model to export runs in the build's own process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import sys
+import time
+import traceback
+import types
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cdk_triton.errors import BuildError, TritonValidationError
+
+#: torch intra/inter-op and onnxruntime threads of everything a build records (every jobs value)
+RECORD_THREADS = 1
+#: a worker's peak RSS before one was measured here: torch, onnx and onnxruntime imported, a small
+#: model exported (bench/build_rss.py measures it)
+DEFAULT_WORKER_RSS = 1 << 30
+#: the OpenMP / MKL thread variables a worker sets before it imports torch
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+AUTO = "auto"
+
+
+def cpu_count() -> int:
+    """The cores this process may use: its CPU affinity, bounded by a cgroup v2 ``cpu.max`` quota."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, math.floor(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return max(1, cores)
+
+
+def available_memory() -> int | None:
+    """``MemAvailable`` of ``/proc/meminfo`` in bytes (None where there is none)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def peak_rss_path() -> Path:
+    """Where builds on this machine keep the largest worker peak RSS they measured (outside ``out/``,
+    whose bytes must not depend on ``jobs``): ``$XDG_CACHE_HOME/cdk-triton/worker-peak-rss.json``."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "cdk-triton" / "worker-peak-rss.json"
+
+
+def measured_peak_rss() -> int | None:
+    try:
+        value = json.loads(peak_rss_path().read_text())["peak_rss_bytes"]
+        return int(value) if int(value) > 0 else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def record_peak_rss(peak: int) -> None:
+    """Keep the largest peak seen (a temp file renamed into place; a failure to write is ignored)."""
+    if peak <= (measured_peak_rss() or 0):
+        return
+    path = peak_rss_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"peak_rss_bytes": peak}) + "\n")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def auto_jobs(
+    todo: int, *, cores: int | None = None, memory: int | None = None, peak: int | None = None
+) -> int:
+    """The default number of workers for ``todo`` models to export (see the module docstring)."""
+    cores = cores if cores is not None else cpu_count()
+    memory = memory if memory is not None else available_memory()
+    peak = peak or measured_peak_rss() or DEFAULT_WORKER_RSS
+    by_memory = max(1, memory // peak) if memory is not None else cores
+    return max(1, min(cores, by_memory, todo))
+
+
+def parse_jobs(value: int | str | None) -> int | None:
+    """``--jobs``: a positive integer, or ``auto`` / None (None: decide per build with :func:`auto_jobs`)."""
+    if value is None or value == AUTO:
+        return None
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = 0
+    if n < 1:
+        raise TritonValidationError(
+            "InvalidJobs",
+            prop="--jobs",
+            value=value,
+            problem="is not a positive number of worker processes",
+            allowed="auto or an integer >= 1",
+            fix="pass --jobs auto (the cores, bounded by memory) or e.g. --jobs 4",
+        )
+    return n
+
+
+def threads_per_worker(jobs: int, cores: int | None = None) -> int:
+    """OpenMP / MKL threads a worker may use so that ``jobs x threads`` fits the cores."""
+    return max(1, (cores or cpu_count()) // max(1, jobs))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Failure:
+    """A model that failed: its error (kept whole), or the step it waited for that failed."""
+
+    model: str
+    error: BuildError
+
+
+def failures_error(failures: list[Failure]) -> BuildError:
+    """One failure: its own error (code and log kept); several: one ``ModelsFailed`` listing each."""
+    if len(failures) == 1:
+        return failures[0].error
+    lines = "\n".join(f"  - {f.model}: {f.error}" for f in failures)
+    return BuildError(
+        f"{len(failures)} models failed (the other models were built and cached):\n{lines}\n"
+        "fix them and build again; the models built are reused from the cache",
+        code="ModelsFailed",
+    )
+
+
+def _error_from(payload: dict[str, Any]) -> BuildError:
+    code, text = payload["code"], payload["message"]
+    message = text.rsplit(f" [{code}]", 1)[0] if f" [{code}]" in text else text
+    return BuildError(message, code=code, log_path=payload.get("log_path"))
+
+
+def _died(name: str, exc: BaseException) -> dict[str, Any]:
+    return {
+        "name": name,
+        "code": "WorkerDied",
+        "message": f"model '{name}': its worker process died ({type(exc).__name__}); the kernel may have "
+        "killed it for memory: build with a smaller --jobs [WorkerDied]",
+    }
+
+
+# -- in the worker ----------------------------------------------------------------------------------
+
+_WORKER_STATE: dict[Any, Any] = {}
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this worker when the build's process dies (a killed build leaves no worker
+    writing into its output directory)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the build died before the call above
+        os._exit(1)
+
+
+def init_worker(parent: int, threads: int) -> None:
+    """Each worker's start: die with the build, thread counts set before torch is imported."""
+    _die_with_parent(parent)
+    for var in THREAD_VARIABLES:
+        os.environ[var] = str(threads)
+    _WORKER_STATE["threads"] = threads
+
+
+def export_in_worker(task: dict[str, Any]) -> dict[str, Any]:
+    """Export one model in a worker: rebuild the context from ``task``, export, commit to the cache."""
+    import resource
+
+    name = task["name"]
+    t0 = time.perf_counter()
+    try:
+        from cdk_triton.builder.export import step as export_step
+
+        ctx = _worker_context(task)
+        record = export_step.export_one(ctx, ctx.resolved[name])
+        out: dict[str, Any] = {"name": name, "record": record.to_dict(), "warnings": ctx.warnings}
+    except BuildError as exc:
+        out = {"name": name, "code": exc.code, "message": str(exc), "log_path": exc.log_path}
+    except Exception as exc:  # a bug or a tool's crash: the model fails, the build goes on
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        out = {"name": name, "code": "ExportFailed", "message": f"model '{name}': {text}"}
+    out["seconds"] = time.perf_counter() - t0
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return out
+
+
+def _worker_context(task: dict[str, Any]) -> Any:
+    from cdk_triton.builder.context import BuildContext, ModelRecord, Resolved
+    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.report import Reporter
+
+    key = (task["config"], task["artifact_location"])
+    spec = _WORKER_STATE.get(key)
+    if spec is None:
+        spec = _WORKER_STATE[key] = load_spec(task["config"], artifact_location=task["artifact_location"])
+    ctx = BuildContext(spec=spec, out=Path(task["out"]), reporter=Reporter(False), force=task["force"])
+    ctx.tools = task["tools"]
+    for n, r in task["closure"].items():
+        ctx.resolved[n] = Resolved(
+            spec=spec.model(n),
+            key=r["key"],
+            record=ModelRecord.from_dict(r["record"]) if r["record"] is not None else None,
+            artifact_key=r["artifact_key"],
+        )
+    return ctx
+
+
+# -- in the build's process -------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True, slots=True)
+class Done:
+    """What one model's export gave back: its record (as JSON) or its error."""
+
+    name: str
+    record: dict[str, Any] | None
+    error: BuildError | None
+    warnings: list[str]
+    seconds: float
+
+
+def run_workers(
+    tasks: Callable[[str], dict[str, Any]],
+    names: list[str],
+    deps: dict[str, list[str]],
+    *,
+    jobs: int,
+    on_start: Callable[[str], None],
+    on_done: Callable[[Done], None],
+) -> None:
+    """Export ``names`` on ``jobs`` spawned workers, each model once every model of ``deps[name]`` it
+    waits for is done (``tasks(name)`` builds its task then); a failed model fails those waiting for it.
+    ``on_done`` is called in the build's process as each model finishes, in completion order."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+
+    waiting = {n: [d for d in deps.get(n, []) if d in names] for n in names}
+    failed: set[str] = set()
+    peak = 0
+    pool = ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=init_worker,
+        initargs=(os.getpid(), threads_per_worker(jobs)),
+    )
+    running: dict[Future[dict[str, Any]], str] = {}
+
+    def finished(n: str, payload: dict[str, Any]) -> None:
+        err = _error_from(payload) if "record" not in payload else None
+        if err is not None:
+            failed.add(n)
+        on_done(
+            Done(
+                name=n,
+                record=payload.get("record"),
+                error=err,
+                warnings=list(payload.get("warnings", [])),
+                seconds=float(payload.get("seconds", 0.0)),
+            )
+        )
+        for ds in waiting.values():
+            if n in ds and err is None:
+                ds.remove(n)
+
+    try:
+        while waiting or running:
+            for n in [n for n, ds in waiting.items() if not ds]:
+                del waiting[n]
+                on_start(n)
+                try:
+                    with _main_hidden():
+                        running[pool.submit(export_in_worker, tasks(n))] = n
+                except RuntimeError as exc:  # BrokenProcessPool: a worker died earlier
+                    finished(n, _died(n, exc))
+            for n in [n for n, ds in waiting.items() if any(d in failed for d in ds)]:
+                del waiting[n]
+                bad = [d for d in deps[n] if d in failed]
+                text = f"model '{n}' was not built: {', '.join(bad)} failed [ModelsFailed]"
+                finished(n, {"name": n, "code": "ModelsFailed", "message": text})
+            if not running:
+                continue
+            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+            for fut in sorted(done, key=lambda f: names.index(running[f])):
+                n = running.pop(fut)
+                try:
+                    payload = fut.result()
+                except Exception as exc:  # BrokenProcessPool: the worker was killed (out of memory?)
+                    payload = _died(n, exc)
+                peak = max(peak, int(payload.get("peak_rss", 0)))
+                finished(n, payload)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if peak:
+            record_peak_rss(peak)
+
+
+@contextlib.contextmanager
+def _main_hidden() -> Iterator[None]:
+    """Start workers without the caller's ``__main__``: a spawned child imports it again otherwise,
+    and a script calling ``run_build(jobs=2)`` without an ``if __name__ == "__main__":`` guard would
+    run again in every worker. Workers need only this module."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
+def closure(deps: dict[str, list[str]], name: str) -> Iterable[str]:
+    """``name`` and every model it waits for, transitively (steps first)."""
+    seen: list[str] = []
+
+    def visit(n: str) -> None:
+        for d in deps.get(n, []):
+            visit(d)
+        if n not in seen:
+            seen.append(n)
+
+    visit(name)
+    return seen
