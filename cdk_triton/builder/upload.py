@@ -56,7 +56,7 @@ def s3_client(endpoint_url: str | None = None) -> Any:
 #: objects placed at the same time (a bounded thread pool; boto3 clients are thread-safe)
 UPLOAD_CONCURRENCY = 16
 #: S3 error codes worth another try: 503 SlowDown (S3's request-rate limit per prefix), throttling,
-#: transient server errors (botocore's standard retry mode lists the same throttling codes)
+#: transient server errors (botocore 1.44 retries/standard.py: the same throttling codes, 500/502/503/504)
 RETRYABLE_CODES = frozenset(
     {
         "SlowDown",
@@ -99,7 +99,7 @@ def retryable(exc: BaseException) -> bool:
     if isinstance(exc, ClientError):
         err = exc.response.get("Error", {})
         status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        return err.get("Code") in RETRYABLE_CODES or status in (500, 503)
+        return err.get("Code") in RETRYABLE_CODES or status in (500, 502, 503, 504)
     if isinstance(exc, (ConnectionError, ReadTimeoutError)):
         return True
     # boto3's managed transfers (upload_file) wrap the ClientError's text in S3UploadFailedError

@@ -38,10 +38,14 @@ def export_models(ctx: BuildContext) -> StepOutput:
     names = [p.spec.name for p in todo if p.record is None]
     jobs = ctx.jobs if ctx.jobs is not None else parallel.auto_jobs(len(names))
     failures: list[parallel.Failure] = []
-    if jobs > 1 and len(names) > 1:
-        _export_in_workers(ctx, names, min(jobs, len(names)), failures)
+    # GPU formats (TensorRT: one GPU, engines not bit-reproducible) and what needs them stay here, after
+    here = [n for n in names if any(ctx.spec.model(c).row.gpu_only for c in ctx.spec.closure(n))]
+    away = [n for n in names if n not in here]
+    if jobs > 1 and len(away) > 1:
+        _export_in_workers(ctx, away, min(jobs, len(away)), failures)
     else:
-        _export_here(ctx, names, failures)
+        here = names
+    _export_here(ctx, here, failures)
     ctx.reporter.finish("export")
     if failures:
         raise parallel.failures_error(failures)
@@ -77,7 +81,7 @@ def _deps(ctx: BuildContext, name: str) -> list[str]:
 
 def _export_here(ctx: BuildContext, names: list[str], failures: list[parallel.Failure]) -> None:
     """Export in this process, in dependency order (``--jobs 1``, or one model to export)."""
-    failed: set[str] = set()
+    failed = {f.model for f in failures}
     for n in names:
         p = ctx.resolved[n]
         bad = [d for d in _deps(ctx, n) if d in failed]
