@@ -169,7 +169,23 @@ def _died(name: str, exc: BaseException) -> dict[str, Any]:
 
 # -- in the worker ----------------------------------------------------------------------------------
 
-_WORKER_STATE: dict[Any, Any] = {}
+
+def worker_result(name: str, run: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """In a worker: ``run()`` (a model's record and warnings) or its error as data, with its time and the
+    worker's peak RSS so far (errors cross the process boundary as data, not pickled exceptions)."""
+    import resource
+
+    t0 = time.perf_counter()
+    try:
+        out = {"name": name, **run()}
+    except BuildError as exc:
+        out = {"name": name, "code": exc.code, "message": str(exc), "log_path": exc.log_path}
+    except Exception as exc:  # a bug or a tool's crash: the model fails, the build goes on
+        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        out = {"name": name, "code": "ExportFailed", "message": f"model '{name}': {text} [ExportFailed]"}
+    out["seconds"] = time.perf_counter() - t0
+    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return out
 
 
 def _die_with_parent(parent: int) -> None:
@@ -193,50 +209,6 @@ def init_worker(parent: int, threads: int) -> None:
     _die_with_parent(parent)
     for var in THREAD_VARIABLES:
         os.environ[var] = str(threads)
-    _WORKER_STATE["threads"] = threads
-
-
-def export_in_worker(task: dict[str, Any]) -> dict[str, Any]:
-    """Export one model in a worker: rebuild the context from ``task``, export, commit to the cache."""
-    import resource
-
-    name = task["name"]
-    t0 = time.perf_counter()
-    try:
-        from cdk_triton.builder.export import step as export_step
-
-        ctx = _worker_context(task)
-        record = export_step.export_one(ctx, ctx.resolved[name])
-        out: dict[str, Any] = {"name": name, "record": record.to_dict(), "warnings": ctx.warnings}
-    except BuildError as exc:
-        out = {"name": name, "code": exc.code, "message": str(exc), "log_path": exc.log_path}
-    except Exception as exc:  # a bug or a tool's crash: the model fails, the build goes on
-        text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        out = {"name": name, "code": "ExportFailed", "message": f"model '{name}': {text}"}
-    out["seconds"] = time.perf_counter() - t0
-    out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return out
-
-
-def _worker_context(task: dict[str, Any]) -> Any:
-    from cdk_triton.builder.context import BuildContext, ModelRecord, Resolved
-    from cdk_triton.builder.declarations import load_spec
-    from cdk_triton.builder.report import Reporter
-
-    key = (task["config"], task["artifact_location"])
-    spec = _WORKER_STATE.get(key)
-    if spec is None:
-        spec = _WORKER_STATE[key] = load_spec(task["config"], artifact_location=task["artifact_location"])
-    ctx = BuildContext(spec=spec, out=Path(task["out"]), reporter=Reporter(False), force=task["force"])
-    ctx.tools = task["tools"]
-    for n, r in task["closure"].items():
-        ctx.resolved[n] = Resolved(
-            spec=spec.model(n),
-            key=r["key"],
-            record=ModelRecord.from_dict(r["record"]) if r["record"] is not None else None,
-            artifact_key=r["artifact_key"],
-        )
-    return ctx
 
 
 # -- in the build's process -------------------------------------------------------------------------
@@ -254,6 +226,7 @@ class Done:
 
 
 def run_workers(
+    work: Callable[[dict[str, Any]], dict[str, Any]],
     tasks: Callable[[str], dict[str, Any]],
     names: list[str],
     deps: dict[str, list[str]],
@@ -262,8 +235,10 @@ def run_workers(
     on_start: Callable[[str], None],
     on_done: Callable[[Done], None],
 ) -> None:
-    """Export ``names`` on ``jobs`` spawned workers, each model once every model of ``deps[name]`` it
-    waits for is done (``tasks(name)`` builds its task then); a failed model fails those waiting for it.
+    """Run ``work(tasks(name))`` for each of ``names`` on ``jobs`` spawned workers (``work``: a module-level
+    function, pickled by name), each model once every model of ``deps[name]`` it waits for is done (its
+    task is built then); a failed model fails those waiting for it. ``work`` returns ``{"record": ...}``
+    or ``{"code", "message"}`` plus ``seconds`` and ``peak_rss`` (see :func:`worker_result`).
     ``on_done`` is called in the build's process as each model finishes, in completion order."""
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -303,7 +278,7 @@ def run_workers(
                 on_start(n)
                 try:
                     with _main_hidden():
-                        running[pool.submit(export_in_worker, tasks(n))] = n
+                        running[pool.submit(work, tasks(n))] = n
                 except RuntimeError as exc:  # BrokenProcessPool: a worker died earlier
                     finished(n, _died(n, exc))
             for n in [n for n, ds in waiting.items() if any(d in failed for d in ds)]:

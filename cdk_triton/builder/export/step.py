@@ -16,9 +16,12 @@ from typing import Any
 from cdk_triton.builder import parallel, space
 from cdk_triton.builder.cache import ModelCache
 from cdk_triton.builder.context import BuildContext, ModelRecord, Resolved, StepOutput, StepStatus
+from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export.base import exporter_of
 from cdk_triton.builder.package import check_tree, copy_model_dir, tree_digest
 from cdk_triton.builder.pbtxt import reconfigure, sha256_text, to_dict, to_pbtxt
+from cdk_triton.builder.report import Reporter
+from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.errors import BuildError
 
 
@@ -138,6 +141,7 @@ def _export_in_workers(
         ctx.reporter.model(d.name, "exported", seconds=d.seconds)
 
     parallel.run_workers(
+        export_in_worker,
         task,
         names,
         {n: _deps(ctx, n) for n in names},
@@ -213,3 +217,36 @@ def export_one(ctx: BuildContext, p: Resolved) -> ModelRecord:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+#: what a worker keeps between its models: the declaration, loaded once per (file, location)
+_WORKER_SPECS: dict[tuple[str, str], BuildSpec] = {}
+
+
+def export_in_worker(task: dict[str, Any]) -> dict[str, Any]:
+    """In a ``--jobs`` worker: rebuild the context from ``task``, export the model, commit it to the cache."""
+    name = task["name"]
+
+    def run() -> dict[str, Any]:
+        ctx = _worker_context(task)
+        record = export_one(ctx, ctx.resolved[name])
+        return {"record": record.to_dict(), "warnings": ctx.warnings}
+
+    return parallel.worker_result(name, run)
+
+
+def _worker_context(task: dict[str, Any]) -> BuildContext:
+    key = (task["config"], task["artifact_location"])
+    spec = _WORKER_SPECS.get(key)
+    if spec is None:
+        spec = _WORKER_SPECS[key] = load_spec(task["config"], artifact_location=task["artifact_location"])
+    ctx = BuildContext(spec=spec, out=Path(task["out"]), reporter=Reporter(False), force=task["force"])
+    ctx.tools = task["tools"]
+    for n, r in task["closure"].items():
+        ctx.resolved[n] = Resolved(
+            spec=spec.model(n),
+            key=r["key"],
+            record=ModelRecord.from_dict(r["record"]) if r["record"] is not None else None,
+            artifact_key=r["artifact_key"],
+        )
+    return ctx
