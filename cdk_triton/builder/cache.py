@@ -13,7 +13,7 @@ import os
 import re
 import shutil
 import sys
-from dataclasses import asdict
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +92,28 @@ def _metadata_has(name: str) -> bool:
     return False
 
 
+def plain(value: Any) -> Any:
+    """``dataclasses.asdict`` without its deep copies (dataclasses -> dicts, tuples -> lists): the same
+    JSON under :func:`canonical`, several times faster on a fleet's declarations."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {plain(k): plain(v) for k, v in value.items()}
+    return value
+
+
+#: the last model's plain declaration: preflight asks for the artifact key, then the configuration key
+_LAST: list[Any] = [None, None]
+
+
+def _declared(spec: ModelSpec) -> dict[str, Any]:
+    if _LAST[0] is not spec:
+        _LAST[:] = [spec, plain(spec)]
+    return dict(_LAST[1])
+
+
 def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
 
@@ -119,7 +141,7 @@ def artifact_key(
     """sha256 of what affects the exported bytes: the declaration without :data:`CONFIG_FIELDS`
     (format, I/O, max_batch_size, export options, sample), the source fingerprint, the target
     release, tool versions and (ensembles) the steps' artifact keys."""
-    decl = {k: v for k, v in asdict(spec).items() if k not in CONFIG_FIELDS}
+    decl = {k: v for k, v in _declared(spec).items() if k not in CONFIG_FIELDS}
     payload = {
         "build_format": BUILD_FORMAT,
         "spec": decl,
@@ -133,7 +155,7 @@ def artifact_key(
 
 def config_key(spec: ModelSpec) -> str:
     """sha256 of the serving options (:data:`CONFIG_FIELDS`): a change regenerates config.pbtxt only."""
-    decl = {k: v for k, v in asdict(spec).items() if k in CONFIG_FIELDS}
+    decl = {k: v for k, v in _declared(spec).items() if k in CONFIG_FIELDS}
     return hashlib.sha256(canonical(decl).encode()).hexdigest()
 
 

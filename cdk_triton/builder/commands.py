@@ -11,6 +11,8 @@ import sys
 from typing import Any
 
 DEFAULT_CONFIG = "build/models.yaml"
+#: the most rows the summary table shows (a fleet's build shows the models that changed)
+SUMMARY_ROWS = 40
 
 
 def register(subparsers: Any) -> None:
@@ -102,8 +104,16 @@ def run(args: argparse.Namespace) -> int:
     table = Table(title="cdk-triton build")
     for col in ("model", "format", "status", "parity max |diff|"):
         table.add_column(col)
-    for row in result.rows:
+    rows = result.rows
+    if len(rows) > SUMMARY_ROWS:  # a fleet: the models that changed, and a count of the others
+        rows = [r for r in rows if r["status"] != "cached"][:SUMMARY_ROWS]
+    for row in rows:
         table.add_row(row["model"], row["format"], row["status"], row["parity"])
+    if len(rows) < len(result.rows):
+        cached = sum(1 for r in result.rows if r["status"] == "cached")
+        table.caption = (
+            f"{len(result.rows) - len(rows)} of {len(result.rows)} models not shown; {cached} were cached"
+        )
     console.print(table)
     console.print(
         f"exported {result.exported}, reconfigured {result.reconfigured}, packaged {result.packaged}, uploaded {result.uploaded}, "

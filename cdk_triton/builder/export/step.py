@@ -42,8 +42,8 @@ def export_models(ctx: BuildContext) -> StepOutput:
     jobs = ctx.jobs if ctx.jobs is not None else parallel.auto_jobs(len(names))
     failures: list[parallel.Failure] = []
     # GPU formats (TensorRT: one GPU, engines not bit-reproducible) and what needs them stay here, after
-    here = [n for n in names if any(ctx.spec.model(c).row.gpu_only for c in ctx.spec.closure(n))]
-    away = [n for n in names if n not in here]
+    gpu = {n for n in names if any(ctx.resolved[c].spec.row.gpu_only for c in ctx.spec.closure(n))}
+    here, away = [n for n in names if n in gpu], [n for n in names if n not in gpu]
     if jobs > 1 and len(away) > 1:
         _export_in_workers(ctx, away, min(jobs, len(away)), failures)
     else:
