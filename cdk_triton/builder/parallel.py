@@ -159,12 +159,12 @@ def _error_from(payload: dict[str, Any]) -> BuildError:
 
 
 def _died(name: str, exc: BaseException) -> dict[str, Any]:
-    return {
-        "name": name,
-        "code": "WorkerDied",
-        "message": f"model '{name}': its worker process died ({type(exc).__name__}); the kernel may have "
-        "killed it for memory: build with a smaller --jobs [WorkerDied]",
-    }
+    err = BuildError(
+        f"model '{name}': its worker process died ({type(exc).__name__}); the kernel may have killed it for "
+        "memory: build with a smaller --jobs",
+        code="WorkerDied",
+    )
+    return {"name": name, "code": err.code, "message": str(err)}
 
 
 # -- in the worker ----------------------------------------------------------------------------------

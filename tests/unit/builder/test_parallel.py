@@ -315,3 +315,11 @@ def test_progress_shows_each_model_state_and_an_eta() -> None:
     assert "exported b (1.2 s)" in text and "failed a: weights are missing" in text
     assert "eta" in text and "3/3 models" in text
     assert r.states == {"a": "failed", "b": "exported", "c": "exported"}
+
+
+def test_a_worker_that_dies_fails_the_build_naming_it(tmp_path: Path) -> None:
+    decl = py_decl(tmp_path / "src", {"dies": "os._exit(3)", "fine": ""})
+    with pytest.raises(BuildError) as err:
+        run_build(decl, out_dir=tmp_path / "out", progress=False, jobs=2)
+    assert "[WorkerDied]" in str(err.value) and "model 'dies'" in str(err.value)
+    assert not (tmp_path / "out" / "manifest.json").exists()
