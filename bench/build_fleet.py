@@ -6,7 +6,7 @@ comparisons build tiny torch models exported to ONNX (export-bound, as real flee
 fleet is tiny ONNX files (a few KB each) behind one multi-model endpoint. Each comparison checks that
 the outputs are the same bytes (sha256 of every file under out/).
 
-python -m bench.build_fleet                 # 48 exported models, 4 shards, a 1,000-model no-op fleet
+python -m bench.build_fleet                 # 96 exported models, 4 shards, a 1,000-model no-op fleet
 python -m bench.build_fleet --quick         # 8 / 2 / 24 (the test suite runs this once)
 """
 
@@ -178,14 +178,14 @@ def main(argv: list[str] | None = None) -> int:
         "--quick", action="store_true", help="8 exported models, 2 shards, a 24-model no-op fleet"
     )
     ap.add_argument(
-        "--models", type=int, default=None, help="exported models for --jobs and shards (default 48)"
+        "--models", type=int, default=None, help="exported models for --jobs and shards (default 96)"
     )
     ap.add_argument("--shards", type=int, default=None, help="default 4")
     ap.add_argument("--fleet", type=int, default=None, help="models of the no-op fleet (default 1000)")
     ap.add_argument("--runs", type=int, default=None, help="fresh processes per no-op median (default 7)")
     ap.add_argument("--no-write", action="store_true", help="print only; do not write bench/results")
     args = ap.parse_args(argv)
-    models = args.models or (8 if args.quick else 48)
+    models = args.models or (8 if args.quick else 96)
     shards = args.shards or (2 if args.quick else 4)
     fleet = args.fleet or (24 if args.quick else 1000)
     runs = args.runs or (3 if args.quick else 7)

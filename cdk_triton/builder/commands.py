@@ -97,6 +97,15 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         shard=args.shard,
     )
+    totals = (
+        f"exported {result.exported}, reconfigured {result.reconfigured}, packaged {result.packaged}, uploaded {result.uploaded}, "
+        f"copied {result.copied}, up to date {result.skipped}; "
+        f"manifest: {result.manifest_path} (uploaded: {str(result.manifest.uploaded).lower()})"
+    )
+    if all(r["status"] == "cached" for r in result.rows) and not result.skipped_models:
+        # a no-op build: one line, without rich's import (most of a no-op's time is starting up)
+        print(f"cdk-triton build: {len(result.rows)} models up to date\n{totals}")
+        return 0
     from rich.console import Console
     from rich.table import Table
 
@@ -115,11 +124,7 @@ def run(args: argparse.Namespace) -> int:
             f"{len(result.rows) - len(rows)} of {len(result.rows)} models not shown; {cached} were cached"
         )
     console.print(table)
-    console.print(
-        f"exported {result.exported}, reconfigured {result.reconfigured}, packaged {result.packaged}, uploaded {result.uploaded}, "
-        f"copied {result.copied}, up to date {result.skipped}; "
-        f"manifest: {result.manifest_path} (uploaded: {str(result.manifest.uploaded).lower()})"
-    )
+    console.print(totals)
     for name, why in result.skipped_models.items():
         console.print(f"[yellow]skipped[/yellow] {name}: {why}")
     return 0
