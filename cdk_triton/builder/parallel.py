@@ -10,8 +10,8 @@ threads for the rest, so ``jobs x threads`` fits the cores and no recorded byte 
 
 ``jobs="auto"`` (the CLI's default): the usable cores (CPU affinity and the cgroup quota), bounded by
 the available memory over a worker's peak RSS (the largest measured by an earlier build on this
-machine, :func:`peak_rss_path`, else :data:`DEFAULT_WORKER_RSS`) and by the models to export; one
-model to export runs in the build's own process.
+machine, :func:`peak_rss_path`, else :data:`DEFAULT_WORKER_RSS`) and by the models to export over
+:data:`MODELS_PER_WORKER`; fewer than 8 models to export run in the build's own process.
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ DEFAULT_WORKER_RSS = 1 << 30
 #: the OpenMP / MKL thread variables a worker sets before it imports torch
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 AUTO = "auto"
+#: ``auto`` starts a worker per this many models to export: a worker's start (an interpreter, torch
+#: imported, the exporter's first run) costs seconds, repaid only over several models
+MODELS_PER_WORKER = 4
 
 
 def cpu_count() -> int:
@@ -104,7 +107,7 @@ def auto_jobs(
     memory = memory if memory is not None else available_memory()
     peak = peak or measured_peak_rss() or DEFAULT_WORKER_RSS
     by_memory = max(1, memory // peak) if memory is not None else cores
-    return max(1, min(cores, by_memory, todo))
+    return max(1, min(cores, by_memory, todo // MODELS_PER_WORKER))
 
 
 def parse_jobs(value: int | str | None) -> int | None:

@@ -130,9 +130,11 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     )
     decl = write_decl(tmp / "src", body, endpoints=MIXED_ENDPOINTS)
     write_tiny_onnx(tmp / "src" / "tiny.onnx")
-    os.environ.setdefault("XDG_CACHE_HOME", str(tmp / "xdg"))
-    one = run_build(decl, out_dir=tmp / "j1", progress=False, jobs=1)
-    two = run_build(decl, out_dir=tmp / "j2", progress=False, jobs=2)
+    with pytest.MonkeyPatch.context() as mp:  # the workers' measured peak RSS: not the user's cache
+        mp.setenv("XDG_CACHE_HOME", str(tmp / "xdg"))
+        one = run_build(decl, out_dir=tmp / "j1", progress=False, jobs=1)
+        two = run_build(decl, out_dir=tmp / "j2", progress=False, jobs=2)
+    assert (tmp / "xdg" / "cdk-triton" / "worker-peak-rss.json").is_file()
     assert one.exported == two.exported == 4
     return decl, tmp / "j1", tmp / "j2"
 
@@ -275,17 +277,18 @@ def test_auto_jobs_is_the_cores_bounded_by_memory_and_the_work() -> None:
     gib = 1 << 30
     assert parallel.auto_jobs(100, cores=8, memory=64 * gib, peak=gib) == 8
     assert parallel.auto_jobs(100, cores=8, memory=3 * gib, peak=gib) == 3  # memory bound
-    assert parallel.auto_jobs(2, cores=8, memory=64 * gib, peak=gib) == 2  # two models to export
+    assert parallel.auto_jobs(8, cores=8, memory=64 * gib, peak=gib) == 2  # a worker per 4 models
+    assert parallel.auto_jobs(7, cores=8, memory=64 * gib, peak=gib) == 1  # too few: this process
     assert parallel.auto_jobs(100, cores=8, memory=gib // 2, peak=gib) == 1
     assert parallel.threads_per_worker(2, cores=8) == 4 and parallel.threads_per_worker(16, cores=8) == 1
 
 
-def test_workers_record_their_measured_peak_rss(mixed: tuple[Path, Path, Path], tmp_path: Path) -> None:
+def test_workers_record_their_measured_peak_rss() -> None:
     parallel.record_peak_rss(123 << 20)
     assert parallel.measured_peak_rss() == 123 << 20
     parallel.record_peak_rss(100 << 20)  # the largest seen is kept
     assert parallel.measured_peak_rss() == 123 << 20
-    assert parallel.auto_jobs(10, cores=4, memory=246 << 20) == 2
+    assert parallel.auto_jobs(100, cores=4, memory=246 << 20) == 2
 
 
 @pytest.mark.parametrize("value", ["0", "-2", "many", "1.5"])
