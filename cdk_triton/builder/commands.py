@@ -102,9 +102,12 @@ def run(args: argparse.Namespace) -> int:
         f"copied {result.copied}, up to date {result.skipped}; "
         f"manifest: {result.manifest_path} (uploaded: {str(result.manifest.uploaded).lower()})"
     )
-    if all(r["status"] == "cached" for r in result.rows) and not result.skipped_models:
-        # a no-op build: one line, without rich's import (most of a no-op's time is starting up)
-        print(f"cdk-triton build: {len(result.rows)} models up to date\n{totals}")
+    if all(r["status"] in ("cached", "skipped") for r in result.rows):
+        # a no-op build: plain lines, without rich's import (most of a no-op's time is starting up)
+        cached = sum(1 for r in result.rows if r["status"] == "cached")
+        print(f"cdk-triton build: {cached} models up to date\n{totals}")
+        for name, why in result.skipped_models.items():
+            print(f"skipped {name}: {why}")
         return 0
     from rich.console import Console
     from rich.table import Table
