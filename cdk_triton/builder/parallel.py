@@ -24,8 +24,8 @@ import sys
 import time
 import traceback
 import types
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -244,24 +244,83 @@ def run_workers(
     or ``{"code", "message"}`` plus ``seconds`` and ``peak_rss`` (see :func:`worker_result`).
     ``on_done`` is called in the build's process as each model finishes, in completion order."""
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+    from concurrent.futures import ProcessPoolExecutor
 
-    waiting = {n: [d for d in deps.get(n, []) if d in names] for n in names}
-    failed: set[str] = set()
-    peak = 0
     pool = ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=init_worker,
         initargs=(os.getpid(), threads_per_worker(jobs)),
     )
-    running: dict[Future[dict[str, Any]], str] = {}
+    run = _Run(pool=pool, work=work, tasks=tasks, names=names, deps=deps, on_start=on_start, on_done=on_done)
+    try:
+        while run.waiting or run.running:
+            run.submit_ready()
+            run.fail_blocked()
+            if run.running:
+                run.collect()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        if run.peak:
+            record_peak_rss(run.peak)
 
-    def finished(n: str, payload: dict[str, Any]) -> None:
+
+@dataclass(kw_only=True)
+class _Run:
+    """The state of one :func:`run_workers`: what waits for what, what runs, what failed."""
+
+    pool: Any
+    work: Callable[[dict[str, Any]], dict[str, Any]]
+    tasks: Callable[[str], dict[str, Any]]
+    names: list[str]
+    deps: dict[str, list[str]]
+    on_start: Callable[[str], None]
+    on_done: Callable[[Done], None]
+    waiting: dict[str, list[str]] = field(default_factory=dict)
+    running: dict[Any, str] = field(default_factory=dict)
+    failed: set[str] = field(default_factory=set)
+    peak: int = 0
+
+    def __post_init__(self) -> None:
+        inside = set(self.names)
+        self.waiting = {n: [d for d in self.deps.get(n, []) if d in inside] for n in self.names}
+
+    def submit_ready(self) -> None:
+        for n in [n for n, ds in self.waiting.items() if not ds]:
+            del self.waiting[n]
+            self.on_start(n)
+            try:
+                with _main_hidden():
+                    self.running[self.pool.submit(self.work, self.tasks(n))] = n
+            except RuntimeError as exc:  # BrokenProcessPool: a worker died earlier
+                self.finished(n, _died(n, exc))
+
+    def fail_blocked(self) -> None:
+        for n in [n for n, ds in self.waiting.items() if any(d in self.failed for d in ds)]:
+            del self.waiting[n]
+            bad = [d for d in self.deps[n] if d in self.failed]
+            text = f"model '{n}' was not built: {', '.join(bad)} failed [ModelsFailed]"
+            self.finished(n, {"name": n, "code": "ModelsFailed", "message": text})
+
+    def collect(self) -> None:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        done, _ = wait(list(self.running), return_when=FIRST_COMPLETED)
+        order = {n: i for i, n in enumerate(self.names)}
+        for fut in sorted(done, key=lambda f: order[self.running[f]]):
+            n = self.running.pop(fut)
+            try:
+                payload = fut.result()
+            except Exception as exc:  # BrokenProcessPool: the worker was killed (out of memory?)
+                payload = _died(n, exc)
+            self.peak = max(self.peak, int(payload.get("peak_rss", 0)))
+            self.finished(n, payload)
+
+    def finished(self, n: str, payload: dict[str, Any]) -> None:
         err = _error_from(payload) if "record" not in payload else None
         if err is not None:
-            failed.add(n)
-        on_done(
+            self.failed.add(n)
+        self.on_done(
             Done(
                 name=n,
                 record=payload.get("record"),
@@ -270,40 +329,9 @@ def run_workers(
                 seconds=float(payload.get("seconds", 0.0)),
             )
         )
-        for ds in waiting.values():
+        for ds in self.waiting.values():
             if n in ds and err is None:
                 ds.remove(n)
-
-    try:
-        while waiting or running:
-            for n in [n for n, ds in waiting.items() if not ds]:
-                del waiting[n]
-                on_start(n)
-                try:
-                    with _main_hidden():
-                        running[pool.submit(work, tasks(n))] = n
-                except RuntimeError as exc:  # BrokenProcessPool: a worker died earlier
-                    finished(n, _died(n, exc))
-            for n in [n for n, ds in waiting.items() if any(d in failed for d in ds)]:
-                del waiting[n]
-                bad = [d for d in deps[n] if d in failed]
-                text = f"model '{n}' was not built: {', '.join(bad)} failed [ModelsFailed]"
-                finished(n, {"name": n, "code": "ModelsFailed", "message": text})
-            if not running:
-                continue
-            done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for fut in sorted(done, key=lambda f: names.index(running[f])):
-                n = running.pop(fut)
-                try:
-                    payload = fut.result()
-                except Exception as exc:  # BrokenProcessPool: the worker was killed (out of memory?)
-                    payload = _died(n, exc)
-                peak = max(peak, int(payload.get("peak_rss", 0)))
-                finished(n, payload)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        if peak:
-            record_peak_rss(peak)
 
 
 @contextlib.contextmanager
@@ -318,17 +346,3 @@ def _main_hidden() -> Iterator[None]:
     finally:
         if main is not None:
             sys.modules["__main__"] = main
-
-
-def closure(deps: dict[str, list[str]], name: str) -> Iterable[str]:
-    """``name`` and every model it waits for, transitively (steps first)."""
-    seen: list[str] = []
-
-    def visit(n: str) -> None:
-        for d in deps.get(n, []):
-            visit(d)
-        if n not in seen:
-            seen.append(n)
-
-    visit(name)
-    return seen
