@@ -193,7 +193,6 @@ def upload(
     exponential backoff and jitter (``retry``). The first failure that outlives its retries stops
     what has not started and fails the upload; the ledger keeps only what was placed."""
     from boto3.s3.transfer import TransferConfig
-    from botocore.exceptions import BotoCoreError, ClientError
 
     client = client or s3_client()
     retry = retry or DEFAULT_RETRY
@@ -209,14 +208,7 @@ def upload(
     ledger, placed = _read_ledger(ledger_path, location.bucket) if ledger_path else ({}, set())
     stats = UploadStats()
     bucket = location.bucket
-    try:
-        with_retry(lambda: client.head_bucket(Bucket=bucket), retry)
-    except (ClientError, BotoCoreError) as exc:
-        raise BuildError(
-            f"upload to s3://{bucket}/ failed: the bucket does not exist or is not accessible ({exc}); create it "
-            "or pass --artifact-location s3://<your-bucket>/<prefix>",
-            code="UploadFailed",
-        ) from exc
+    _check_bucket(client, bucket, retry)
     up = _Uploader(
         client=client,
         bucket=bucket,
@@ -248,6 +240,19 @@ def upload(
         if ledger_path:
             _save_ledger(ledger_path, bucket, ledger, placed)
     return stats
+
+
+def _check_bucket(client: Any, bucket: str, retry: RetryPolicy) -> None:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        with_retry(lambda: client.head_bucket(Bucket=bucket), retry)
+    except (ClientError, BotoCoreError) as exc:
+        raise BuildError(
+            f"upload to s3://{bucket}/ failed: the bucket does not exist or is not accessible ({exc}); create it "
+            "or pass --artifact-location s3://<your-bucket>/<prefix>",
+            code="UploadFailed",
+        ) from exc
 
 
 def _batches(objects: list[UploadObject]) -> list[list[UploadObject]]:
