@@ -6,10 +6,13 @@ Exit codes (cdk_triton/cli.py): 0 success, 1 BuildError, 2 bad declarations (Tri
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
 DEFAULT_CONFIG = "build/models.yaml"
+#: the most rows the summary table shows (a fleet's build shows the models that changed)
+SUMMARY_ROWS = 40
 
 
 def register(subparsers: Any) -> None:
@@ -39,9 +42,31 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--merge-manifest",
+        action="append",
         default=None,
         metavar="PATH",
-        help="merge the entries of another build's manifest (e.g. the TensorRT build on a GPU)",
+        help="join another build's manifest (repeatable: the TensorRT build on a GPU, every --shard of a "
+        "fleet); its models are taken from its cache, not exported again",
+    )
+    p.add_argument(
+        "--jobs",
+        default="auto",
+        metavar="N",
+        help="worker processes exporting models in parallel (default: auto = the cores, bounded by the "
+        "available memory over a worker's peak RSS); the outputs are the same bytes whatever N is",
+    )
+    p.add_argument(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="build only shard I (0-based) of N: a stable share of the models (rendezvous hashing, "
+        "ensembles with their steps), no endpoint; join the shards with --merge-manifest",
+    )
+    p.add_argument(
+        "--list-shards",
+        default=None,
+        metavar="N",
+        help='print {"shards": N, "assignment": [[model, ...], ...]} as JSON and build nothing',
     )
     p.add_argument(
         "--verify",
@@ -54,6 +79,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the build and print a summary table."""
+    if args.list_shards is not None:
+        return list_shards(args.config, args.list_shards)
     from cdk_triton.builder.steps import run_build
 
     result = run_build(
@@ -67,7 +94,21 @@ def run(args: argparse.Namespace) -> int:
         formats=args.formats,
         merge_manifest=args.merge_manifest,
         verify=args.verify,
+        jobs=args.jobs,
+        shard=args.shard,
     )
+    totals = (
+        f"exported {result.exported}, reconfigured {result.reconfigured}, packaged {result.packaged}, uploaded {result.uploaded}, "
+        f"copied {result.copied}, up to date {result.skipped}; "
+        f"manifest: {result.manifest_path} (uploaded: {str(result.manifest.uploaded).lower()})"
+    )
+    if all(r["status"] in ("cached", "skipped") for r in result.rows):
+        # a no-op build: plain lines, without rich's import (most of a no-op's time is starting up)
+        cached = sum(1 for r in result.rows if r["status"] == "cached")
+        print(f"cdk-triton build: {cached} models up to date\n{totals}")
+        for name, why in result.skipped_models.items():
+            print(f"skipped {name}: {why}")
+        return 0
     from rich.console import Console
     from rich.table import Table
 
@@ -75,14 +116,29 @@ def run(args: argparse.Namespace) -> int:
     table = Table(title="cdk-triton build")
     for col in ("model", "format", "status", "parity max |diff|"):
         table.add_column(col)
-    for row in result.rows:
+    rows = result.rows
+    if len(rows) > SUMMARY_ROWS:  # a fleet: the models that changed, and a count of the others
+        rows = [r for r in rows if r["status"] != "cached"][:SUMMARY_ROWS]
+    for row in rows:
         table.add_row(row["model"], row["format"], row["status"], row["parity"])
+    if len(rows) < len(result.rows):
+        cached = sum(1 for r in result.rows if r["status"] == "cached")
+        table.caption = (
+            f"{len(result.rows) - len(rows)} of {len(result.rows)} models not shown; {cached} were cached"
+        )
     console.print(table)
-    console.print(
-        f"exported {result.exported}, reconfigured {result.reconfigured}, packaged {result.packaged}, uploaded {result.uploaded}, "
-        f"copied {result.copied}, up to date {result.skipped}; "
-        f"manifest: {result.manifest_path} (uploaded: {str(result.manifest.uploaded).lower()})"
-    )
+    console.print(totals)
     for name, why in result.skipped_models.items():
         console.print(f"[yellow]skipped[/yellow] {name}: {why}")
+    return 0
+
+
+def list_shards(config: str, count: str) -> int:
+    """``--list-shards N``: the shard assignment as JSON on stdout (nothing built or written)."""
+    from cdk_triton.builder import shards
+    from cdk_triton.builder.declarations import load_spec
+
+    n = shards.parse_count(count)
+    spec = load_spec(config)
+    print(json.dumps({"shards": n, "assignment": shards.assign(spec, n)}))
     return 0

@@ -153,6 +153,7 @@ class Resolved:
     skip_reason: str | None = None
     artifact_key: str = ""  # what affects the exported bytes (``key`` adds the configuration)
     reuse: ModelRecord | None = None  # a cached entry with the same artifact, another configuration
+    take: Path | None = None  # the output directory of a --merge-manifest build holding this entry
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -177,7 +178,12 @@ class BuildContext:
     upload: bool = False
     verify: bool = False  # hash every cached file and output in full (``--verify``)
     formats: frozenset[str] | None = None  # build only models of these formats (``--formats``)
-    merged: Manifest | None = None  # the manifest of another build (``--merge-manifest``)
+    merged: Manifest | None = None  # the manifests of other builds (``--merge-manifest``), joined
+    merged_dirs: dict[str, Path] = field(
+        default_factory=dict
+    )  # model -> output dir of the manifest holding it
+    config_path: Path | None = None  # the declaration file (what a worker process loads again)
+    jobs: int | None = 1  # worker processes exporting models (None: auto, ``parallel.auto_jobs``)
     s3_client: Any | None = None
     endpoints: list[EndpointSpec] = field(default_factory=list)  # selected endpoints
     names: list[str] = field(default_factory=list)  # selected models, steps before ensembles

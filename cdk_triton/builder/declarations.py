@@ -10,6 +10,10 @@ import yaml
 from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.config.declaration.file import invalid_yaml, read_declaration_text
 
+#: PyYAML's libyaml (C) safe loader where PyYAML was built with it, else the pure-Python one: the same
+#: documents and errors, about 10x faster on a fleet-sized models.yaml
+SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 #: environment variable overriding the declared artifact location (s3://bucket/prefix)
 ARTIFACT_LOCATION_ENV = "CDK_TRITON_ARTIFACT_LOCATION"
 
@@ -23,7 +27,7 @@ def load_spec(config_path: str | os.PathLike[str], *, artifact_location: str | N
     path = Path(config_path)
     text = read_declaration_text(path)
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506 (a safe loader)
     except yaml.YAMLError as exc:
         raise invalid_yaml(path, exc) from None
     override = artifact_location or os.environ.get(ARTIFACT_LOCATION_ENV) or None

@@ -19,6 +19,8 @@ from cdk_triton.config.errors import (
 #: Validation errors the build stage raises itself (TritonValidationError): code -> what it means.
 VALIDATION_ERRORS: dict[str, str] = {
     "UnknownOnlyModel": "--only naming a model or endpoint that is not declared",
+    "InvalidJobs": "--jobs that is neither auto nor a positive integer",
+    "InvalidShard": "--shard that is not I/N with 0 <= I < N, or --shard/--list-shards with --only or --merge-manifest",
 }
 
 #: The declaration's codes (``cdk_triton.config.errors``) a build reports: reading models.yaml and
@@ -61,6 +63,8 @@ BUILD_ERRORS: dict[str, str] = {
     "ManifestMergeMismatch": "--merge-manifest names a manifest of another triton_version or artifact_location",
     "NoSpaceLeft": "the disk filled up while writing (the message names the path, the size and the space left)",
     "ManifestMergeConflict": "an entry both this build and --merge-manifest have, with different contents",
+    "ModelsFailed": "several models failed (each is listed with its own error), or a model whose step failed",
+    "WorkerDied": "a --jobs worker process died while exporting a model (killed for memory?)",
 }
 
 #: The codes the build stage owns.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -82,6 +82,63 @@ def read_merged(path: str | os.PathLike[str], spec: BuildSpec) -> Manifest:
     return merged
 
 
+def read_all(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], spec: BuildSpec
+) -> tuple[Manifest, dict[str, Path]]:
+    """Read every ``--merge-manifest`` (repeatable) and join them into one manifest (paths made
+    absolute, so each still names its own build's files); an entry two of them hold must agree.
+    Returns it with, per model, the output directory of the manifest holding it (whose cache the
+    build takes the model from instead of exporting it)."""
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    manifests = [read_merged(p, spec) for p in items]
+    dirs = {n: m.base_dir for m in reversed(manifests) for n in m.models}
+    if len(manifests) == 1:
+        return manifests[0], dirs
+    models: dict[str, ModelEntry] = {}
+    endpoints: dict[str, EndpointEntry] = {}
+    for m in manifests:
+        for name, entry in m.models.items():
+            entry = replace(entry, sample=_sample(entry.sample, m, None))
+            if name in models and model_sha(models[name]) != model_sha(entry):
+                raise _conflict(f"model '{name}'", model_sha(models[name]), model_sha(entry), m)
+            models.setdefault(name, entry)
+        for name, ep in m.endpoints.items():
+            ep = _absolute_endpoint(ep, m)
+            have = endpoints.get(name)
+            if have is None:
+                endpoints[name] = ep
+            elif have.is_multi_model and ep.is_multi_model:
+                for t, target in ep.target_models.items():
+                    mine = have.target_models.get(t)
+                    if mine is not None and mine.sha256 != target.sha256:
+                        raise _conflict(
+                            f"endpoint '{name}' target model '{t}'", mine.sha256, target.sha256, m
+                        )
+                endpoints[name] = replace(have, target_models={**ep.target_models, **have.target_models})
+            elif have.sha256 != ep.sha256:
+                raise _conflict(f"endpoint '{name}'", have.sha256 or "", ep.sha256 or "", m)
+    joined = replace(
+        manifests[0],
+        models=models,
+        endpoints=endpoints,
+        uploaded=all(m.uploaded for m in manifests),
+    )
+    return joined, dirs
+
+
+def _absolute_endpoint(ep: EndpointEntry, m: Manifest) -> EndpointEntry:
+    targets = {
+        t: replace(v, local_path=str(m.resolve(v.local_path)), sample=_sample(v.sample, m, None))
+        for t, v in ep.target_models.items()
+    }
+    return replace(
+        ep,
+        local_path=str(m.resolve(ep.local_path)) if ep.local_path else None,
+        sample=_sample(ep.sample, m, None),
+        target_models=targets,
+    )
+
+
 def _conflict(what: str, ours: str, theirs: str, merged: Manifest) -> BuildError:
     return BuildError(
         f"{what} differs between this build ({ours[:12]}) and --merge-manifest {merged.path} ({theirs[:12]}); "
@@ -96,11 +153,13 @@ def model_sha(entry: ModelEntry) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _rel(path: str, merged: Manifest, out: Path) -> str:
-    return os.path.relpath(merged.resolve(path), out)
+def _rel(path: str, merged: Manifest, out: Path | None) -> str:
+    """A path of ``merged`` relative to ``out`` (absolute when ``out`` is None)."""
+    full = merged.resolve(path)
+    return str(full) if out is None else os.path.relpath(full, out)
 
 
-def _sample(s: Sample | None, merged: Manifest, out: Path) -> Sample | None:
+def _sample(s: Sample | None, merged: Manifest, out: Path | None) -> Sample | None:
     if s is None:
         return None
     return replace(

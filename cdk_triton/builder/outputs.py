@@ -189,8 +189,12 @@ def write_build_manifest(ctx: BuildContext) -> StepOutput:
         models, endpoints = merge.merge_entries(
             ctx.merged, ctx.spec, ctx.out, manifest.models, manifest.endpoints
         )
+        took = bool(set(models) - set(manifest.models)) or any(n in endpoints for n in ctx.merged.endpoints)
         manifest = replace(
-            manifest, models=models, endpoints=endpoints, uploaded=manifest.uploaded and ctx.merged.uploaded
+            manifest,
+            models=models,
+            endpoints=endpoints,
+            uploaded=manifest.uploaded and (ctx.merged.uploaded or not took),
         )
     changed = _write_if_changed(manifest, path)
     ctx.result.manifest = read_manifest(path)

@@ -167,7 +167,7 @@ def check_tree(
     the same bytes); any other is hashed. A missing or an extra file is a difference too."""
     if not root.is_dir():
         return "it is missing"
-    present = {p.relative_to(root).as_posix() for p in iter_tree(root) if p.is_file()}
+    present = _files_under(root)
     for rel in sorted(set(files) - present):
         return f"{rel} is missing"
     for rel in sorted(present - set(files)):
@@ -177,12 +177,29 @@ def check_tree(
     except OSError:
         written = None
     for rel, sha in sorted(files.items()):
-        st = (root / rel).stat()
+        st = os.stat(os.path.join(root, rel))
         if not full and written is not None and sizes.get(rel) == st.st_size and st.st_mtime_ns <= written:  # type: ignore[union-attr]
             continue
         if sha256_file(root / rel) != sha:
             return f"{rel} does not match its sha256"
     return None
+
+
+def _files_under(root: Path) -> set[str]:
+    """The files under ``root`` as ``/``-separated relative paths, as :func:`iter_tree` finds them
+    (no __pycache__, no *.pyc), with plain strings: a fleet's no-op build checks thousands."""
+    out: set[str] = set()
+    top = str(root)
+    for dirpath, dirnames, filenames in os.walk(top):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        rel = os.path.relpath(dirpath, top)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+        out.update(
+            prefix + f
+            for f in filenames
+            if not f.endswith(".pyc") and os.path.isfile(os.path.join(dirpath, f))
+        )
+    return out
 
 
 def copy_model_dir(src: Path, dest: Path) -> None:

@@ -4,10 +4,11 @@ endpoints' GPUs) and the cache key of every model."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from cdk_triton.builder import compat
-from cdk_triton.builder.cache import artifact_key, config_key, model_key, tool_versions
+from cdk_triton.builder.cache import ModelCache, artifact_key, config_key, model_key, tool_versions
 from cdk_triton.builder.context import BuildContext, ModelRecord, Resolved, StepOutput, StepStatus
 from cdk_triton.builder.export import tensorrt as trt_export
 from cdk_triton.builder.export.base import exporter_of
@@ -108,8 +109,9 @@ def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
     if not cached and not ctx.force:
         found = ctx.cache.find_artifact(name, art)
         reuse = _trusted(ctx, name, found["source_sha256"], found) if found else None
+    take = _mergeable(ctx, name, key) if cached is None and reuse is None and not ctx.force else None
     skip = None
-    if cached is None and reuse is None:  # to be exported: check it now, before anything is written
+    if cached is None and reuse is None and take is None:  # to be exported: check it now
         skip = exporter.skip_reason(spec, m)
         if skip is None:
             if m.source and m.source.factory and m.source.factory not in forgotten:
@@ -130,12 +132,23 @@ def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         skip_reason=skip,
         artifact_key=art,
         reuse=ModelRecord.from_dict(reuse) if reuse and not skip else None,
+        take=take if not skip else None,
     )
     if skip is None:
         for w in exporter.warnings(spec, m, ctx.tools):
             ctx.warn(w)
     for w in m.warnings():
         ctx.warn(w)
+
+
+def _mergeable(ctx: BuildContext, name: str, key: str) -> Path | None:
+    """The output directory of a ``--merge-manifest`` build whose cache holds this model under the same
+    key (taken by the export step instead of exporting it), else None."""
+    out = ctx.merged_dirs.get(name)
+    entry = ctx.merged.models.get(name) if ctx.merged is not None else None
+    if out is None or entry is None or entry.source_sha256 != key:
+        return None
+    return out if ModelCache(out).get(name, key) is not None else None
 
 
 def _trusted(ctx: BuildContext, name: str, key: str, record: dict[str, Any] | None) -> dict[str, Any] | None:

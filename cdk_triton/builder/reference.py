@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from cdk_triton.builder.parallel import RECORD_THREADS
 from cdk_triton.config.declaration import BuildSpec, ModelSpec
 from cdk_triton.errors import BuildError
 
@@ -143,8 +144,13 @@ def torch_runner(
         import numpy as np
 
         args = [torch.from_numpy(np.ascontiguousarray(inputs[n])) for n in in_names]
-        with torch.inference_mode():
-            out = module(*args)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(RECORD_THREADS)  # recorded outputs never depend on --jobs or the cores
+        try:
+            with torch.inference_mode():
+                out = module(*args)
+        finally:
+            torch.set_num_threads(threads)
         if isinstance(out, torch.Tensor):
             out = (out,)
         elif isinstance(out, dict):

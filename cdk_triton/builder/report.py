@@ -1,30 +1,41 @@
-"""Progress reporting: rich progress bars and warnings on stderr, or silence."""
+"""Progress reporting: rich progress bars (with an ETA), each model's state and warnings on stderr,
+or silence."""
 
 from __future__ import annotations
 
 from typing import Any
 
+#: how many running models the export bar names before "+N more"
+SHOWN_RUNNING = 4
+
 
 class Reporter:
-    """Progress and messages: rich progress bars when enabled, silent otherwise."""
+    """Progress and messages: rich progress bars when enabled, silent otherwise.
 
-    def __init__(self, enabled: bool) -> None:
+    ``states`` keeps each model's last state (``exporting``, ``exported``, ``failed``) either way."""
+
+    def __init__(self, enabled: bool, *, console: Any | None = None) -> None:
         self.enabled = enabled
+        self._console = console
         self._progress: Any = None
         self._tasks: dict[str, Any] = {}
+        self.states: dict[str, str] = {}
+        self._running: list[str] = []
 
     def __enter__(self) -> Reporter:
         if self.enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
             self._progress = Progress(
                 TextColumn("{task.description:<10}"),
                 BarColumn(),
                 TextColumn("{task.completed:.0f}/{task.total:.0f} {task.fields[unit]}"),
-                TextColumn("{task.fields[what]}"),
                 TimeElapsedColumn(),
-                console=Console(stderr=True),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[what]}"),
+                console=self._console or Console(stderr=True),
                 transient=False,
             )
             self._progress.__enter__()
@@ -46,6 +57,27 @@ class Reporter:
         if self._progress is not None and phase in self._tasks:
             t = self._tasks[phase]
             self._progress.update(t, completed=self._progress.tasks[t].total, what="done")
+
+    def model(self, name: str, state: str, *, detail: str = "", seconds: float | None = None) -> None:
+        """A model's export state: ``exporting`` (named on the bar while it runs), then ``exported``
+        or ``failed`` (one line each, the bar advanced)."""
+        self.states[name] = state
+        if state == "exporting":
+            self._running.append(name)
+        elif name in self._running:
+            self._running.remove(name)
+        if self._progress is None:
+            return
+        shown = ", ".join(self._running[:SHOWN_RUNNING])
+        if len(self._running) > SHOWN_RUNNING:
+            shown += f" +{len(self._running) - SHOWN_RUNNING} more"
+        done = 0 if state == "exporting" else 1
+        self.advance("export", done, what=shown)
+        if state == "exported":
+            took = f" ({seconds:.1f} s)" if seconds is not None else ""
+            self._progress.console.print(f"[green]exported[/green] {name}{took}")
+        elif state == "failed":
+            self._progress.console.print(f"[red]failed[/red] {name}: {detail}")
 
     def warn(self, text: str) -> None:
         if self._progress is not None:

@@ -10,15 +10,17 @@ archive per target model); (4) optionally upload; (5) write the manifest and pru
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.builder import components, merge, outputs, preflight, repository, space
+from cdk_triton.builder import components, merge, outputs, parallel, preflight, repository, shards, space
 from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, BuildResult, StepOutput
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export import step as export_step
 from cdk_triton.builder.report import Reporter
+from cdk_triton.config.declaration import BuildSpec
+from cdk_triton.errors import TritonValidationError
 
 __all__ = ["ENSEMBLE_PLACEHOLDER", "STEPS", "BuildResult", "Reporter", "run_build"]
 
@@ -48,8 +50,10 @@ def run_build(
     artifact_location: str | None = None,
     s3_client: Any | None = None,
     formats: str | Iterable[str] | None = None,
-    merge_manifest: str | os.PathLike[str] | None = None,
+    merge_manifest: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     verify: bool = False,
+    jobs: int | str | None = 1,
+    shard: str | shards.Shard | None = None,
 ) -> BuildResult:
     """Build every declared model and endpoint and write ``<out_dir>/manifest.json``.
 
@@ -65,9 +69,16 @@ def run_build(
         s3_client: a boto3 S3 client to upload with. Default: ``boto3.client("s3")``.
         formats: build only models of these formats (``"onnx,python"`` or a list); an endpoint is
             built only when all its models are built here or come from ``merge_manifest``.
-        merge_manifest: the manifest of another build (e.g. the TensorRT build on a GPU) whose
-            entries for what this build does not build are merged in (README: the merge rule).
+        merge_manifest: the manifest(s) of other builds (the TensorRT build on a GPU, the shards of a
+            fleet): a model one of them holds under the same cache key is taken from its build's cache
+            instead of exported; entries for what this build does not build are merged in (README:
+            the merge rule).
         verify: hash every cached model file and output in full instead of trusting size and mtime.
+        jobs: worker processes exporting models in parallel; ``"auto"`` (the CLI's default): the cores,
+            bounded by the available memory over a worker's peak RSS (``parallel.auto_jobs``). The
+            outputs are the same bytes whatever it is (TensorRT plans aside). Default: 1 (this process).
+        shard: ``"I/N"``: build only the models of shard I of N (``shards.assign``) and no endpoint;
+            the manifest holds those models, to be joined by a build with ``merge_manifest``.
 
     Raises:
         TritonValidationError: bad declarations (nothing written).
@@ -77,8 +88,10 @@ def run_build(
     out = Path(out_dir) if out_dir is not None else Path(config_path).resolve().parent / "out"
     out = out.resolve()
     fmts = merge.parse_formats(formats)
-    merged = merge.read_merged(merge_manifest, spec) if merge_manifest is not None else None
+    merged, merged_dirs = merge.read_all(merge_manifest, spec) if merge_manifest else (None, {})
     endpoints, names = preflight.select(spec, only)
+    if shard is not None:
+        endpoints, names = [], _shard_models(spec, shard, only=only, merging=merged is not None)
     with Reporter(progress) as reporter:
         ctx = BuildContext(
             spec=spec,
@@ -92,7 +105,10 @@ def run_build(
             names=merge.filter_formats(spec, preflight.order(spec, names), fmts),
             formats=fmts,
             merged=merged,
+            merged_dirs=merged_dirs,
             verify=verify,
+            config_path=Path(config_path).resolve(),
+            jobs=parallel.parse_jobs(jobs),
         )
         done = {"preflight": preflight.run(ctx)}  # raises before anything is written
         try:
@@ -108,6 +124,23 @@ def run_build(
         result.warnings = list(ctx.warnings)
         result.rows = summary_rows(ctx)
     return result
+
+
+def _shard_models(
+    spec: BuildSpec, shard: str | shards.Shard, *, only: str | None, merging: bool
+) -> list[str]:
+    """The models of ``shard`` (with their closures, steps first); a shard builds no endpoint."""
+    which = shards.parse_shard(shard)
+    if only is not None or merging:
+        raise TritonValidationError(
+            "InvalidShard",
+            prop="--shard",
+            value=f"{which.index}/{which.count}",
+            problem="cannot be combined with --only or --merge-manifest",
+            allowed="--shard I/N alone (with --formats, --upload, --jobs, --force, --verify)",
+            fix="build each shard with --shard I/N, then join them in one build with --merge-manifest",
+        )
+    return preflight.order(spec, shards.assign(spec, which.count)[which.index])
 
 
 def _run_steps(ctx: BuildContext) -> dict[str, StepOutput]:

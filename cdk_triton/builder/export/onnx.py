@@ -12,6 +12,7 @@ from cdk_triton.builder import compat
 from cdk_triton.builder.compat import check_onnx_model
 from cdk_triton.builder.context import BuildContext, Exported
 from cdk_triton.builder.export import artifact, check_io
+from cdk_triton.builder.parallel import RECORD_THREADS
 from cdk_triton.builder.pbtxt import IoTensor
 from cdk_triton.builder.reference import Runner
 from cdk_triton.config.declaration import BuildSpec, ModelSpec, TensorSpec
@@ -256,6 +257,8 @@ def load_runner(path: Path, spec: ModelSpec) -> Runner:
 
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    opts.intra_op_num_threads = RECORD_THREADS  # outputs never depend on --jobs or the cores
+    opts.inter_op_num_threads = RECORD_THREADS
     sess = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
     out_names = [t.name for t in spec.outputs]
 

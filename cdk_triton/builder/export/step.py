@@ -8,31 +8,50 @@ reconfiguration of a cached artifact and the record."""
 from __future__ import annotations
 
 import shutil
+import time
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
-from cdk_triton.builder import space
+from cdk_triton.builder import parallel, space
+from cdk_triton.builder.cache import ModelCache
 from cdk_triton.builder.context import BuildContext, ModelRecord, Resolved, StepOutput, StepStatus
+from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export.base import exporter_of
 from cdk_triton.builder.package import check_tree, copy_model_dir, tree_digest
 from cdk_triton.builder.pbtxt import reconfigure, sha256_text, to_dict, to_pbtxt
+from cdk_triton.builder.report import Reporter
+from cdk_triton.config.declaration import BuildSpec
+from cdk_triton.errors import BuildError
 
 
 def export_models(ctx: BuildContext) -> StepOutput:
-    """Export every planned model without a cached record, in dependency order."""
+    """Export every planned model without a cached record, steps before their ensembles, in
+    ``ctx.jobs`` worker processes (``parallel``); a failing model stops no other model, and the step
+    then fails naming every failure."""
     todo = [p for p in ctx.resolved.values() if p.record is None and p.skip_reason is None]
     ctx.reporter.start("export", len(todo), "models")
-    for p in ctx.resolved.values():  # planned in dependency order
-        if p.record is not None or p.skip_reason is not None:
-            continue
-        ctx.reporter.advance("export", 0, what=p.spec.name)
+    for p in todo:  # planned in dependency order; a new config.pbtxt only, no export
         if p.reuse is not None:
             p.record = _reconfigure(ctx, p, p.reuse)
             ctx.reconfigured.add(p.spec.name)
-        else:
-            p.record = _export(ctx, p)
-            ctx.fresh.add(p.spec.name)
-        ctx.reporter.advance("export", 1, what=p.spec.name)
+            ctx.reporter.advance("export", 1, what=p.spec.name)
+        elif p.take is not None:  # --merge-manifest: another build's cache entry, copied
+            _take(ctx, p, p.take)
+    names = [p.spec.name for p in todo if p.record is None]
+    jobs = ctx.jobs if ctx.jobs is not None else parallel.auto_jobs(len(names))
+    failures: list[parallel.Failure] = []
+    # GPU formats (TensorRT: one GPU, engines not bit-reproducible) and what needs them stay here, after
+    gpu = {n for n in names if any(ctx.resolved[c].spec.row.gpu_only for c in ctx.spec.closure(n))}
+    here, away = [n for n in names if n in gpu], [n for n in names if n not in gpu]
+    if jobs > 1 and len(away) > 1:
+        _export_in_workers(ctx, away, min(jobs, len(away)), failures)
+    else:
+        here = names
+    _export_here(ctx, here, failures)
     ctx.reporter.finish("export")
+    if failures:
+        raise parallel.failures_error(failures)
     ctx.result.reconfigured = len(ctx.reconfigured)
     ctx.result.skipped_models = {n: p.skip_reason for n, p in ctx.resolved.items() if p.skip_reason}
     for n, why in ctx.result.skipped_models.items():
@@ -43,6 +62,97 @@ def export_models(ctx: BuildContext) -> StepOutput:
         done=len(ctx.fresh),
         up_to_date=sum(1 for p in ctx.resolved.values() if p.record is not None) - len(todo),
     )
+
+
+def _take(ctx: BuildContext, p: Resolved, out: Path) -> None:
+    """Copy a merged build's cache entry of ``p`` (hashed in full first); a corrupt one is exported
+    here instead, with a warning."""
+    record = ctx.cache.take(ModelCache(out), p.spec.name, p.key)
+    if record is None:
+        ctx.warn(
+            f"model '{p.spec.name}': the cache entry of --merge-manifest {out} is missing or corrupt: exporting it"
+        )
+        return
+    p.record = ModelRecord.from_dict(record)
+    ctx.verified.add(p.spec.name)
+    ctx.reporter.advance("export", 1, what=p.spec.name)
+
+
+def _deps(ctx: BuildContext, name: str) -> list[str]:
+    return [s.model for s in ctx.resolved[name].spec.steps]
+
+
+def _export_here(ctx: BuildContext, names: list[str], failures: list[parallel.Failure]) -> None:
+    """Export in this process, in dependency order (``--jobs 1``, or one model to export)."""
+    failed = {f.model for f in failures}
+    for n in names:
+        p = ctx.resolved[n]
+        bad = [d for d in _deps(ctx, n) if d in failed]
+        ctx.reporter.model(n, "exporting")
+        t0 = time.perf_counter()
+        try:
+            if bad:
+                raise BuildError(f"model '{n}' was not built: {', '.join(bad)} failed", code="ModelsFailed")
+            p.record = export_one(ctx, p)
+        except BuildError as exc:
+            failed.add(n)
+            failures.append(parallel.Failure(model=n, error=exc))
+            ctx.reporter.model(n, "failed", detail=str(exc))
+            continue
+        ctx.fresh.add(n)
+        ctx.reporter.model(n, "exported", seconds=time.perf_counter() - t0)
+
+
+def _export_in_workers(
+    ctx: BuildContext, names: list[str], jobs: int, failures: list[parallel.Failure]
+) -> None:
+    """Export ``names`` on ``jobs`` worker processes; records come back in completion order and are
+    kept by name (the outputs do not depend on the order)."""
+    assert ctx.config_path is not None, "a parallel export needs the declaration file"
+    warnings: dict[str, list[str]] = {}
+
+    def task(n: str) -> dict[str, Any]:
+        return {
+            "name": n,
+            "config": str(ctx.config_path),
+            "artifact_location": ctx.spec.artifact_location.uri,
+            "out": str(ctx.out),
+            "force": ctx.force,
+            "tools": ctx.tools,
+            "closure": {
+                c: {
+                    "key": ctx.resolved[c].key,
+                    "artifact_key": ctx.resolved[c].artifact_key,
+                    "record": r.to_dict() if (r := ctx.resolved[c].record) is not None else None,
+                }
+                for c in ctx.spec.closure(n)
+            },
+        }
+
+    def done(d: parallel.Done) -> None:
+        if d.error is not None:
+            failures.append(parallel.Failure(model=d.name, error=d.error))
+            ctx.reporter.model(d.name, "failed", detail=str(d.error))
+            return
+        assert d.record is not None
+        ctx.resolved[d.name].record = ModelRecord.from_dict(d.record)
+        ctx.fresh.add(d.name)
+        warnings[d.name] = d.warnings
+        ctx.reporter.model(d.name, "exported", seconds=d.seconds)
+
+    parallel.run_workers(
+        export_in_worker,
+        task,
+        names,
+        {n: _deps(ctx, n) for n in names},
+        jobs=jobs,
+        on_start=lambda n: ctx.reporter.model(n, "exporting"),
+        on_done=done,
+    )
+    failures.sort(key=lambda f: names.index(f.model))
+    for n in names:  # in build order, whatever order the workers finished in
+        for w in warnings.get(n, []):
+            ctx.warn(w)
 
 
 def verify_members(ctx: BuildContext, names: list[str]) -> None:
@@ -57,7 +167,7 @@ def verify_members(ctx: BuildContext, names: list[str]) -> None:
             ctx.warn(
                 f"cache entry {ctx.cache.entry_dir(n, p.key)} of model '{n}' is corrupt ({problem}): rebuilding it"
             )
-            p.record = _export(ctx, p)
+            p.record = export_one(ctx, p)
             ctx.fresh.add(n)
         ctx.verified.add(n)
 
@@ -83,8 +193,9 @@ def _reconfigure(ctx: BuildContext, p: Resolved, cached: ModelRecord) -> ModelRe
         raise
 
 
-def _export(ctx: BuildContext, p: Resolved) -> ModelRecord:
-    """Make the model directory with the format's exporter and commit it to the cache."""
+def export_one(ctx: BuildContext, p: Resolved) -> ModelRecord:
+    """Make the model directory with the format's exporter and commit it to the cache (in the build's
+    process or in a worker: ``parallel.export_in_worker``)."""
     m = p.spec
     tmp = ctx.cache.new_temp_dir(m.name)
     try:
@@ -106,3 +217,36 @@ def _export(ctx: BuildContext, p: Resolved) -> ModelRecord:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+#: what a worker keeps between its models: the declaration, loaded once per (file, location)
+_WORKER_SPECS: dict[tuple[str, str], BuildSpec] = {}
+
+
+def export_in_worker(task: dict[str, Any]) -> dict[str, Any]:
+    """In a ``--jobs`` worker: rebuild the context from ``task``, export the model, commit it to the cache."""
+    name = task["name"]
+
+    def run() -> dict[str, Any]:
+        ctx = _worker_context(task)
+        record = export_one(ctx, ctx.resolved[name])
+        return {"record": record.to_dict(), "warnings": ctx.warnings}
+
+    return parallel.worker_result(name, run)
+
+
+def _worker_context(task: dict[str, Any]) -> BuildContext:
+    key = (task["config"], task["artifact_location"])
+    spec = _WORKER_SPECS.get(key)
+    if spec is None:
+        spec = _WORKER_SPECS[key] = load_spec(task["config"], artifact_location=task["artifact_location"])
+    ctx = BuildContext(spec=spec, out=Path(task["out"]), reporter=Reporter(False), force=task["force"])
+    ctx.tools = task["tools"]
+    for n, r in task["closure"].items():
+        ctx.resolved[n] = Resolved(
+            spec=spec.model(n),
+            key=r["key"],
+            record=ModelRecord.from_dict(r["record"]) if r["record"] is not None else None,
+            artifact_key=r["artifact_key"],
+        )
+    return ctx

@@ -3,7 +3,7 @@ endpoints) and :meth:`BuildSpec.from_dict`, which parses it and runs the cross-r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,17 @@ class BuildSpec:
     models: tuple[ModelSpec, ...]
     endpoints: tuple[EndpointSpec, ...] = ()
     base_dir: str = "."
+    #: name -> model, built once (a fleet's build looks models up by name thousands of times)
+    _by_name: dict[str, ModelSpec] = field(init=False, repr=False, compare=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {m.name: m for m in reversed(self.models)})  # the first wins
 
     def model(self, name: str) -> ModelSpec:
-        for m in self.models:
-            if m.name == name:
-                return m
-        raise KeyError(name)
+        m = self._by_name.get(name)
+        if m is None:
+            raise KeyError(name)
+        return m
 
     @property
     def model_names(self) -> list[str]:

@@ -374,6 +374,7 @@ def test_catalogue_is_complete() -> None:
             "UnknownOnlyModel",
         }
         | {"BuildLocked"}
+        | {"InvalidJobs", "InvalidShard"}  # test_parallel.py, test_shards.py
     )
     # tested in test_steps.py (StateDictMismatch, OnnxIrVersionTooNew, Plan*, TensorRTBuildFailed for an
     # unknown precision; the builder returning no engine needs a GPU) or above (UploadFailed)
@@ -387,6 +388,8 @@ def test_catalogue_is_complete() -> None:
         "ManifestMergeMismatch",  # test_merge.py
         "ManifestMergeConflict",
         "NoSpaceLeft",  # test_hardening.py
+        "ModelsFailed",  # test_parallel.py
+        "WorkerDied",
     }  # tested in the unit files of their steps (or GPU only)
     # the inference-component rules of the declaration: tests/unit/config/test_components.py
     tested |= {
