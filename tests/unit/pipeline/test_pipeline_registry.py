@@ -35,11 +35,16 @@ REGISTER_ACTIONS = [
 
 
 def _pipeline(
-    tmp: Path, *, registry: RegistryOptions | None = REGISTRY, fan_out: FanOutOptions | None = None
+    tmp: Path,
+    *,
+    registry: RegistryOptions | None = REGISTRY,
+    fan_out: FanOutOptions | None = None,
+    nag: bool = False,
 ) -> tuple[cdk.App, cdk.Stack, TritonPipeline]:
     decl = yaml.safe_load((ROOT / "build" / "models.yaml").read_text())
     (tmp / "models.yaml").write_text(yaml.safe_dump(decl))
-    app = cdk.App(outdir=str(tmp / "cdk.out"), builtin_cloud_formation_validation=False)
+    flags = json.loads((ROOT / "cdk.json").read_text())["context"] if nag else {}
+    app = cdk.App(outdir=str(tmp / "cdk.out"), context=flags, builtin_cloud_formation_validation=False)
     stack = cdk.Stack(app, "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
     pipe = TritonPipeline(
         stack,
@@ -56,6 +61,10 @@ def _pipeline(
     cdk.CfnWaitConditionHandle(cdk.Stack(stage, "S"), "R")
     pipe.add_triton_stage(stage)
     pipe.build()
+    if nag:
+        from cdk_nag import AwsSolutionsChecks
+
+        cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     return app, stack, pipe
 
 
@@ -167,12 +176,23 @@ def test_the_role_statements_alone(tmp_path: Path) -> None:
 
 
 def test_fan_out_registers_in_the_synth_step_after_the_merged_build_is_fetched(tmp_path: Path) -> None:
-    app, _, pipe = _pipeline(tmp_path, fan_out=FanOutOptions(min_models=2, models_per_shard=3))
-    tpl = _template(app, tmp_path)
+    evidence = "s3://evidence-bucket/ev"
+    registry = RegistryOptions(groups=REGISTRY.groups, evidence_location=evidence)
+    fan_out = FanOutOptions(min_models=2, models_per_shard=3)
+    app, _, pipe = _pipeline(tmp_path, fan_out=fan_out, registry=registry, nag=True)
+    tpl = _template(app, tmp_path)  # cdk-nag on: an unacknowledged finding (the evidence bucket's) fails here
     commands = _commands(tpl, "Synth")
     assert commands[0] == pipe.fan_out_commands.synth_fetch()  # the Merge step's manifest, fetched
     assert "npx cdk synth" in commands[1]
-    assert commands[2:] == _expected_lines()
+    assert commands[2:] == _expected_lines(evidence)
+    statements = _synth_statements(tpl)
+    for ep in ("classifier", "multi"):
+        (st,) = [
+            st
+            for st in statements
+            if _arn(f":s3:::evidence-bucket/ev/registry/{ep}/*") in _list(st["Resource"])
+        ]
+        assert sorted(_list(st["Action"])) == ["s3:GetObject", "s3:PutObject"]
     assert pipe.fan_out_commands.out_dir + "/manifest.json" == "out/manifest.json"
     merge = pipe.fan_out.merge_project if pipe.fan_out else None
     assert merge is not None
