@@ -179,10 +179,6 @@ class TritonPipeline(Construct):
             docker_enabled_for_self_mutation=self.gpu_target is not None,
             self_mutation=True,
         )
-        if registry is not None:  # the first run must find the groups this stack defines
-            for group in registry.groups.values():
-                if isinstance(group, Construct) and cdk.Stack.of(group) is cdk.Stack.of(self):
-                    self.pipeline.node.add_dependency(group)
         self.node.add_validation(_ApprovalCheck(self))
 
     # ------------------------------------------------------------------------------------- steps
@@ -508,6 +504,7 @@ class TritonPipeline(Construct):
         """Check the approvals against the stages added, then build the pipeline (call after the last stage)."""
         raise_all(self.approval_errors())
         self.pipeline.build_pipeline()
+        self._depend_on_groups()
         if self.shards is not None:
             key = self.pipeline.pipeline.artifact_bucket.encryption_key
             assert key is not None  # cross_account_keys=True
@@ -526,6 +523,16 @@ class TritonPipeline(Construct):
             self.fan_out.add_to(self.pipeline.pipeline)
         acknowledge_pipeline(self, artifact_bucket=self.artifact_bucket, artifact_prefix=self.artifact_prefix)
         return self.pipeline
+
+    def _depend_on_groups(self) -> None:
+        """The CodePipeline resource (it starts a run once created) waits for the groups this stack defines."""
+        if self.registry is None:
+            return
+        cfn = self.pipeline.pipeline.node.default_child
+        assert cfn is not None
+        for group in self.registry.groups.values():
+            if isinstance(group, Construct) and cdk.Stack.of(group) is cdk.Stack.of(self):
+                cfn.node.add_dependency(group)
 
     def approval_errors(self) -> list[TritonValidationError]:
         return [
