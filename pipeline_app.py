@@ -7,7 +7,11 @@
 The pipeline (cdk_triton.pipeline.TritonPipeline) builds TensorRT plans on the endpoints' GPU model,
 the CPU formats in its synth step, and deploys the example stack (app.TritonExampleStack) to a
 ``staging`` stage and, behind a manual approval, a ``prod`` stage; each stage's endpoints are
-invoked with the build's recorded samples before the pipeline promotes further.
+invoked with the build's recorded samples before the pipeline promotes further. After the build uploaded
+and the app synthesized, the synth step registers the build in the SageMaker Model Registry
+(``cdk-triton register``): a version in the model package groups ``classifier`` and ``multi``, which
+this stack defines (named after the endpoints: promotion_app.py's TritonPromotionPipeline promotes
+the versions a reviewer approves there).
 
 Context: ``source`` (default ``s3://cdk-triton-example-source-<account>/cdk-triton/source.zip``; an S3
 source keeps the synth offline), ``codecommit_repository`` (use a CodeCommit repository instead),
@@ -33,12 +37,15 @@ from constructs import Construct
 
 from app import DEFAULT_MANIFEST, TritonExampleStack, _flag
 from cdk_triton.config.manifest import ArtifactLocation, read_manifest
+from cdk_triton.constructs import TritonModelPackageGroup
 from cdk_triton.constructs.verification import recorded_samples
-from cdk_triton.pipeline import EndpointVerification, FanOutOptions, TritonPipeline
+from cdk_triton.pipeline import EndpointVerification, FanOutOptions, RegistryOptions, TritonPipeline
 
 ROOT = Path(__file__).resolve().parent
 DECLARATION = "build/models.yaml"
 APP = ".venv/bin/python pipeline_app.py"
+#: the endpoints registered per build, each in a group of its own name (promotion_app.GROUPS promotes them)
+REGISTERED = ("classifier", "multi")
 
 
 class ExampleStage(cdk.Stage):
@@ -75,6 +82,15 @@ class TritonPipelineStack(cdk.Stack):
             if ctx("artifact_key_arn")
             else None
         )
+        groups = {
+            ep: TritonModelPackageGroup(
+                self,
+                f"{ep.capitalize()}Registry",
+                model_package_group_name=ep,
+                description=f"cdk-triton example: the builds of the {ep} endpoint",
+            )
+            for ep in REGISTERED
+        }
         pipeline = TritonPipeline(
             self,
             "Triton",
@@ -89,6 +105,7 @@ class TritonPipelineStack(cdk.Stack):
             fan_out=FanOutOptions(min_models=int(ctx("fan_out_min_models")), models_per_shard=3)
             if ctx("fan_out_min_models")
             else None,
+            registry=RegistryOptions(groups=groups),
         )
         env = (
             cdk.Environment(account=kwargs["env"].account, region=kwargs["env"].region)

@@ -4,9 +4,10 @@
     npx cdk synth --app ".venv/bin/python promotion_app.py"        # offline, placeholder accounts
     npx cdk deploy --app ".venv/bin/python promotion_app.py" CdkTritonPromotion   # once, in the pipeline account
 
-``cdk-triton register`` (the build pipeline runs it) makes a version per build in the groups
-``classifier`` and ``multi``; approving a version starts this pipeline (cdk_triton.pipeline.
-TritonPromotionPipeline) with that version's manifest:
+``cdk-triton register`` makes a version per build in the groups ``classifier`` and ``multi``: the build
+pipeline (pipeline_app.py: ``TritonPipeline(registry=RegistryOptions(groups=...))``, which defines the two
+groups) runs it in its Synth step after each build; approving a version starts this pipeline
+(cdk_triton.pipeline.TritonPromotionPipeline) with that version's manifest:
 
 1. ``Staging`` (account ``staging_account``): deploy both endpoints, verify them from the staging account
    with the build's samples, write the result back to the version.

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         TritonPromotionPipeline,
         bootstrap_role_arn,
     )
+    from cdk_triton.pipeline.registration import RegistryOptions
 
 _WHERE = {
     "FanOutOptions": "cdk_triton.pipeline.fanout",
@@ -37,6 +38,7 @@ _WHERE = {
     "job_kind": "cdk_triton.pipeline.gpu_targets",
     "EndpointVerification": "cdk_triton.pipeline.pipeline",
     "TritonPipeline": "cdk_triton.pipeline.pipeline",
+    "RegistryOptions": "cdk_triton.pipeline.registration",
     "RegionalArtifacts": "cdk_triton.pipeline.promotion",
     "ShadowBake": "cdk_triton.pipeline.promotion",
     "TritonPromotionPipeline": "cdk_triton.pipeline.promotion",
@@ -58,6 +60,7 @@ __all__ = [
     "GpuBuildTarget",
     "GpuJob",
     "RegionalArtifacts",
+    "RegistryOptions",
     "ShadowBake",
     "TritonPipeline",
     "TritonPromotionPipeline",

@@ -70,6 +70,16 @@ WILDCARD_REASONS += [
         "child executions, the pipeline's invoke action follows the execution it starts",
     ),
 ]
+WILDCARD_REASONS += [
+    (
+        r"Resource::arn:[^\]]*:sagemaker:[^\]]*:model-package/[A-Za-z0-9-]+/\*",
+        "the versions of the endpoint's model package group: the build registers a new one per build",
+    ),
+    (
+        r"Resource::arn:[^\]]*:s3:::[^\]]*/registry/[^/\]]+/\*",
+        "the endpoint's registry evidence prefix (registry/<endpoint>/<manifest sha256>/, one per build)",
+    ),
+]
 _LOG_DELIVERY = "CloudWatch Logs' vended log delivery of the state machine has no resource-level permissions"
 _XRAY = "X-Ray tracing of the state machine has no resource-level permissions"
 #: Actions granted on '*': no resource-level permissions, or CDK Pipelines' own choice.

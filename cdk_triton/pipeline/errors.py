@@ -28,6 +28,10 @@ VALIDATION_ERRORS: dict[str, str] = {
     "assumed by name)",
     "PromotionStageInAnotherRegion": "a promotion stage in another region than the pipeline's without "
     "regional_artifacts (model data must be in the model's region)",
+    "RegistryForUnknownEndpoint": "registry=RegistryOptions(groups={key: ...}) naming an endpoint models.yaml does "
+    "not declare",
+    "InvalidRegistryOption": "a RegistryOptions value the registration refuses: no groups, or an approval_status "
+    "other than PendingManualApproval, Approved, Rejected",
 }
 
 #: Raised by the GPU build launcher at run time: code -> what it means.

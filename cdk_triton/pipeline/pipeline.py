@@ -35,6 +35,7 @@ from cdk_triton.pipeline import gpu_targets
 from cdk_triton.pipeline._nag import acknowledge_pipeline
 from cdk_triton.pipeline.fanout import BuildFanOut, FanOutCommands, FanOutOptions
 from cdk_triton.pipeline.gpu_job import DRIVER_QUERY, NGC_ENTRYPOINT
+from cdk_triton.pipeline.registration import RegistryOptions
 from cdk_triton.pipeline.verify_checks import target_model_parameter_path, verify_checks
 
 #: the formats the CPU build stage builds (the GPU-only ones are built by the GPU job)
@@ -110,6 +111,9 @@ class TritonPipeline(Construct):
         fan_out: when the build fans out in shards on Step Functions' Distributed Map (a ``FanOut`` stage
             before the synth step, which then reads the merged build from S3). Default:
             ``FanOutOptions()``: from 100 declared models on; below that the build runs in the synth step.
+        registry: register every build in the SageMaker Model Registry: the synth step runs
+            ``cdk-triton register`` for each endpoint of ``registry.groups`` after the build uploaded (with
+            fan-out: after it fetched the merged build) and ``cdk synth`` succeeded. Default: none.
     """
 
     def __init__(
@@ -129,6 +133,7 @@ class TritonPipeline(Construct):
         approvals: Mapping[str, bool | str] | None = None,
         pipeline_name: str | None = None,
         fan_out: FanOutOptions | None = None,
+        registry: RegistryOptions | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.root = Path(root or Path.cwd()).resolve()
@@ -146,6 +151,10 @@ class TritonPipeline(Construct):
         self.gpu_target = gpu_targets.gpu_build_targets(decl, options=gpu_build, source=f"{declaration}")
         if self.gpu_target is not None and (note := gpu_targets.job_host_warning(self.gpu_target)):
             cdk.Annotations.of(self).add_warning_v2("cdk-triton:GpuJobHostDriverUnknown", note)
+        self.registry = registry
+        if registry is not None:
+            endpoints = [str(ep.get("name")) for ep in decl.endpoints]
+            raise_all(registry.errors(endpoints, self.node.path))
         self.fan_out_options = fan_out or FanOutOptions()
         raise_all(self.fan_out_options.errors(self.node.path))
         #: the shard count of the fan-out build, or None when the build runs in the synth step
@@ -173,6 +182,12 @@ class TritonPipeline(Construct):
         self.node.add_validation(_ApprovalCheck(self))
 
     # ------------------------------------------------------------------------------------- steps
+
+    @property
+    def build_manifest(self) -> str:
+        """Where the synth step finds the build's manifest at run time (``<declaration dir>/out/manifest.json``:
+        the build's default output, and where the fan-out's fetch writes the merged build)."""
+        return str(PurePosixPath(self.declaration).parent / "out" / "manifest.json")
 
     @property
     def artifact_location(self) -> str:
@@ -210,6 +225,16 @@ class TritonPipeline(Construct):
             env["ARTIFACT_BUCKET"] = self.artifact_bucket.bucket_name
             if self.artifact_key is not None:
                 env["ARTIFACT_KEY_ARN"] = self.artifact_key.key_arn
+        statements = _s3_statements(self.artifact_bucket, self.artifact_prefix, self.artifact_key, write=True)
+        register: list[str] = []
+        if self.registry is not None:  # the manifest the build wrote, or the merged one the fetch wrote
+            register = self.registry.commands(self.build_manifest)
+            statements += self.registry.statements(
+                cdk.Stack.of(self),
+                bucket=self.artifact_bucket,
+                prefix=self.artifact_prefix,
+                key=self.artifact_key,
+            )
         return pipelines.CodeBuildStep(
             "Synth",
             input=self._source,
@@ -221,12 +246,10 @@ class TritonPipeline(Construct):
                 ".venv/bin/pip install --no-deps -e .",
                 "npm ci --no-audit --no-fund",
             ],
-            commands=[build, f'PATH="$PWD/.venv/bin:$PATH" npx cdk synth{app}'],
+            commands=[build, f'PATH="$PWD/.venv/bin:$PATH" npx cdk synth{app}', *register],
             env=env,
             primary_output_directory="cdk.out",
-            role_policy_statements=_s3_statements(
-                self.artifact_bucket, self.artifact_prefix, self.artifact_key, write=True
-            ),
+            role_policy_statements=statements,
         )
 
     def _image(self) -> ecr_assets.DockerImageAsset:
@@ -481,6 +504,7 @@ class TritonPipeline(Construct):
         """Check the approvals against the stages added, then build the pipeline (call after the last stage)."""
         raise_all(self.approval_errors())
         self.pipeline.build_pipeline()
+        self._depend_on_groups()
         if self.shards is not None:
             key = self.pipeline.pipeline.artifact_bucket.encryption_key
             assert key is not None  # cross_account_keys=True
@@ -499,6 +523,16 @@ class TritonPipeline(Construct):
             self.fan_out.add_to(self.pipeline.pipeline)
         acknowledge_pipeline(self, artifact_bucket=self.artifact_bucket, artifact_prefix=self.artifact_prefix)
         return self.pipeline
+
+    def _depend_on_groups(self) -> None:
+        """The CodePipeline resource (it starts a run once created) waits for the groups this stack defines."""
+        if self.registry is None:
+            return
+        cfn = self.pipeline.pipeline.node.default_child
+        assert cfn is not None
+        for group in self.registry.groups.values():
+            if isinstance(group, Construct) and cdk.Stack.of(group) is cdk.Stack.of(self):
+                cfn.node.add_dependency(group)
 
     def approval_errors(self) -> list[TritonValidationError]:
         return [

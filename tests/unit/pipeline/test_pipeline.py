@@ -133,7 +133,18 @@ def test_build_roles_are_scoped_to_the_artifact_prefix(synthed: tuple[Path, dict
         sts = _statements(synthed[1], fragment)
         mine = [s for s in sts if ARTIFACT_BUCKET in json.dumps(s)]
         writes = [s for s in mine if "s3:PutObject" in json.dumps(s["Action"])]
-        assert [s["Resource"] for s in writes] == [PREFIX_OBJECTS]
+        # the synth step registers the build too: its evidence prefixes lie under the artifact prefix
+        evidence = [
+            {
+                "Fn::Join": [
+                    "",
+                    ["arn:", {"Ref": "AWS::Partition"}, f":s3:::{ARTIFACT_BUCKET}/cdk-triton/registry/{g}/*"],
+                ]
+            }
+            for g in ("classifier", "multi")
+        ]
+        expected = [PREFIX_OBJECTS, *evidence] if fragment.startswith("Synth") else PREFIX_OBJECTS
+        assert [s["Resource"] for s in writes] == [expected]
         (listing,) = [s for s in mine if s["Action"] == "s3:ListBucket"]
         assert listing["Condition"] == {"StringLike": {"s3:prefix": ["cdk-triton/*"]}}
         assert [s for s in mine if s not in writes and s is not listing] == []
@@ -167,6 +178,29 @@ def test_verify_step_per_stage_invokes_only_its_endpoints(synthed: tuple[Path, d
     assert ":parameter/cdk-triton/staging-multi/target-models" in ssm
     samples = sts['"s3:GetObject"']["Resource"]
     assert samples["Fn::Join"][1][-1] == f":s3:::{ARTIFACT_BUCKET}/cdk-triton/samples/*"
+
+
+def test_the_example_registers_each_build_in_its_endpoints_group(
+    synthed: tuple[Path, dict[str, Any]],
+) -> None:
+    import promotion_app
+
+    tpl = synthed[1]
+    groups = [
+        r["Properties"]["ModelPackageGroupName"]
+        for r in _of(tpl, "AWS::SageMaker::ModelPackageGroup").values()
+    ]
+    assert groups == list(promotion_app.GROUPS)  # the groups whose approvals the promotion deploys
+    commands = json.loads(_buildspec(_project(tpl, "Synth")))["phases"]["build"]["commands"]
+    assert commands[2:] == [
+        f".venv/bin/cdk-triton register --manifest build/out/manifest.json --endpoint {g} --group {g}"
+        for g in groups
+    ]
+    # the pipeline's first run (on create) finds the groups: only the pipeline resource waits for them
+    (pipeline_id,) = _of(tpl, "AWS::CodePipeline::Pipeline")
+    for group_id in _of(tpl, "AWS::SageMaker::ModelPackageGroup"):
+        waiting = [k for k, r in tpl["Resources"].items() if group_id in r.get("DependsOn", [])]
+        assert waiting == [pipeline_id]
 
 
 def test_nag_findings_of_the_pipeline_are_all_acknowledged_with_reasons(
