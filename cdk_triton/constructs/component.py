@@ -255,9 +255,3 @@ class TritonInferenceComponent(Construct):
 
     def metric_gpu_memory_utilization_normalized(self, **kw: Any) -> cloudwatch.Metric:
         return self.metric(m.COMPONENT_GPU_MEMORY_UTILIZATION, **kw)
-
-
-def _host_copies(entry: Any) -> int:
-    """Copies of a model in host memory: its KIND_CPU instances, else one (``placement``'s rule)."""
-    groups = model_checks._groups(entry)
-    return sum(c for k, c, _ in groups if k == "KIND_CPU") or 1

@@ -38,7 +38,6 @@ from cdk_triton.constructs.component import (
     ComponentOptions,
     TritonInferenceComponent,
     _ArchiveArtifacts,
-    _host_copies,
     _merged,
     _Plan,
 )
@@ -248,12 +247,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         )  # fmt: skip
         errs = [_under(where, e) for e in component_rules.value_problems(values)]
         models = [art.built_models[n] for n in archive.models if n in art.built_models]
-        sizes = [
-            (e.memory_bytes if e.memory_bytes is not None else e.size_bytes, _host_copies(e)) for e in models
-        ]
         req, found = checks.derive_requirements(
             logical, self.instance_info, cpu_instance=tables.instance_kind(self.instance_type) == "cpu",
-            models=sizes or [(None, 1)], accelerators=o.accelerators, cpu_cores=o.cpu_cores,
+            models=models, accelerators=o.accelerators, cpu_cores=o.cpu_cores,
             min_memory_mb=o.min_memory_mb, max_memory_mb=o.max_memory_mb,
         )  # fmt: skip
         errs += found
