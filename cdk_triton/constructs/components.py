@@ -535,8 +535,8 @@ class TritonComponentsEndpoint(TritonEndpointBase):
 
     @property
     def attributes(self) -> EndpointAttributes:
-        """This endpoint's attributes (mode 'IC'), to import it in another stack."""
-        return dataclasses.replace(super().attributes, mode="IC")
+        """This endpoint's attributes (mode 'IC', its component names), to import it in another stack."""
+        return dataclasses.replace(super().attributes, mode="IC", component_names=dict(self.component_names))
 
     @property
     def metrics_namespace(self) -> str | None:
