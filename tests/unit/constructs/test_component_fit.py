@@ -15,6 +15,9 @@ import pytest
 
 from cdk_triton.builder import components as build_components
 from cdk_triton.config import sizing, tables
+from cdk_triton.config.components import ComponentValues
+from cdk_triton.config.declaration import EndpointSpec
+from cdk_triton.config.declaration.component_rules import check_components_fit
 from cdk_triton.config.manifest import Manifest
 from cdk_triton.constructs import ModelArtifacts, TritonComponentsEndpoint
 from cdk_triton.errors import TritonValidationError
@@ -76,3 +79,18 @@ def test_build_synth_and_serve_agree_at_the_edge(how: str, over: int, expected: 
     models = [manifest.models[m] for m in entry.target_models["resnet_ts"].models]
     assert sizing.component_min_memory_mb(entry.components["resnet_ts"].min_memory_mb, models) == mb
     assert _verdicts(manifest) == {"build": expected, "synth": expected, "serve": expected}
+
+
+@pytest.mark.parametrize(("over", "expected"), [(0, set()), (1, {"ComponentDoesNotFit"})])
+def test_the_declaration_check_before_the_build_agrees_on_a_declared_memory(
+    over: int, expected: set[str]
+) -> None:
+    """models.yaml's ``memory_mb`` is judged before anything is built by the same ``fit_problems``."""
+    spec = EndpointSpec(
+        name="ics",
+        mode="InferenceComponents",
+        instance_types=(INSTANCE,),
+        models=("resnet_ts",),
+        components={"resnet_ts": ComponentValues(memory_mb=HOST_MB + over)},
+    )
+    assert {p.code for p in check_components_fit(None, 0, spec)} == expected
