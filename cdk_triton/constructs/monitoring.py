@@ -109,9 +109,10 @@ class TritonDashboard(Construct):
         variant = require(ep, "variant_name", "a dashboard")
         dims = ["EndpointName", ep.endpoint_name, "VariantName", variant]
         components: dict[str, Any] = dict(getattr(ep, "components", None) or {})  # a components endpoint
+        names: dict[str, str] = dict(getattr(ep, "component_names", None) or {})  # defined or imported
         mode = {True: "multi-model", False: "single-model", None: "mode unknown"}[ep.is_multi_model]
-        if components:
-            mode = f"inference components ({len(components)})"
+        if names:
+            mode = f"inference components ({len(names)})"
         gpus = "?" if ep.gpu_count is None else ep.gpu_count
         header = {
             "type": "text",
@@ -138,8 +139,8 @@ class TritonDashboard(Construct):
             graphs += self._mme_graphs(dims)
         if ep.metrics_namespace:
             graphs += self._triton_graphs(ep.metrics_namespace)
-        if components:
-            graphs += self._component_graphs([c.component_name for c in components.values()])
+        if names:
+            graphs += self._component_graphs(list(names.values()))
             for c in components.values():  # Triton's own metrics: one namespace per component's model
                 if c.model.metrics_namespace:
                     graphs += self._triton_graphs(c.model.metrics_namespace)

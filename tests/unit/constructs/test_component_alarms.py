@@ -2,11 +2,12 @@
 
 One app: stack ``Serving`` defines the components endpoint (rolling updates; classifier keeps one copy,
 resnet_ts may scale in to zero) with its alarms; stack ``Callers`` imports it by its ``attributes``
-(component names included), grants a role the invoke and alarms on it again.
+(component names included), grants a role the invoke, alarms on it again and shows it on a dashboard.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import aws_cdk as cdk
@@ -20,6 +21,7 @@ from cdk_triton.constructs import (
     ModelArtifacts,
     TritonAlarms,
     TritonComponentsEndpoint,
+    TritonDashboard,
     TritonEndpoint,
 )
 from cdk_triton.errors import TritonValidationError
@@ -68,6 +70,7 @@ def app() -> dict[str, Any]:
     role = iam.Role(callers, "Caller", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"))
     imported.grant_invoke(role)
     TritonAlarms(callers, "Alarms", endpoint=imported)
+    TritonDashboard(callers, "Dashboard", endpoints=[imported])
     return {
         "ep": ep,
         "imported": imported,
@@ -134,6 +137,9 @@ def test_the_import_round_trip_keeps_the_component_names(app: dict[str, Any]) ->
     assert statement["Action"] == "sagemaker:InvokeEndpoint" and "endpoint/prod-ic" in str(
         statement["Resource"]
     )
+    (dash,) = _of(app["callers"], "AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dash["Properties"]["DashboardBody"])
+    assert "inference components (2)" in body and all(r in body for r in REAL.values())
     # the other stack alarms on each component by its real name; no rollback or no-capacity guess there
     assert set(_component_alarms(app["callers"])) == {
         (r, w) for r in REAL.values() for w in ("ErrorRate", "ModelLatency")
