@@ -3,18 +3,24 @@
 The archives are packaged by ``repository.package_endpoints`` exactly as MME target models (one model
 with its ensemble steps per archive, under ``ic/<endpoint>/``): no third packaging. This step adds,
 per archive, the :class:`~cdk_triton.config.manifest.ComponentEntry` (the component name of
-``config.layout``, the copies and compute settings of ``models.yaml``) and the instance scaling bounds.
+``config.layout``, the copies and compute settings of ``models.yaml``) and the instance scaling bounds,
+then refuses (``ComponentDoesNotFit``, before anything is uploaded or the manifest written) a component
+one instance cannot hold, with the memory derived from the built models by the rule synth and serve
+apply (``config.sizing.component_fit_problems``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+from cdk_triton.builder import outputs
 from cdk_triton.builder.context import BuildContext, StepOutput, StepStatus
-from cdk_triton.config import layout
+from cdk_triton.config import layout, sizing
 from cdk_triton.config.components import ComponentValues
 from cdk_triton.config.declaration import EndpointSpec
-from cdk_triton.config.manifest import ComponentEntry, EndpointEntry
+from cdk_triton.config.manifest import ComponentEntry, EndpointEntry, ModelEntry
+from cdk_triton.errors import TritonValidationError, raise_all
 
 
 def component_entry(endpoint: str, model: str, v: ComponentValues) -> ComponentEntry:
@@ -56,4 +62,28 @@ def record_components(ctx: BuildContext) -> StepOutput:
         if ep.is_inference_components and entry is not None:
             ctx.endpoint_entries[ep.name] = with_components(ep, entry)
             done += 1
+    _check_fit(ctx)
     return StepOutput(step="components", status=StepStatus.OK if done else StepStatus.SKIPPED, done=done)
+
+
+def fit_problems(
+    entries: Iterable[EndpointEntry], built: Mapping[str, ModelEntry]
+) -> list[TritonValidationError]:
+    """``ComponentDoesNotFit`` of each InferenceComponents entry's components on one instance of its first
+    type, the memory derived from the ``built`` models as synth and serve derive it."""
+    return [
+        p
+        for e in entries
+        if e.is_inference_components
+        for p in sizing.component_fit_problems(built, e, path=f"endpoint {e.name}")
+    ]
+
+
+def _check_fit(ctx: BuildContext) -> None:
+    """Raise :func:`fit_problems` of this build's components endpoints (before upload and manifest)."""
+    if not any(e.is_inference_components for e in ctx.endpoint_entries.values()):
+        return
+    built = {
+        n: outputs.model_entry(ctx.record(n), None, d) for n, d in ctx.model_dirs(list(ctx.built)).items()
+    }
+    raise_all(fit_problems(ctx.endpoint_entries.values(), built))

@@ -8,10 +8,11 @@ manifest. Pure, standard library only. Every constant is an assumption stated in
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from cdk_triton.config import components
+from cdk_triton.errors import TritonValidationError
 
 MB = 1000**2
 GB = 1000**3
@@ -133,6 +134,70 @@ def component_memory_mb(models: Sequence[tuple[int | None, int]]) -> int | None:
     return max(COMPONENT_MIN_MEMORY_MB, math.ceil(need * COMPONENT_MEMORY_HEADROOM / MiB))
 
 
+class SizedModel(Protocol):
+    """What the memory rule reads of a built model (a manifest ``ModelEntry``)."""
+
+    @property
+    def memory_bytes(self) -> int | None: ...
+    @property
+    def size_bytes(self) -> int | None: ...
+    @property
+    def config(self) -> Mapping[str, Any]: ...
+
+
+def host_copies(config: Mapping[str, Any]) -> int:
+    """Copies of a model in host memory: its KIND_CPU instances, else one (the copy read while loading;
+    ``placement``'s rule)."""
+    groups = config.get("instance_group", []) or []
+    return sum(int(g.get("count", 1)) for g in groups if str(g.get("kind", "KIND_GPU")) == "KIND_CPU") or 1
+
+
+def component_model_sizes(models: Iterable[SizedModel]) -> list[tuple[int | None, int]]:
+    """The (bytes of one instance, copies in host memory) of each model of a component's archive: its
+    recorded memory, else its files' size; no model known is one of unknown size."""
+    sizes = [
+        (m.memory_bytes if m.memory_bytes is not None else m.size_bytes, host_copies(m.config))
+        for m in models
+    ]
+    return sizes or [(None, 1)]
+
+
+def component_min_memory_mb(declared: int | None, models: Iterable[SizedModel]) -> int | None:
+    """A component's ``MinMemoryRequiredInMb``: as declared, else :func:`component_memory_mb` of its
+    archive's models. The one rule of build (``builder.components``), synth (``TritonComponentsEndpoint``)
+    and serve (``local.components``)."""
+    return declared if declared is not None else component_memory_mb(component_model_sizes(models))
+
+
+def component_fit_problems(
+    models: Mapping[str, SizedModel],
+    entry: Any,
+    instance_type: str | None = None,
+    path: str | None = None,
+) -> list[TritonValidationError]:
+    """``ComponentDoesNotFit`` for each component of an InferenceComponents manifest ``entry`` (an
+    ``EndpointEntry``) whose requirements one instance of ``instance_type`` (default: the endpoint's first)
+    cannot hold; memory by :func:`component_min_memory_mb` of ``models`` (the manifest's models by name;
+    where a model's size is unknown, the rule on the known ones: a floor that already does not fit
+    never will).
+    Accelerators and CPU cores left unset are not judged (synth's defaults, 1, fit every type)."""
+    itype = instance_type or (entry.instance_types[0] if entry.instance_types else "")
+    where = path or f"manifest endpoint '{entry.name}'"
+    out: list[TritonValidationError] = []
+    for name, c in sorted(entry.components.items()):
+        target = entry.target_models[c.target_model]
+        archive = [models[m] for m in target.models if m in models]
+        out += components.fit_problems(
+            itype,
+            component=name,
+            accelerators=c.accelerators,
+            cpu_cores=c.cpu_cores,
+            memory_mb=_memory_at_least_mb(c.min_memory_mb, archive),
+            path=f"{where} components.{name}",
+        )
+    return out
+
+
 # ---------------------------------------------------------------------------- model memory
 
 
@@ -168,3 +233,12 @@ def model_memory(fmt: str, files_bytes: int | None, config: Mapping[str, Any]) -
     weights = files_bytes if fmt in WEIGHT_FORMATS or fmt == "python" else 0
     source = MEASURED if fmt in WEIGHT_FORMATS and fixed else ESTIMATED
     return weights + io, source
+
+
+def _memory_at_least_mb(declared: int | None, models: Sequence[SizedModel]) -> int | None:
+    """:func:`component_min_memory_mb`, else the same rule on the models of known size (None: none known)."""
+    exact = component_min_memory_mb(declared, models)
+    if exact is not None:
+        return exact
+    known = [(b, c) for b, c in component_model_sizes(models) if b is not None]
+    return component_memory_mb(known) if known else None

@@ -92,6 +92,10 @@ def _merged(given: ComponentOptions | None, recorded: ComponentEntry | None) -> 
     return dataclasses.replace(opts, **{k: v for k, v in fill.items() if getattr(opts, k) is None})
 
 
+#: AutoRollbackConfiguration.Alarms at most (botocore: AlarmList max 10).
+MAX_ROLLBACK_ALARMS = 10
+
+
 class _ArchiveArtifacts(ModelArtifacts):
     """One archive of a components (or MME) entry as a single-model repository: the component's model."""
 
@@ -200,6 +204,10 @@ class TritonInferenceComponent(Construct):
             runtime_config=props(copy_count=plan.copies),
             deployment_config=deployment_config,
         )
+        rollback = (deployment_config or {}).get("autoRollbackConfiguration") or {}
+        self._rollback_alarms: list[str] | None = (
+            [a["alarmName"] for a in rollback.get("alarms", [])] if deployment_config is not None else None
+        )
         self.scaling: ComponentScaling | None = None
         if plan.scaled:
             self.auto_scale(min_copies=plan.min_copies, max_copies=plan.max_copies)
@@ -222,6 +230,18 @@ class TritonInferenceComponent(Construct):
             component=self.resource,
         )
         return self.scaling
+
+    def add_rollback_alarm(self, alarm_name: str) -> bool:
+        """Roll this component's rolling updates back on ``alarm_name`` too. False (nothing added) when the
+        component has no rolling deployment, or already SageMaker's 10 rollback alarms."""
+        if self._rollback_alarms is None or len(self._rollback_alarms) >= MAX_ROLLBACK_ALARMS:
+            return False
+        self._rollback_alarms.append(alarm_name)
+        self.resource.add_property_override(
+            "DeploymentConfig.AutoRollbackConfiguration.Alarms",
+            [{"AlarmName": n} for n in self._rollback_alarms],
+        )
+        return True
 
     @property
     def component_arn(self) -> str:
@@ -255,9 +275,3 @@ class TritonInferenceComponent(Construct):
 
     def metric_gpu_memory_utilization_normalized(self, **kw: Any) -> cloudwatch.Metric:
         return self.metric(m.COMPONENT_GPU_MEMORY_UTILIZATION, **kw)
-
-
-def _host_copies(entry: Any) -> int:
-    """Copies of a model in host memory: its KIND_CPU instances, else one (``placement``'s rule)."""
-    groups = model_checks._groups(entry)
-    return sum(c for k, c, _ in groups if k == "KIND_CPU") or 1

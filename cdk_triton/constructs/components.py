@@ -12,7 +12,6 @@ fit are checked by ``checks/components.py`` and ``cdk_triton.config.components``
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Unpack
 
@@ -21,7 +20,6 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
-from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from cdk_triton.config import components as component_rules
@@ -38,7 +36,6 @@ from cdk_triton.constructs.component import (
     ComponentOptions,
     TritonInferenceComponent,
     _ArchiveArtifacts,
-    _host_copies,
     _merged,
     _Plan,
 )
@@ -52,6 +49,7 @@ from cdk_triton.constructs.endpoint_base import EndpointAttributes, TritonEndpoi
 from cdk_triton.constructs.errors import catalogued, located
 from cdk_triton.constructs.model import TritonModel
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
+from cdk_triton.constructs.name_maps import publish_name_map
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.constructs.variant import VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
@@ -248,12 +246,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         )  # fmt: skip
         errs = [_under(where, e) for e in component_rules.value_problems(values)]
         models = [art.built_models[n] for n in archive.models if n in art.built_models]
-        sizes = [
-            (e.memory_bytes if e.memory_bytes is not None else e.size_bytes, _host_copies(e)) for e in models
-        ]
         req, found = checks.derive_requirements(
             logical, self.instance_info, cpu_instance=tables.instance_kind(self.instance_type) == "cpu",
-            models=sizes or [(None, 1)], accelerators=o.accelerators, cpu_cores=o.cpu_cores,
+            models=models, accelerators=o.accelerators, cpu_cores=o.cpu_cores,
             min_memory_mb=o.min_memory_mb, max_memory_mb=o.max_memory_mb,
         )  # fmt: skip
         errs += found
@@ -471,32 +466,17 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         return component
 
     def _publish_names(self) -> None:
-        """logical name -> component name: SSM parameters (JSON, <= 4 KB each) and outputs."""
-        from cdk_triton.constructs.endpoint import SSM_STANDARD_LIMIT, _chunk_map
-
+        """logical name -> component name: SSM parameters (JSON, <= 4 KB each) and outputs (``name_maps``)."""
         base = f"/cdk-triton/{self.endpoint_name}/components"
         self.component_parameter_path = base
-        scope = Construct(self, "ComponentNames")
-        chunks = _chunk_map(self.component_names, SSM_STANDARD_LIMIT)
-        self.component_parameters = [
-            ssm.CfnParameter(
-                scope,
-                f"Part{i:03d}",
-                type="String",
-                name=f"{base}/{i:03d}",
-                value=json.dumps(chunk, separators=(",", ":"), sort_keys=True),
-                tier="Standard",
-                description=f"cdk-triton: component names of endpoint {self.endpoint_name} "
-                f"(part {i + 1}/{len(chunks)})",
-            )
-            for i, chunk in enumerate(chunks)
-        ]
-        cdk.CfnOutput(scope, "ParameterPath", value=base, description="SSM path of the component name map")
-        text = json.dumps(self.component_names, separators=(",", ":"), sort_keys=True)
-        if len(text) <= 1024:
-            cdk.CfnOutput(
-                scope, "Map", value=text, description="logical model name -> inference component name"
-            )
+        self.component_parameters = publish_name_map(
+            Construct(self, "ComponentNames"),
+            base=base,
+            mapping=self.component_names,
+            part_description=f"cdk-triton: component names of endpoint {self.endpoint_name}",
+            path_description="SSM path of the component name map",
+            map_description="logical model name -> inference component name",
+        )
 
     def add_verification(
         self,
@@ -555,8 +535,8 @@ class TritonComponentsEndpoint(TritonEndpointBase):
 
     @property
     def attributes(self) -> EndpointAttributes:
-        """This endpoint's attributes (mode 'IC'), to import it in another stack."""
-        return dataclasses.replace(super().attributes, mode="IC")
+        """This endpoint's attributes (mode 'IC', its component names), to import it in another stack."""
+        return dataclasses.replace(super().attributes, mode="IC", component_names=dict(self.component_names))
 
     @property
     def metrics_namespace(self) -> str | None:

@@ -8,10 +8,8 @@ endpoint's names, never the endpoint.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Unpack, cast
 
 import aws_cdk as cdk
@@ -19,7 +17,7 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_ssm as ssm
-from constructs import Construct, Node
+from constructs import Construct
 
 from cdk_triton.config import tables
 from cdk_triton.config.tables import InstanceTypeInfo
@@ -53,12 +51,19 @@ from cdk_triton.constructs.endpoint_base import (
     ITritonEndpoint,
     TritonEndpointBase,
 )
-from cdk_triton.constructs.errors import catalogued, located
+from cdk_triton.constructs.errors import located
 from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
+from cdk_triton.constructs.name_maps import OUTPUT_MAP_LIMIT, SSM_STANDARD_LIMIT, publish_name_map
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.constructs.shadow import ShadowVariant, build_shadow_variant, check_shadow
-from cdk_triton.constructs.template_limits import check_name_map, stack_limits
+from cdk_triton.constructs.template_limits import (
+    ResourceHeadroom,
+    check_name_map,
+    count_resources,
+    resource_headroom,
+    stack_limits,
+)
 from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
@@ -85,47 +90,6 @@ __all__ = [
     "TritonEndpoint",
     "resource_headroom",
 ]
-
-#: SSM standard-tier parameter value limit (characters).
-SSM_STANDARD_LIMIT = 4096
-#: The largest CfnOutput value the construct publishes the target-model map in directly.
-OUTPUT_MAP_LIMIT = 1024
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class ResourceHeadroom:
-    """How many CloudFormation resources a stack holds against the limit."""
-
-    stack: str
-    resources: int
-    limit: int = CFN_RESOURCE_LIMIT
-
-    @property
-    def remaining(self) -> int:
-        return self.limit - self.resources
-
-    @property
-    def used_fraction(self) -> float:
-        return self.resources / self.limit
-
-
-def _count_resources(stack: cdk.Stack, node: Node | None = None) -> int:
-    return sum(1 for c in (node or stack.node).find_all() if isinstance(c, cdk.CfnResource))
-
-
-def resource_headroom(stack: cdk.Stack, *, annotate: bool = False) -> ResourceHeadroom:
-    """Count the CloudFormation resources of ``stack`` (optionally as an info annotation).
-
-    Resources of nested stacks below ``stack`` are counted too (a conservative estimate).
-    """
-    count = _count_resources(stack)
-    head = ResourceHeadroom(stack=stack.node.path, resources=count)
-    if annotate:
-        cdk.Annotations.of(stack).add_info(
-            f"cdk-triton: {count} of {head.limit} CloudFormation resources used ({head.remaining} left)"
-        )
-    return head
-
 
 # ---------------------------------------------------------------------------- the endpoint
 
@@ -218,7 +182,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             "data_capture": data_capture,
         }
         errs = self._check_own_props(endpoint_name=endpoint_name, deployment=deployment, **variant_props)
-        wrong_source = _check_model_source(model, artifacts, model_props)
+        wrong_source = model_checks.check_model_source(
+            model.node.path if model is not None else None, artifacts=artifacts is not None, props=model_props
+        )
         if wrong_source:
             self._raise(errs + wrong_source)
         given = model is not None
@@ -524,39 +490,18 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             self._publish_target_models()
 
     def _publish_target_models(self) -> None:
-        """logical name -> TargetModel, as SSM parameters under one path (and a CfnOutput).
-
-        Each parameter holds a JSON object of at most 4 KB (standard tier); a big map is split into
-        several parameters ``<path>/000``, ``<path>/001``...; clients read them all with
-        ``GetParametersByPath(Path=<path>)`` and merge the objects.
-        """
+        """logical name -> TargetModel, as SSM parameters under one path and outputs (``name_maps``)."""
         base = f"/cdk-triton/{self.endpoint_name}/target-models"
         self.target_model_parameter_path = base
-        chunks = _chunk_map(self.target_model_map, SSM_STANDARD_LIMIT)
-        values = [json.dumps(chunk, separators=(",", ":"), sort_keys=True) for chunk in chunks]
-        self._check_name_map(values)
-        scope = Construct(self, "TargetModels")
-        for i in range(len(chunks)):
-            self.target_model_parameters.append(
-                ssm.CfnParameter(
-                    scope,
-                    f"Part{i:03d}",
-                    type="String",
-                    name=f"{base}/{i:03d}",
-                    value=values[i],
-                    tier="Standard",
-                    description=f"cdk-triton: TargetModel map of endpoint {self.endpoint_name} (part {i + 1}/{len(chunks)})",
-                )
-            )
-        cdk.CfnOutput(
-            scope,
-            "ParameterPath",
-            value=base,
-            description="SSM path of the logical model name -> TargetModel map (GetParametersByPath)",
+        self.target_model_parameters += publish_name_map(
+            Construct(self, "TargetModels"),
+            base=base,
+            mapping=self.target_model_map,
+            part_description=f"cdk-triton: TargetModel map of endpoint {self.endpoint_name}",
+            path_description="SSM path of the logical model name -> TargetModel map (GetParametersByPath)",
+            map_description="logical model name -> TargetModel",
+            check=self._check_name_map,
         )
-        text = json.dumps(self.target_model_map, separators=(",", ":"), sort_keys=True)
-        if len(text) <= OUTPUT_MAP_LIMIT:
-            cdk.CfnOutput(scope, "Map", value=text, description="logical model name -> TargetModel")
 
     def _check_name_map(self, values: list[str]) -> None:
         """The name map alone, exactly (its SSM values); the whole stack again at synth."""
@@ -571,7 +516,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         # outputs, parameters, mappings so far (resources: check_headroom below); all again at synth
         counts = stack_limits(stack).figures(size=False)
         self._raise([e for e in limit_checks.check_template_limits(counts) if e.code != "StackResourceLimit"])
-        resources = _count_resources(stack, self._stack.node)
+        resources = count_resources(stack, self._stack.node)
         mine = (
             sum(1 for c in self.node.find_all() if isinstance(c, cdk.CfnResource))
             if resources > CFN_RESOURCE_LIMIT
@@ -727,38 +672,6 @@ def _default_name(scope: Construct) -> str:
     return name[:63].rstrip("-") or "triton"
 
 
-def _check_model_source(
-    model: TritonModel | None, artifacts: ModelArtifacts | None, model_props: TritonModelProps
-) -> list[TritonValidationError]:
-    """Either a model, or the props of the model to define (artifacts at least): not both, not neither."""
-    given = sorted([*(["artifacts"] if artifacts is not None else []), *model_props])
-    if model is not None and given:
-        return [
-            catalogued(
-                "ModelGivenTwice",
-                prop=", ".join(given),
-                value=model.node.path,
-                problem="are props of the model, and model= gives a model already",
-                allowed="either model=TritonModel(...) or the model's props (artifacts=..., image=..., ...)",
-                fix=f"pass {', '.join(given)} to the TritonModel you give, or drop model= and let the "
-                "endpoint define its model",
-            )
-        ]
-    if model is None and artifacts is None:
-        return [
-            catalogued(
-                "ModelRequired",
-                prop="model/artifacts",
-                value=None,
-                problem="are both unset: the endpoint has no model to serve",
-                allowed="model=TritonModel(...), or artifacts=ModelArtifacts.from_manifest(...) with the "
-                "model's other props",
-                fix="pass artifacts=ModelArtifacts.from_manifest(path, key), or model=TritonModel(...)",
-            )
-        ]
-    return []
-
-
 def _default_namespace(metrics: TritonMetrics | None, endpoint_name: str) -> TritonMetrics | None:
     """Triton's metrics namespace defaults to ``Triton/<endpoint name>`` when the name is known."""
     if metrics is None or metrics.namespace is not None or is_token(endpoint_name):
@@ -773,21 +686,6 @@ def _default_namespace(metrics: TritonMetrics | None, endpoint_name: str) -> Tri
 
 def _seconds_or_none(duration: cdk.Duration | None) -> float | None:
     return duration.to_seconds() if duration is not None else None
-
-
-def _chunk_map(mapping: dict[str, str], limit: int) -> list[dict[str, str]]:
-    chunks: list[dict[str, str]] = []
-    current: dict[str, str] = {}
-    for key, value in sorted(mapping.items()):
-        trial = {**current, key: value}
-        if current and len(json.dumps(trial, separators=(",", ":"))) > limit:
-            chunks.append(current)
-            current = {key: value}
-        else:
-            current = trial
-    if current:
-        chunks.append(current)
-    return chunks
 
 
 def _int_seconds(duration: cdk.Duration | None) -> int | None:

@@ -13,6 +13,7 @@ the attribute. ``endpoint.attributes`` gives the value of any endpoint, to impor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -21,14 +22,14 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from constructs import Construct, Node
 
-from cdk_triton.config import tables
+from cdk_triton.config import layout, tables
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.checks.imported import check_imported
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.scaling import TritonScaling
-from cdk_triton.errors import raise_all
+from cdk_triton.errors import TritonValidationError, raise_all
 
 #: The endpoint modes of ``EndpointAttributes``: single-model, multi-model, inference components.
 MODES = ("SME", "MME", "IC")
@@ -49,6 +50,8 @@ class EndpointAttributes:
     instance_type           the burstable check of ``auto_scale``
     instance_count          the dashboard's initial-count line, the capacity warning
     metrics_namespace       the dashboard's graphs of Triton's own metrics
+    component_names (IC)    ``component_name`` / ``component_arn`` by logical name, the
+                            alarms' per-component alarms, verification checks' names
     ======================  ==========================================================
 
     Attributes:
@@ -60,6 +63,8 @@ class EndpointAttributes:
         mode: 'SME', 'MME' or 'IC' (inference components: no ``auto_scale`` of instances). Default: unknown.
         instance_count: the variant's instance count. Default: unknown.
         metrics_namespace: where Triton's own metrics are published. Default: none.
+        component_names: an 'IC' endpoint's components, logical (model) name -> real
+            InferenceComponentName (``TritonComponentsEndpoint.attributes`` carries them). Default: none.
     """
 
     endpoint_name: str
@@ -70,6 +75,7 @@ class EndpointAttributes:
     mode: str | None = None
     instance_count: int | None = None
     metrics_namespace: str | None = None
+    component_names: Mapping[str, str] | None = None
 
 
 @runtime_checkable
@@ -361,9 +367,12 @@ class ImportedTritonEndpoint(TritonEndpointBase):
                     fix="pass mode='SME', 'MME' or 'IC', or leave it unset",
                 )
             )
+        errs += _check_component_names(a)
         if errs:
             path = self.node.path
             raise_all([e.at(path) for e in errs])
+        #: logical (model) name -> InferenceComponentName (an 'IC' endpoint imported with its names)
+        self.component_names: dict[str, str] = dict(a.component_names or {})
         self.endpoint_name = a.endpoint_name
         self.variant_name = a.variant_name
         self.instance_type = a.instance_type
@@ -412,9 +421,38 @@ class ImportedTritonEndpoint(TritonEndpointBase):
     def metrics_namespace(self) -> str | None:
         return self._attributes.metrics_namespace
 
+    def component_name(self, name: str) -> str:
+        """The InferenceComponentName of a component given by its logical name or its real name (what
+        ``InvokeEndpoint(InferenceComponentName=...)`` takes); ``UnknownComponent`` otherwise."""
+        names = self.component_names
+        if name in names:
+            return names[name]
+        if name in names.values():
+            return name
+        raise catalogued(
+            "UnknownComponent",
+            prop="component",
+            value=name,
+            problem="is not a component of the imported endpoint (neither a logical nor a real name)",
+            allowed=", ".join(sorted(names)) or "none: the endpoint was imported without component_names",
+            fix="pass a name of EndpointAttributes.component_names (import with the components "
+            "endpoint's attributes)",
+            path=self.node.path,
+        )
+
+    def component_arn(self, name: str) -> str:
+        """``arn:<partition>:sagemaker:<region>:<account>:inference-component/<name>`` of this stack's
+        account and region (``name``: logical or real)."""
+        real = self.component_name(name)
+        return cdk.Stack.of(self).format_arn(
+            service="sagemaker",
+            resource="inference-component",
+            resource_name=real if is_token(real) else real.lower(),
+        )
+
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
         """The variant's scalable target; refused for an inference-components endpoint (mode 'IC')."""
-        if self._attributes.mode == "IC":
+        if self._attributes.mode == "IC" or self.component_names:
             raise catalogued(
                 "AutoScaleOnComponentsEndpoint",
                 prop="auto_scale",
@@ -426,3 +464,28 @@ class ImportedTritonEndpoint(TritonEndpointBase):
                 path=self.node.path,
             )
         return super().auto_scale(min_capacity=min_capacity, max_capacity=max_capacity)
+
+
+def _check_component_names(a: EndpointAttributes) -> list[TritonValidationError]:
+    """``component_names`` only on an 'IC' endpoint (or one of unknown mode), each an InferenceComponentName."""
+    if not a.component_names:
+        return []
+    if a.mode not in (None, "IC"):
+        return [
+            catalogued(
+                "InvalidEndpointMode",
+                prop="mode",
+                value=a.mode,
+                problem="is not 'IC', but component_names are given (only an inference-components endpoint "
+                "has components)",
+                allowed="'IC' with component_names; 'SME' or 'MME' without",
+                fix="pass mode='IC', or leave component_names unset",
+            )
+        ]
+    plain = {k: v for k, v in a.component_names.items() if not is_token(v)}
+    return [
+        catalogued(
+            e.code, prop="component_names", value=e.value, problem=e.problem, allowed=e.allowed, fix=e.fix
+        )
+        for e in layout.component_name_problems(plain)
+    ]

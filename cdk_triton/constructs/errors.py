@@ -139,9 +139,9 @@ SURFACED: dict[str, str] = pick(
         "InferenceAmiCannotRunRelease",
         "NoHostForRelease",
         "InvalidModelPackageGroupName",
-        # the build-and-synth rules, but for an unknown type, which synth warns about (UnknownGpuInstanceType)
-        # and InvalidComponentName: the constructs derive every name with layout.component_name (always valid)
-        *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c not in ("UnknownInstanceType", "InvalidComponentName")),
+        # the build-and-synth rules, but for an unknown type, which synth warns about (UnknownGpuInstanceType);
+        # InvalidComponentName: the names an imported endpoint's EndpointAttributes.component_names give
+        *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c != "UnknownInstanceType"),
     )
 )
 

@@ -166,7 +166,7 @@ def widget_metric(spec: MetricDef, dims: list[str], stat: str | None = None, **o
     return [spec.namespace, spec.name, *dims, {"stat": stat or spec.statistic, **opts}]
 
 
-def alarm_metric(spec: MetricDef) -> dict[str, str]:
+def alarm_metric(spec: MetricDef) -> dict[str, Any]:
     """The row's ``namespace`` and ``metric_name`` for ``AWS::CloudWatch::Alarm`` props."""
     return {"namespace": spec.namespace, "metric_name": spec.name}
 

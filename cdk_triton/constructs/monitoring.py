@@ -109,9 +109,10 @@ class TritonDashboard(Construct):
         variant = require(ep, "variant_name", "a dashboard")
         dims = ["EndpointName", ep.endpoint_name, "VariantName", variant]
         components: dict[str, Any] = dict(getattr(ep, "components", None) or {})  # a components endpoint
+        names: dict[str, str] = dict(getattr(ep, "component_names", None) or {})  # defined or imported
         mode = {True: "multi-model", False: "single-model", None: "mode unknown"}[ep.is_multi_model]
-        if components:
-            mode = f"inference components ({len(components)})"
+        if names:
+            mode = f"inference components ({len(names)})"
         gpus = "?" if ep.gpu_count is None else ep.gpu_count
         header = {
             "type": "text",
@@ -138,8 +139,8 @@ class TritonDashboard(Construct):
             graphs += self._mme_graphs(dims)
         if ep.metrics_namespace:
             graphs += self._triton_graphs(ep.metrics_namespace)
-        if components:
-            graphs += self._component_graphs([c.component_name for c in components.values()])
+        if names:
+            graphs += self._component_graphs(list(names.values()))
             for c in components.values():  # Triton's own metrics: one namespace per component's model
                 if c.model.metrics_namespace:
                     graphs += self._triton_graphs(c.model.metrics_namespace)
@@ -290,7 +291,12 @@ class TritonAlarms(Construct):
     """Defines alarms on a Triton endpoint: 5XX error rate, p99 ModelLatency and GPU memory; on a
     multi-model endpoint also the loading metrics the dashboard shows: the cache-hit ratio
     (ModelCacheHit's Average) below ``cache_hit_ratio`` and the mean ModelLoadingWaitTime above
-    ``model_loading_wait`` (``mme_loading_alarms=False`` leaves both out).
+    ``model_loading_wait`` (``mme_loading_alarms=False`` leaves both out). On an inference-components
+    endpoint (defined here, or imported with ``component_names``) also, per component (dimension
+    InferenceComponentName), its 5XX error rate and p99 ModelLatency with the same thresholds, and
+    NoCapacityInvocationFailures where the component has no scale-from-zero alarm already (a component
+    that cannot scale in to zero copies); each component's error-rate alarm also rolls back its rolling
+    updates (``component_alarms=False``, ``no_capacity_alarms=False``, ``component_rollback=False``).
 
     With ``create_topic=True`` (or a supplied ``topic``) every alarm notifies an SNS topic on ALARM
     and OK; a topic the construct creates is encrypted with a KMS key (rotation on) that CloudWatch
@@ -313,6 +319,9 @@ class TritonAlarms(Construct):
         mme_loading_alarms: bool = True,
         cache_hit_ratio: float = 0.8,
         model_loading_wait: cdk.Duration | None = None,
+        component_alarms: bool = True,
+        no_capacity_alarms: bool = True,
+        component_rollback: bool = True,
     ) -> None:
         """Define the alarms.
 
@@ -331,6 +340,13 @@ class TritonAlarms(Construct):
                 loaded) is below this (0 < ratio <= 1). Default: 0.8.
             model_loading_wait: alarm when the mean ModelLoadingWaitTime (a request waiting for its model's
                 download and load) is above this. Default: 2 seconds.
+            component_alarms: on a components endpoint, each component's 5XX error rate and p99
+                ModelLatency alarms (``error_rate_percent``, ``p99_latency``). Default: True.
+            no_capacity_alarms: a component's NoCapacityInvocationFailures above 0 (requests no copy
+                could take), for the components without a scale-from-zero alarm (defined here with
+                min copies >= 1; never for an imported one: its scaling is unknown). Default: True.
+            component_rollback: each component's error-rate alarm rolls back its rolling updates (a
+                component of this stack with a ``DeploymentGuardrails`` rolling policy). Default: True.
         """
         super().__init__(scope, construct_id)
         info = stack_info(scope)
@@ -378,6 +394,12 @@ class TritonAlarms(Construct):
         self.loading_wait_alarm: cloudwatch.CfnAlarm | None = None
         if mme_loading_alarms and endpoint.is_multi_model:
             self._define_loading_alarms(endpoint, period_s, cache_hit_ratio, wait_ms)
+        self.component_alarms: dict[str, list[cloudwatch.CfnAlarm]] = {}
+        if component_alarms:
+            thresholds = (error_rate_percent, latency_ms)
+            self._define_component_alarms(
+                endpoint, period_s, thresholds, no_capacity_alarms, component_rollback
+            )
 
     def _define_alarms(
         self,
@@ -388,36 +410,11 @@ class TritonAlarms(Construct):
         gpu_memory_percent: float,
     ) -> None:
         """The 5XX error rate (metric math), p99 ModelLatency and per-GPU memory alarms."""
-
-        def stat(spec: m.MetricDef, qid: str) -> dict[str, Any]:
-            return {
-                "id": qid,
-                "returnData": False,
-                "metricStat": {
-                    "metric": {
-                        "namespace": spec.namespace,
-                        "metricName": spec.name,
-                        "dimensions": self._dims,
-                    },
-                    "period": period_s,
-                    "stat": spec.statistic,
-                },
-            }
-
         self.error_rate_alarm = self._alarm(
             "ErrorRate",
             f"5XX errors above {error_rate_percent} % of invocations on {endpoint.endpoint_name}",
             error_rate_percent,
-            metrics=[
-                {
-                    "id": "rate",
-                    "expression": "IF(inv > 0, 100 * err / inv, 0)",
-                    "label": "5XX error rate (%)",
-                    "returnData": True,
-                },
-                stat(m.INVOCATION_5XX_ERRORS, "err"),
-                stat(m.INVOCATIONS, "inv"),
-            ],
+            metrics=_rate_metrics(self._dims, period_s),
         )
         self.latency_alarm = self._alarm(
             "ModelLatencyP99",
@@ -446,6 +443,66 @@ class TritonAlarms(Construct):
                 period=period_s,
                 dimensions=self._dims,
             )
+
+    def _define_component_alarms(
+        self,
+        endpoint: ITritonEndpoint,
+        period_s: int,
+        thresholds: tuple[float, float],
+        no_capacity: bool,
+        rollback: bool,
+    ) -> None:
+        """Per component (logical name -> its alarms in ``component_alarms``): error rate, p99 latency,
+        no capacity; the error-rate alarm added to the component's rollback alarms."""
+        names: dict[str, str] = dict(getattr(endpoint, "component_names", None) or {})
+        defined: dict[str, Any] = dict(getattr(endpoint, "components", None) or {})
+        rate, latency_ms = thresholds
+        here = stack_info(self).node.path
+        holder = Construct(self, "Components") if names else self
+        for logical, real in sorted(names.items()):
+            scope = Construct(holder, logical)
+            dims = [{"name": "InferenceComponentName", "value": real}]
+            alarms = [
+                self._alarm(
+                    "ErrorRate",
+                    f"5XX errors above {rate} % of invocations of component {real}",
+                    rate,
+                    scope=scope,
+                    metrics=_rate_metrics(dims, period_s),
+                ),
+                self._alarm(
+                    "ModelLatencyP99",
+                    f"p99 ModelLatency above {latency_ms} ms on component {real}",
+                    latency_ms * 1000,
+                    scope=scope,
+                    **m.alarm_metric(m.MODEL_LATENCY),
+                    extended_statistic=m.MODEL_LATENCY.statistic,
+                    period=period_s,
+                    dimensions=dims,
+                ),
+            ]
+            component = defined.get(logical)
+            scaling = getattr(component, "scaling", None)
+            if (
+                no_capacity
+                and component is not None
+                and getattr(scaling, "scale_from_zero_alarm", None) is None
+            ):
+                alarms.append(
+                    self._alarm(
+                        "NoCapacity",
+                        f"requests to component {real} found no copy to take them (NoCapacityInvocationFailures)",
+                        0,
+                        scope=scope,
+                        **m.alarm_metric(m.NO_CAPACITY_INVOCATION_FAILURES),
+                        statistic=m.NO_CAPACITY_INVOCATION_FAILURES.statistic,
+                        period=period_s,
+                        dimensions=dims,
+                    )
+                )
+            if rollback and component is not None and stack_info(component).node.path == here:
+                component.add_rollback_alarm(alarms[0].ref)
+            self.component_alarms[logical] = alarms
 
     def _define_loading_alarms(
         self, endpoint: ITritonEndpoint, period_s: int, cache_hit_ratio: float, wait_ms: float
@@ -552,10 +609,11 @@ class TritonAlarms(Construct):
         threshold: float,
         *,
         comparison: str = "GreaterThanThreshold",
+        scope: Construct | None = None,
         **props: Any,
     ) -> cloudwatch.CfnAlarm:
         alarm = cloudwatch.CfnAlarm(
-            self,
+            scope or self,
             cid,
             alarm_description=f"cdk-triton: {description}",
             threshold=threshold,
@@ -568,6 +626,29 @@ class TritonAlarms(Construct):
         )
         self.alarms.append(alarm)
         return alarm
+
+
+def _rate_metrics(dims: list[dict[str, str]], period_s: int) -> list[dict[str, Any]]:
+    """The metric math of a 5XX error rate (%) over ``dims``."""
+
+    def stat(spec: m.MetricDef, qid: str) -> dict[str, Any]:
+        metric = {"namespace": spec.namespace, "metricName": spec.name, "dimensions": dims}
+        return {
+            "id": qid,
+            "returnData": False,
+            "metricStat": {"metric": metric, "period": period_s, "stat": spec.statistic},
+        }
+
+    return [
+        {
+            "id": "rate",
+            "expression": "IF(inv > 0, 100 * err / inv, 0)",
+            "label": "5XX error rate (%)",
+            "returnData": True,
+        },
+        stat(m.INVOCATION_5XX_ERRORS, "err"),
+        stat(m.INVOCATIONS, "inv"),
+    ]
 
 
 def _threshold_errors(

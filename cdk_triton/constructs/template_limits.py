@@ -20,12 +20,14 @@ up front (``checks.limits``), which raises ``TritonValidationError`` itself.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import aws_cdk as cdk
 import jsii
-from constructs import Construct, IValidation
+from constructs import Construct, IValidation, Node
 
+from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT
 from cdk_triton.constructs.checks.limits import (
     Contributor,
     TemplateFigures,
@@ -131,3 +133,42 @@ def check_name_map(
     )
     stack_limits(stack).add_contributor(contributor)
     return errs + check_template_limits(figures)
+
+
+# ---------------------------------------------------------------------------- resource headroom
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResourceHeadroom:
+    """How many CloudFormation resources a stack holds against the limit."""
+
+    stack: str
+    resources: int
+    limit: int = CFN_RESOURCE_LIMIT
+
+    @property
+    def remaining(self) -> int:
+        return self.limit - self.resources
+
+    @property
+    def used_fraction(self) -> float:
+        return self.resources / self.limit
+
+
+def count_resources(stack: cdk.Stack, node: Node | None = None) -> int:
+    """The CloudFormation resources below ``node`` (default: the whole stack)."""
+    return sum(1 for c in (node or stack.node).find_all() if isinstance(c, cdk.CfnResource))
+
+
+def resource_headroom(stack: cdk.Stack, *, annotate: bool = False) -> ResourceHeadroom:
+    """Count the CloudFormation resources of ``stack`` (optionally as an info annotation).
+
+    Resources of nested stacks below ``stack`` are counted too (a conservative estimate).
+    """
+    count = count_resources(stack)
+    head = ResourceHeadroom(stack=stack.node.path, resources=count)
+    if annotate:
+        cdk.Annotations.of(stack).add_info(
+            f"cdk-triton: {count} of {head.limit} CloudFormation resources used ({head.remaining} left)"
+        )
+    return head

@@ -11,7 +11,7 @@ naming no component of the endpoint, is a ``ValidationError`` 400 (:data:`MISSIN
 is SageMaker's text, :func:`unknown_component_message` ours).
 
 Before any server starts, every component's compute requirements are checked against the endpoint's
-instance type (``config.components.fit_problems``): what would never fit a SageMaker instance is
+instance type (``config.sizing.component_fit_problems``, the rule build and synth apply): what would never fit a SageMaker instance is
 refused with ``ComponentDoesNotFit``.
 """
 
@@ -23,8 +23,9 @@ from dataclasses import replace
 from typing import Any
 
 from cdk_triton.config import components as rules
+from cdk_triton.config import sizing
 from cdk_triton.config.manifest import SINGLE_MODEL, ComponentEntry, EndpointEntry, Manifest
-from cdk_triton.errors import TritonValidationError, raise_all
+from cdk_triton.errors import raise_all
 from cdk_triton.local.endpoint import TARGET_MODEL_HEADER, LocalEndpoint
 from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.front import Reply, RuntimeFront, aws_error, invoke_front
@@ -46,33 +47,18 @@ def unknown_component_message(component: str, endpoint: str) -> str:
 
 
 def required_memory_mb(manifest: Manifest, entry: EndpointEntry, component: ComponentEntry) -> int | None:
-    """The component's memory requirement: as declared, else the recorded memory of its models (at least
-    128 MB); None when neither is known."""
-    if component.min_memory_mb is not None:
-        return component.min_memory_mb
+    """The component's memory requirement: ``config.sizing.component_min_memory_mb`` (as declared, else
+    derived from its models' recorded memory as synth derives it); None when neither is known."""
     target = entry.target_models[component.target_model]
-    recorded = [manifest.models[m].memory_bytes for m in target.models if m in manifest.models]
-    known = [b for b in recorded if b is not None]
-    if not known:
-        return None
-    return max(rules.MIN_MEMORY_MB, -(-sum(known) // 2**20))
+    models = [manifest.models[m] for m in target.models if m in manifest.models]
+    return sizing.component_min_memory_mb(component.min_memory_mb, models)
 
 
 def check_components_fit(manifest: Manifest, entry: EndpointEntry, instance_type: str | None = None) -> None:
     """Raise ``ComponentDoesNotFit`` for every component one instance of ``instance_type`` (default: the
-    endpoint's first instance type) cannot hold, as the deployment would meet it."""
-    itype = instance_type or (entry.instance_types[0] if entry.instance_types else "")
-    problems: list[TritonValidationError] = []
-    for name, c in sorted(entry.components.items()):
-        problems += rules.fit_problems(
-            itype,
-            component=name,
-            accelerators=c.accelerators,
-            cpu_cores=c.cpu_cores,
-            memory_mb=required_memory_mb(manifest, entry, c),
-            path=f"manifest endpoint '{entry.name}' components.{name}",
-        )
-    raise_all(problems)
+    endpoint's first instance type) cannot hold, as the deployment would meet it
+    (``config.sizing.component_fit_problems``: the rule of build and synth)."""
+    raise_all(sizing.component_fit_problems(manifest.models, entry, instance_type))
 
 
 def single_model_entry(entry: EndpointEntry, component: ComponentEntry) -> EndpointEntry:

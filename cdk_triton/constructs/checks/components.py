@@ -51,16 +51,16 @@ def derive_requirements(
     info: InstanceTypeInfo | None,
     *,
     cpu_instance: bool,
-    models: Sequence[tuple[int | None, int]],
+    models: Sequence[sizing.SizedModel],
     accelerators: int | None,
     cpu_cores: float | None,
     min_memory_mb: int | None,
     max_memory_mb: int | None,
 ) -> tuple[Requirements | None, list[TritonValidationError]]:
-    """The requirements of one copy: the given ones, else derived. Memory: ``sizing.component_memory_mb``
-    of the archive's models; accelerators: 1 on a GPU type; CPU cores: 1 on a CPU type, else left to
+    """The requirements of one copy: the given ones, else derived. Memory: ``sizing.component_min_memory_mb``
+    of the archive's built models (the rule of build and serve too); accelerators: 1 on a GPU type; CPU cores: 1 on a CPU type, else left to
     SageMaker. A memory that is neither given nor derivable is ``InvalidComputeRequirement``."""
-    memory = min_memory_mb if min_memory_mb is not None else sizing.component_memory_mb(models)
+    memory = sizing.component_min_memory_mb(min_memory_mb, models)
     if memory is None:
         return None, [
             catalogued(

@@ -7,6 +7,7 @@ the image's release), the response cache, and the one-instance rule of sequence-
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from cdk_triton.config import formats, tables
@@ -220,3 +221,36 @@ def check_sequence_batching_instances(
             fix=f"use {prop}=1 and scale the model with instance_groups count, or serve stateless models only",
         )
     ]
+
+
+def check_model_source(
+    model_path: str | None, *, artifacts: bool, props: Iterable[str]
+) -> list[TritonValidationError]:
+    """An endpoint's model: either a model (``model_path``: its construct path), or the props of the model
+    to define (``artifacts`` at least): not both, not neither."""
+    given = sorted([*(["artifacts"] if artifacts else []), *props])
+    if model_path is not None and given:
+        return [
+            catalogued(
+                "ModelGivenTwice",
+                prop=", ".join(given),
+                value=model_path,
+                problem="are props of the model, and model= gives a model already",
+                allowed="either model=TritonModel(...) or the model's props (artifacts=..., image=..., ...)",
+                fix=f"pass {', '.join(given)} to the TritonModel you give, or drop model= and let the "
+                "endpoint define its model",
+            )
+        ]
+    if model_path is None and not artifacts:
+        return [
+            catalogued(
+                "ModelRequired",
+                prop="model/artifacts",
+                value=None,
+                problem="are both unset: the endpoint has no model to serve",
+                allowed="model=TritonModel(...), or artifacts=ModelArtifacts.from_manifest(...) with the "
+                "model's other props",
+                fix="pass artifacts=ModelArtifacts.from_manifest(path, key), or model=TritonModel(...)",
+            )
+        ]
+    return []

@@ -429,6 +429,9 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "InvalidEndpointMode": lambda s: TritonEndpoint.from_endpoint_attributes(
         s, "Imported", EndpointAttributes(endpoint_name="other", mode="multi")
     ),
+    "InvalidComponentName": lambda s: TritonEndpoint.from_endpoint_attributes(
+        s, "Imported", EndpointAttributes(endpoint_name="other", component_names={"a_b": "other_a_b"})
+    ),
     "NoRecordedSamples": lambda s: mme(s).add_verification(),
     "SampleFileMissing": lambda s: sme(
         s, artifacts=ModelArtifacts.from_manifest(_BAD / "no-samples.json", "classifier")
@@ -528,6 +531,7 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "InvalidByteSize": ("response_cache_byte_size", 0),
     "InvalidCapacity": ("min_capacity/max_capacity", (3, 2)),
     "InvalidEndpointMode": ("mode", "multi"),
+    "InvalidComponentName": ("component_names", "other_a_b"),
     "ModelGivenTwice": ("artifacts", "TestStack/M"),
     "ModelRequired": ("model/artifacts", None),
     "ModelInOtherEnvironment": ("model", "Far/M"),

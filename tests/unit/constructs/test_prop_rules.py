@@ -222,6 +222,7 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("from_endpoint_attributes", "variant_name", "SageMaker's name pattern", "InvalidVariantName",
      lambda s: _imported(s, variant_name="All Traffic"), "variant_name"),
     ("from_endpoint_attributes", "mode", "'SME', 'MME' or 'IC'", "InvalidEndpointMode", None, None),
+    ("from_endpoint_attributes", "component_names", "InferenceComponentNames (mode 'IC')", "InvalidComponentName", None, None),
     ("from_endpoint_attributes", "instance_type", "ml.<family>.<size>", "InvalidInstanceType",
      lambda s: _imported(s, instance_type="g5.xlarge"), "instance_type"),
     ("from_endpoint_attributes", "gpu_count", ">= 0", "InvalidGpuCount", None, None),
