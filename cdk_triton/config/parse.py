@@ -14,7 +14,6 @@ Both share the primitives: :func:`has_type` (``true`` is not a number), :func:`u
 
 from __future__ import annotations
 
-import difflib
 import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields
@@ -56,6 +55,8 @@ def unknown_keys(d: Mapping[str, Any], allowed: Iterable[str]) -> list[Any]:
 
 def closest(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str | None:
     """The closest of ``choices`` to ``word`` (for 'did you mean'), or None."""
+    import difflib  # only for an error's hint: not on every build's import path
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return close[0] if close else None
 
