@@ -59,7 +59,10 @@ def clean_leftovers(out: Path) -> None:
         root = out / sub
         if not root.is_dir():
             continue
-        for p in sorted(root.rglob(".*"), key=lambda x: len(x.parts), reverse=True):
+        found = []  # os.walk over plain strings: a fleet's cache has thousands of entries
+        for dirpath, dirnames, filenames in os.walk(root):
+            found += [os.path.join(dirpath, n) for n in (*dirnames, *filenames) if n.startswith(".")]
+        for p in sorted(map(Path, found), key=lambda x: len(x.parts), reverse=True):
             if p.name.endswith((".tmp", ".old")):
                 if p.is_dir():
                     shutil.rmtree(p, ignore_errors=True)
@@ -196,8 +199,11 @@ def write_build_manifest(ctx: BuildContext) -> StepOutput:
             endpoints=endpoints,
             uploaded=manifest.uploaded and (ctx.merged.uploaded or not took),
         )
-    changed = _write_if_changed(manifest, path)
-    ctx.result.manifest = read_manifest(path)
+    changed, data = _write_if_changed(manifest, path)
+    # read back what is on disk now: the file just written, or the same bytes parsed once (a no-op)
+    ctx.result.manifest = (
+        read_manifest(path) if changed else manifest_from_dict(data, source=str(path.resolve()))
+    )
     return StepOutput(step="manifest", status=StepStatus.OK if changed else StepStatus.UP_TO_DATE)
 
 
@@ -217,13 +223,19 @@ def merge_previous(manifest: Manifest, path: Path) -> Manifest:
     )
 
 
-def _write_if_changed(manifest: Manifest, path: Path) -> bool:
+def _write_if_changed(manifest: Manifest, path: Path) -> tuple[bool, Any]:
+    """Write ``manifest`` unless ``path`` holds its bytes already; returns (written, the file's data
+    parsed when it was not written). An unchanged manifest is never rewritten (nor its mtime moved)."""
     text = json.dumps(manifest.to_dict(), indent=2, sort_keys=True) + "\n"
-    if path.is_file() and path.read_text("utf-8") == text:
-        return False
+    try:
+        same = path.read_text("utf-8") == text
+    except (OSError, UnicodeDecodeError):
+        same = False
+    if same:
+        return False, json.loads(text)
     with space.guard(path, len(text.encode())):
         write_manifest(manifest, path)  # a temp file renamed into place (removed on failure)
-    return True
+    return True, None
 
 
 def prune(ctx: BuildContext) -> StepOutput:
@@ -252,9 +264,11 @@ def prune_outputs(out: Path, manifest: Manifest) -> None:
     }
     samples = out / layout.SAMPLES_FOLDER
     if samples.is_dir():
-        for f in samples.glob("*.json"):
-            if f.name not in keep:
-                f.unlink(missing_ok=True)
+        with os.scandir(samples) as it:  # plain names: a fleet has thousands of sample files
+            stale = [e.name for e in it if e.name.endswith(".json")]
+        for name in stale:
+            if name not in keep:
+                (samples / name).unlink(missing_ok=True)
     for mode, multi in ((layout.SME_FOLDER, False), (layout.MME_FOLDER, True)):
         if not (out / mode).is_dir():
             continue

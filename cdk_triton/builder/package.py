@@ -189,16 +189,16 @@ def _files_under(root: Path) -> set[str]:
     """The files under ``root`` as ``/``-separated relative paths, as :func:`iter_tree` finds them
     (no __pycache__, no *.pyc), with plain strings: a fleet's no-op build checks thousands."""
     out: set[str] = set()
-    top = str(root)
-    for dirpath, dirnames, filenames in os.walk(top):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        rel = os.path.relpath(dirpath, top)
-        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
-        out.update(
-            prefix + f
-            for f in filenames
-            if not f.endswith(".pyc") and os.path.isfile(os.path.join(dirpath, f))
-        )
+    todo = [(str(root), "")]
+    while todo:  # os.scandir: the entry's type comes with the listing (no stat per file)
+        path, prefix = todo.pop()
+        with os.scandir(path) as it:
+            for e in it:
+                if e.is_dir():  # as os.walk: a link to a directory is neither a file nor entered
+                    if e.name != "__pycache__" and not e.is_symlink():
+                        todo.append((e.path, prefix + e.name + "/"))
+                elif e.is_file() and not e.name.endswith(".pyc"):
+                    out.add(prefix + e.name)
     return out
 
 

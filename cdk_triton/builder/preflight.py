@@ -20,13 +20,10 @@ from cdk_triton.errors import BuildError, TritonValidationError
 def select(spec: BuildSpec, only: str | None) -> tuple[list[EndpointSpec], list[str]]:
     """The endpoints and models ``--only`` names (everything when None), models with their steps."""
     if only is None:
-        endpoints = list(spec.endpoints)
-        names: list[str] = []
+        found: dict[str, None] = {}  # insertion-ordered set: a fleet has thousands of names
         for m in spec.models:
-            for n in spec.closure(m.name):
-                if n not in names:
-                    names.append(n)
-        return endpoints, names
+            found.update(dict.fromkeys(spec.closure(m.name)))
+        return list(spec.endpoints), list(found)
     ep_names = [e.name for e in spec.endpoints]
     if only in ep_names:
         endpoints = [e for e in spec.endpoints if e.name == only]
@@ -43,28 +40,26 @@ def select(spec: BuildSpec, only: str | None) -> tuple[list[EndpointSpec], list[
             allowed=", ".join(spec.model_names + ep_names),
             fix="name a model or endpoint from the declaration",
         )
-    names = []
+    chosen: dict[str, None] = {}
     for r in roots:
-        for n in spec.closure(r):
-            if n not in names:
-                names.append(n)
-    return endpoints, names
+        chosen.update(dict.fromkeys(spec.closure(r)))
+    return endpoints, list(chosen)
 
 
 def order(spec: BuildSpec, names: list[str]) -> list[str]:
     """Dependency order: steps before ensembles."""
-    out: list[str] = []
+    out: dict[str, None] = {}  # insertion-ordered set
 
     def visit(n: str) -> None:
         if n in out:
             return
         for s in spec.model(n).steps:
             visit(s.model)
-        out.append(n)
+        out[n] = None
 
     for n in names:
         visit(n)
-    return out
+    return list(out)
 
 
 def run(ctx: BuildContext) -> StepOutput:

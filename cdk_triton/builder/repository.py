@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -206,6 +207,7 @@ def _archive(
     previous: dict[str, Any],
     stale: bool = False,
     members: list[str] | None = None,
+    index_mtime: int | None = None,
 ) -> tuple[dict[str, Any], Path, bool]:
     """The one archive path of SME and MME: reuse the archive ``previous`` (an index entry) names when
     its ``fingerprint`` (field, value) still matches and the file is intact (size and mtime as recorded,
@@ -214,7 +216,7 @@ def _archive(
     field, value = fingerprint
     archive = folder / previous.get("file", "-")
     if not stale and previous.get(field) == value:
-        problem = _archive_problem(ctx, archive, previous, folder)
+        problem = _archive_problem(ctx, archive, previous, folder, index_mtime)
         if problem is None:
             return previous, archive, False
         ctx.warn(f"archive {archive} {problem}: packing it again")
@@ -224,18 +226,36 @@ def _archive(
     return {field: value, "file": archive.name, "sha256": sha, "size": size}, archive, True
 
 
-def _archive_problem(ctx: BuildContext, archive: Path, previous: dict[str, Any], folder: Path) -> str | None:
+def _archive_problem(
+    ctx: BuildContext, archive: Path, previous: dict[str, Any], folder: Path, index_mtime: int | None = None
+) -> str | None:
     """Why the archive an index entry names cannot be reused (None when it can): hashed unless its size
-    is as recorded and it was not modified after the folder's index was written."""
-    if not archive.is_file():
+    is as recorded and it was not modified after the folder's index was written (``index_mtime``:
+    that index's mtime_ns, read once per folder by the caller; None: read here)."""
+    try:
+        st = os.stat(archive)
+    except OSError:
         return "is missing"
-    st = archive.stat()
+    if not stat.S_ISREG(st.st_mode):
+        return "is missing"
     if st.st_size != previous.get("size"):
         return "has another size than recorded (truncated?)"
-    index = [p for p in (folder / "index.json", folder / ".archive.json") if p.is_file()]
-    hash_it = ctx.full_check or not index or st.st_mtime_ns > index[0].stat().st_mtime_ns
+    written = index_mtime if index_mtime is not None else _index_mtime(folder)
+    hash_it = ctx.full_check or written is None or st.st_mtime_ns > written
     if hash_it and sha256_file(archive) != previous.get("sha256"):
         return "does not match its sha256"
+    return None
+
+
+def _index_mtime(folder: Path) -> int | None:
+    """The mtime_ns of the folder's index (``index.json``, else ``.archive.json``), None without one."""
+    for p in (folder / "index.json", folder / ".archive.json"):
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return st.st_mtime_ns
     return None
 
 
@@ -313,6 +333,7 @@ def _package_mme(
     artifacts: list[Artifact] = []
     packed = 0
     new_index: dict[str, Any] = {}
+    index_mtime = _index_mtime(folder)  # the index is rewritten after the loop, never in it
     for r in roots:
         members = ctx.spec.closure(r)
         dirs = ctx.model_dirs(members)
@@ -324,6 +345,7 @@ def _package_mme(
             fingerprint=("key", _unit_key(ctx, members)),
             previous=index.get(r, {}),
             members=members,
+            index_mtime=index_mtime,
         )
         packed += int(now)
         sha, size, uri = (

@@ -140,8 +140,12 @@ def json_text(data: Any) -> str:
 def write_json_if_changed(path: Path, data: Any) -> bool:
     """Write ``data`` as JSON unless the file already holds exactly these bytes (atomic rename)."""
     text = json_text(data)
-    if path.is_file() and path.read_text("utf-8") == text:
-        return False
+    try:  # one open and read (no stat first): a fleet's no-op build compares thousands
+        with open(path, encoding="utf-8") as fh:
+            if fh.read() == text:
+                return False
+    except (OSError, UnicodeDecodeError):
+        pass  # missing, not a file or not text: written below
     from cdk_triton.builder import space
 
     path.parent.mkdir(parents=True, exist_ok=True)

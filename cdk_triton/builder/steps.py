@@ -9,8 +9,10 @@ archive per target model); (4) optionally upload; (5) write the manifest and pru
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,24 @@ STEPS: tuple[Step, ...] = (
     outputs.write_build_manifest,
     outputs.prune,
 )
+
+
+#: the steps that run with the cyclic garbage collector on (they import and run exporters)
+UNPAUSED: tuple[Step, ...] = (export_step.export_models,)
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a bookkeeping phase (reference counting still frees
+    everything): a fleet's declaration, keys and manifest are ~10^5 objects and none in cycles, and
+    the collector's passes over them were ~15% of a no-op build of 1,000 models."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def run_build(
@@ -84,7 +104,8 @@ def run_build(
         TritonValidationError: bad declarations (nothing written).
         BuildError: a failed build step (the code says which).
     """
-    spec = load_spec(config_path, artifact_location=artifact_location)
+    with gc_paused():
+        spec = load_spec(config_path, artifact_location=artifact_location)
     out = Path(out_dir) if out_dir is not None else Path(config_path).resolve().parent / "out"
     out = out.resolve()
     fmts = merge.parse_formats(formats)
@@ -110,7 +131,8 @@ def run_build(
             config_path=Path(config_path).resolve(),
             jobs=parallel.parse_jobs(jobs),
         )
-        done = {"preflight": preflight.run(ctx)}  # raises before anything is written
+        with gc_paused():
+            done = {"preflight": preflight.run(ctx)}  # raises before anything is written
         try:
             done |= _run_steps(ctx)
         finally:
@@ -148,7 +170,8 @@ def _run_steps(ctx: BuildContext) -> dict[str, StepOutput]:
     done = {}
     for step in STEPS:
         try:
-            output = step(ctx)
+            with contextlib.nullcontext() if step in UNPAUSED else gc_paused():
+                output = step(ctx)
         except OSError as exc:
             if not space.is_no_space(exc):
                 raise

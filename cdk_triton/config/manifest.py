@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -241,17 +241,53 @@ class Manifest:
         return self.endpoints[name]
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data: dict[str, Any] = _json_ready(self)
         data.pop("path", None)
-        return _strip_none(data)
+        return data
 
 
-def _strip_none(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _strip_none(v) for k, v in value.items() if v is not None}
+def _json_ready(value: Any) -> Any:
+    """``dataclasses.asdict`` then None-valued keys dropped (in dicts and lists, not in tuples), in
+    one pass and without asdict's deep copies (the leaves are JSON scalars): a no-op build of a fleet
+    serializes its whole manifest."""
+    if isinstance(value, _SCALARS):
+        return value
+    names = _FIELDS.get(type(value))
+    if names is None and is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS[type(value)] = tuple(f.name for f in fields(value))
+    if names is not None:
+        items = ((n, getattr(value, n)) for n in names)
+        return {n: _json_ready(v) for n, v in items if v is not None}
     if isinstance(value, list):
-        return [_strip_none(v) for v in value]
+        return [_json_ready(v) for v in value]
+    if isinstance(value, tuple):  # asdict keeps tuples; None inside one is kept, as before
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {_plain(k): _json_ready(v) for k, v in value.items() if v is not None}
     return value
+
+
+def _plain(value: Any) -> Any:
+    """``dataclasses.asdict`` of ``value`` without its deep copies (None kept)."""
+    if isinstance(value, _SCALARS):
+        return value
+    names = _FIELDS.get(type(value))
+    if names is None and is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS[type(value)] = tuple(f.name for f in fields(value))
+    if names is not None:
+        return {n: _plain(getattr(value, n)) for n in names}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+_SCALARS = (str, int, float, type(None))
+#: the field names of each dataclass met (``dataclasses.fields`` per call is most of the time)
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 # ---------------------------------------------------------------------------- reading

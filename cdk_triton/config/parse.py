@@ -14,7 +14,7 @@ Both share the primitives: :func:`has_type` (``true`` is not a number), :func:`u
 
 from __future__ import annotations
 
-import difflib
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields
 from typing import Any
@@ -38,7 +38,13 @@ def has_type(value: Any, typ: TypeSpec, *, bool_rejected_for: tuple[TypeSpec, ..
 def dataclass_keys(cls: type, *, exclude: Iterable[str] = ()) -> list[str]:
     """The field names of dataclass ``cls`` (the keys its document may hold), in field order."""
     skip = set(exclude)
-    return [f.name for f in fields(cls) if f.name not in skip]
+    return [n for n in _field_names(cls) if n not in skip]
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """``dataclasses.fields`` once per class (a fleet's declaration checks thousands of blocks)."""
+    return tuple(f.name for f in fields(cls))
 
 
 def unknown_keys(d: Mapping[str, Any], allowed: Iterable[str]) -> list[Any]:
@@ -49,6 +55,8 @@ def unknown_keys(d: Mapping[str, Any], allowed: Iterable[str]) -> list[Any]:
 
 def closest(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str | None:
     """The closest of ``choices`` to ``word`` (for 'did you mean'), or None."""
+    import difflib  # only for an error's hint: not on every build's import path
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
     return close[0] if close else None
 

@@ -8,6 +8,7 @@ endpoint, so the problems of ``models[0]`` come before those of ``models[1]``, a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -84,8 +85,13 @@ def check_model_names_unique(spec: DeclarationView) -> Problems:
     return out
 
 
+def _exists(spec: DeclarationView, relative: str) -> bool:
+    """``spec.resolve_path(relative).exists()``; the plain path is tried first (no resolve per model)."""
+    return os.path.exists(os.path.join(spec.base_dir, relative)) or spec.resolve_path(relative).exists()
+
+
 def check_source_exists(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
-    if m.source is None or not m.source.path or spec.resolve_path(m.source.path).exists():
+    if m.source is None or not m.source.path or _exists(spec, m.source.path):
         return []
     return [
         problem(

@@ -47,3 +47,35 @@ def test_an_onnx_entry_records_the_opset_and_ir_version_the_export_read() -> Non
     assert (entry.onnx_opset, entry.onnx_ir_version) == (17, 8)
     trt = model_entry(record("tensorrt"), None)  # the ONNX feeding a plan is not what Triton loads
     assert (trt.onnx_opset, trt.onnx_ir_version) == (None, None)
+
+
+def test_a_noop_build_keeps_the_manifest_file_and_reads_back_the_same_manifest(tmp_path: Path) -> None:
+    import gc
+    import json
+    from dataclasses import asdict
+
+    from cdk_triton.config.manifest import read_manifest
+
+    out = tmp_path / "out"
+    decl = write_decl(tmp_path, python_model())
+    first = run_build(decl, out_dir=out, progress=False)
+    path = first.manifest_path
+    before = path.stat()
+    again = run_build(decl, out_dir=out, progress=False)
+    after = path.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # not rewritten
+    assert again.manifest == read_manifest(path) == first.manifest  # parsed once, as read back
+    assert gc.isenabled()  # the bookkeeping phases pause the collector and give it back
+
+    def strip(v):  # type: ignore[no-untyped-def]  # the old to_dict: asdict, then None dropped
+        if isinstance(v, dict):
+            return {k: strip(x) for k, x in v.items() if x is not None}
+        return [strip(x) for x in v] if isinstance(v, list) else v
+
+    old = asdict(again.manifest)
+    old.pop("path")
+    assert again.manifest.to_dict() == strip(old)
+    assert path.read_text() == json.dumps(strip(old), indent=2, sort_keys=True) + "\n"
+    path.write_text(path.read_text().replace("\n", "\r\n"))  # other bytes, the same JSON: rewritten
+    run_build(decl, out_dir=out, progress=False)
+    assert path.read_text() == json.dumps(strip(old), indent=2, sort_keys=True) + "\n"
