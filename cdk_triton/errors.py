@@ -7,6 +7,7 @@ written, uploaded or synthesized; ``BuildError`` for failures while building art
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -107,6 +108,14 @@ def raise_all(errors: list[TritonValidationError]) -> None:
     if len(errors) == 1:
         raise errors[0]
     raise TritonValidationErrors(errors)
+
+
+def raise_at(scope: Any, errors: Sequence[TritonValidationError]) -> None:
+    """:func:`raise_all`, each error without a path located at ``scope.node.path`` (a construct's path,
+    read only when there are errors: a jsii call)."""
+    if errors:
+        path = scope.node.path
+        raise_all([e if e.path else e.at(path) for e in errors])
 
 
 class BuildError(CdkTritonError, RuntimeError):

@@ -77,24 +77,37 @@ def _at(path: str | None, key: str) -> str | None:
     return f"{path}.{key}" if path else None
 
 
-def copy_problems(v: ComponentValues, path: str | None = None) -> list[TritonValidationError]:
-    """``InvalidCopyCount``: copies or min_copies below 0, max_copies below 1, min above max, copies
-    outside [min_copies, max_copies] (a templated CopyCount is never below the scaling minimum)."""
+def _below_floor(
+    code: str,
+    v: ComponentValues,
+    path: str | None,
+    floors: tuple[tuple[str, float, str], ...],
+    fix_tail: str,
+) -> list[TritonValidationError]:
+    """``code`` for each value of ``v`` below its floor: (key, floor, unit after the floor)."""
     out: list[TritonValidationError] = []
-    for key, floor in (("copies", MIN_COPY_COUNT), ("min_copies", MIN_COPY_COUNT), ("max_copies", 1)):
+    for key, floor, unit in floors:
         value = getattr(v, key)
         if value is not None and value < floor:
             out.append(
                 _problem(
-                    "InvalidCopyCount",
+                    code,
                     _at(path, key),
                     key,
                     value,
-                    f"is below {floor}",
+                    f"is below {floor}{unit}",
                     f">= {floor}",
-                    f"set {key} to {floor} or more",
+                    f"set {key} to {floor} or more{fix_tail}",
                 )
             )
+    return out
+
+
+def copy_problems(v: ComponentValues, path: str | None = None) -> list[TritonValidationError]:
+    """``InvalidCopyCount``: copies or min_copies below 0, max_copies below 1, min above max, copies
+    outside [min_copies, max_copies] (a templated CopyCount is never below the scaling minimum)."""
+    floors = (("copies", MIN_COPY_COUNT, ""), ("min_copies", MIN_COPY_COUNT, ""), ("max_copies", 1, ""))
+    out = _below_floor("InvalidCopyCount", v, path, floors, "")
     lo, hi = v.min_copies, v.max_copies
     if lo is not None and hi is not None and lo > hi and lo >= 0 and hi >= 1:
         out.append(
@@ -139,27 +152,13 @@ def copy_problems(v: ComponentValues, path: str | None = None) -> list[TritonVal
 def compute_problems(v: ComponentValues, path: str | None = None) -> list[TritonValidationError]:
     """``InvalidComputeRequirement`` (memory < 128 MB, max memory below memory, accelerators < 1, CPU
     cores < 0.25) and ``InvalidStartupTimeout`` (outside 60-3600 s)."""
-    out: list[TritonValidationError] = []
-    checks = (
-        ("memory_mb", MIN_MEMORY_MB, "MB (MinMemoryRequiredInMb)"),
-        ("max_memory_mb", MIN_MEMORY_MB, "MB (MaxMemoryRequiredInMb)"),
-        ("accelerators", MIN_ACCELERATORS, "(NumberOfAcceleratorDevicesRequired)"),
-        ("cpu_cores", MIN_CPU_CORES, "(NumberOfCpuCoresRequired)"),
+    floors = (
+        ("memory_mb", MIN_MEMORY_MB, " MB (MinMemoryRequiredInMb)"),
+        ("max_memory_mb", MIN_MEMORY_MB, " MB (MaxMemoryRequiredInMb)"),
+        ("accelerators", MIN_ACCELERATORS, " (NumberOfAcceleratorDevicesRequired)"),
+        ("cpu_cores", MIN_CPU_CORES, " (NumberOfCpuCoresRequired)"),
     )
-    for key, floor, unit in checks:
-        value = getattr(v, key)
-        if value is not None and value < floor:
-            out.append(
-                _problem(
-                    "InvalidComputeRequirement",
-                    _at(path, key),
-                    key,
-                    value,
-                    f"is below {floor} {unit}",
-                    f">= {floor}",
-                    f"set {key} to {floor} or more, or remove it (derived at synth)",
-                )
-            )
+    out = _below_floor("InvalidComputeRequirement", v, path, floors, ", or remove it (derived at synth)")
     lo, hi = v.memory_mb, v.max_memory_mb
     if lo is not None and hi is not None and hi < lo:
         out.append(

@@ -147,8 +147,28 @@ class ComponentEntry:
     startup_timeout_s: int | None = None
 
 
+class EndpointMode:
+    """What an endpoint's ``mode`` says (one rule for the models.yaml spec and the manifest entry)."""
+
+    __slots__ = ()
+    mode: str
+
+    @property
+    def is_multi_model(self) -> bool:
+        return self.mode == MULTI_MODEL
+
+    @property
+    def is_inference_components(self) -> bool:
+        return self.mode == INFERENCE_COMPONENTS
+
+    @property
+    def per_model_archives(self) -> bool:
+        """Whether each model has its own archive (``target_models``): MME and inference components."""
+        return self.mode in (MULTI_MODEL, INFERENCE_COMPONENTS)
+
+
 @dataclass(frozen=True, kw_only=True, slots=True)
-class EndpointEntry:
+class EndpointEntry(EndpointMode):
     """One endpoint's packaged artifacts."""
 
     name: str
@@ -173,19 +193,6 @@ class EndpointEntry:
     sample: Sample | None = None
     #: The host image models.yaml pinned for the endpoint (``InferenceAmiVersion``); None: not pinned.
     inference_ami_version: str | None = None
-
-    @property
-    def is_multi_model(self) -> bool:
-        return self.mode == MULTI_MODEL
-
-    @property
-    def is_inference_components(self) -> bool:
-        return self.mode == INFERENCE_COMPONENTS
-
-    @property
-    def per_model_archives(self) -> bool:
-        """Whether each model has its own archive in ``target_models`` (MME and inference components)."""
-        return self.mode in (MULTI_MODEL, INFERENCE_COMPONENTS)
 
     def component_map(self) -> dict[str, str]:
         """logical name -> the manifest's component name."""

@@ -52,6 +52,17 @@ ENDPOINT_CONFIG_KMS_RULES = (
 )
 
 
+def local_storage_kms_acks(instance_type: str, local_storage: bool) -> list[cdk.Acknowledgment]:
+    """The EndpointConfig KMS rule's acknowledgments on a local-NVMe instance type (none elsewhere)."""
+    if not local_storage:
+        return []
+    reason = (
+        f"{instance_type} has local NVMe storage, which is hardware-encrypted; "
+        "CreateEndpointConfig rejects a KmsKeyId for it"
+    )
+    return [cdk.Acknowledgment(id=rule, reason=reason) for rule in ENDPOINT_CONFIG_KMS_RULES]
+
+
 def acknowledge(scope: IConstruct, rule_id: str, reason: str) -> None:
     """Acknowledge one cdk-nag finding on ``scope`` (and its children)."""
     cdk.Validations.of(scope).acknowledge(cdk.Acknowledgment(id=rule_id, reason=reason))

@@ -17,12 +17,12 @@ from constructs import Construct
 
 from cdk_triton.config import layout
 from cdk_triton.config.manifest import (
-    INFERENCE_COMPONENTS,
     MANIFEST_FILENAME,
     MULTI_MODEL,
     SINGLE_MODEL,
     ComponentEntry,
     EndpointEntry,
+    EndpointMode,
     Manifest,
     ModelEntry,
     TargetModel,
@@ -31,7 +31,7 @@ from cdk_triton.config.manifest import (
 from cdk_triton.constructs._tokens import is_token, pseudo, stack_info
 from cdk_triton.constructs.checks import artifacts as artifact_checks
 from cdk_triton.constructs.errors import catalogued, located, validation_error
-from cdk_triton.errors import TritonValidationError, raise_all
+from cdk_triton.errors import TritonValidationError, raise_at
 
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ArtifactsConfig:
+class ArtifactsConfig(EndpointMode):
     """What bound artifacts give the model and its execution role.
 
     Attributes:
@@ -95,14 +95,6 @@ class ArtifactsConfig:
     max_instances: int | None = None
     #: The TargetModel entries of the archives (MME / components), for per-component artifacts.
     archives: dict[str, TargetModel] = field(default_factory=dict)
-
-    @property
-    def is_multi_model(self) -> bool:
-        return self.mode == MULTI_MODEL
-
-    @property
-    def is_inference_components(self) -> bool:
-        return self.mode == INFERENCE_COMPONENTS
 
     @property
     def s3_url(self) -> str:
@@ -369,9 +361,7 @@ class _BucketArtifacts(ModelArtifacts):
 
 def _raise_at(scope: Construct, errs: list[TritonValidationError]) -> None:
     """Raise the pure checks' errors located at ``scope`` (nothing when there are none)."""
-    if errs:
-        path = scope.node.path
-        raise_all([e if e.path else e.at(path) for e in errs])
+    raise_at(scope, errs)
 
 
 class _AssetArtifacts(ModelArtifacts):

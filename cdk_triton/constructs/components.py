@@ -54,7 +54,7 @@ from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.constructs.variant import VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
 from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
-from cdk_triton.errors import TritonValidationError, raise_all
+from cdk_triton.errors import TritonValidationError, raise_at
 
 __all__ = ["ROUTING_STRATEGIES", "ComponentOptions", "TritonComponentsEndpoint", "TritonInferenceComponent"]
 
@@ -173,9 +173,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
 
     # ------------------------------------------------------------------ checks and plans
     def _raise(self, errs: list[TritonValidationError]) -> None:
-        if errs:
-            path = self.node.path
-            raise_all([e if e.path else e.at(path) for e in errs])
+        raise_at(self, errs)
 
     def _check_source(self, art: ArtifactsConfig, routing_strategy: str) -> list[TritonValidationError]:
         errs = []
@@ -362,14 +360,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             kms_key_id=key_arn,
         )
         self.endpoint_config.add_resource_dependency(self._endpoint_policy)
-        acks = []
-        if local:
-            reason = (
-                f"{self.instance_type} has local NVMe storage, which is hardware-encrypted; "
-                "CreateEndpointConfig rejects a KmsKeyId for it"
-            )
-            acks = [cdk.Acknowledgment(id=rule, reason=reason) for rule in _nag.ENDPOINT_CONFIG_KMS_RULES]
-        _nag.acknowledge_all(self, [*self._role_acks, *acks])
+        _nag.acknowledge_all(
+            self, [*self._role_acks, *_nag.local_storage_kms_acks(self.instance_type, local)]
+        )
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",

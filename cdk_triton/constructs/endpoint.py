@@ -74,7 +74,7 @@ from cdk_triton.constructs.verification_sample import (
     cache_capacity,
     endpoint_selection,
 )
-from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_all
+from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_at
 
 __all__ = [
     "CFN_RESOURCE_LIMIT",
@@ -356,9 +356,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
     def _raise(self, errs: list[TritonValidationError]) -> None:
         """Locate the pure checks' errors at this construct and raise them all (nothing when none)."""
-        if errs:
-            path = self.node.path
-            raise_all([e if e.path else e.at(path) for e in errs])
+        raise_at(self, errs)
 
     def _define_model(
         self, errs: list[TritonValidationError], artifacts: ModelArtifacts, model_props: TritonModelProps
@@ -406,14 +404,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
     def _acknowledge_nag_findings(self) -> None:
         """One call for the model's IAM5 findings and the EndpointConfig's KMS rule (each exact id)."""
-        kms_acks: list[cdk.Acknowledgment] = []
-        if self.has_local_storage:
-            reason = (
-                f"{self.instance_type} has local NVMe storage, which is hardware-encrypted; "
-                "CreateEndpointConfig rejects a KmsKeyId for it"
-            )
-            kms_acks = [cdk.Acknowledgment(id=rule, reason=reason) for rule in _nag.ENDPOINT_CONFIG_KMS_RULES]
-        self.model._flush_acks(scope=self, extra=kms_acks)
+        self.model._flush_acks(
+            scope=self, extra=_nag.local_storage_kms_acks(self.instance_type, self.has_local_storage)
+        )
 
     def _define_endpoint(self, deployment: DeploymentGuardrails | None) -> None:
         self._rollback_alarm: cloudwatch.CfnAlarm | None = None

@@ -34,7 +34,7 @@ from cdk_triton.constructs.checks.stacks import check_model_environment
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.image import ImageConfig, TritonImage
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
-from cdk_triton.errors import TritonValidationError, raise_all
+from cdk_triton.errors import TritonValidationError, raise_all, raise_at
 
 if TYPE_CHECKING:
     from aws_cdk import aws_ec2 as ec2
@@ -150,9 +150,7 @@ class TritonModel(Construct):
             opts = _with_metrics(opts, metrics, self.metrics_namespace)
         errs += opts.validate()
         errs += self._check_release_agreement(art, opts, raw_env)
-        if errs:  # the checks' and config-layer errors carry no path: locate them here (a jsii call)
-            path = self.node.path
-            raise_all([e if e.path else e.at(path) for e in errs])
+        raise_at(self, errs)  # the checks' and config-layer errors carry no path: locate them here
         return opts, raw_env
 
     def _check_release_agreement(

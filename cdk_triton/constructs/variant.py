@@ -18,7 +18,7 @@ from constructs import IConstruct
 
 from cdk_triton.config import gpu_hosts
 from cdk_triton.constructs._tokens import is_token, props
-from cdk_triton.errors import TritonValidationError, raise_all
+from cdk_triton.errors import TritonValidationError, raise_at
 
 __all__ = ["BuiltVariant", "VariantFacts", "apply_variant", "build_variant"]
 
@@ -107,8 +107,7 @@ def _managed(bounds: tuple[int, int] | None) -> dict[str, Any] | None:
 
 def apply_variant(scope: IConstruct, built: BuiltVariant) -> dict[str, Any]:
     """Raise ``built``'s errors at ``scope`` (nothing is defined then), write its annotations, return the property."""
-    if built.errors:
-        raise_all([e if e.path else e.at(scope.node.path) for e in built.errors])
+    raise_at(scope, built.errors)
     annotate(scope, built)
     return built.production_variant
 

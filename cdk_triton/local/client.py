@@ -23,7 +23,7 @@ from cdk_triton.config.declaration import DTYPES
 from cdk_triton.config.manifest import ComponentEntry, EndpointEntry, Manifest, Sample, read_manifest
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.detached import DEFAULT_STATE_DIR, read_state
-from cdk_triton.local.front import Reply, invoke_front
+from cdk_triton.local.front import FrontInvoke, Reply
 
 BINARY_CONTENT_TYPE = "application/vnd.sagemaker-triton.binary+json"
 _HEADER_SIZE = re.compile(r"json-header-size=(\d+)")
@@ -431,7 +431,7 @@ def invoke_tensors(
     return result
 
 
-class FrontClient:
+class FrontClient(FrontInvoke):
     """A started local endpoint seen from another process (``cdk-triton invoke``): manifest + front URL.
 
     An :class:`EndpointLike` (``manifest``, ``entry``, ``name``, ``invoke``), so a detached ``serve``
@@ -461,14 +461,3 @@ class FrontClient:
         state = None if (url and manifest) else read_state(state_dir, endpoint)
         manifest_path = manifest or (state.manifest if state else "")
         return cls(read_manifest(manifest_path), endpoint, url or (state.url if state else ""))
-
-    def invoke(
-        self,
-        body: bytes,
-        content_type: str,
-        target_model: str | None = None,
-        accept: str | None = None,
-        timeout: float = 120.0,
-        component: str | None = None,
-    ) -> Reply:
-        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout, component)

@@ -28,7 +28,7 @@ from cdk_triton.config.manifest import SINGLE_MODEL, ComponentEntry, EndpointEnt
 from cdk_triton.errors import raise_all
 from cdk_triton.local.endpoint import TARGET_MODEL_HEADER, LocalEndpoint
 from cdk_triton.local.errors import LocalServerError
-from cdk_triton.local.front import Reply, RuntimeFront, aws_error, invoke_front
+from cdk_triton.local.front import FrontServed, Reply, RuntimeFront, aws_error
 
 log = logging.getLogger("cdk_triton.local")
 
@@ -103,7 +103,7 @@ class _Unrouted:
         return None
 
 
-class ComponentsEndpoint:
+class ComponentsEndpoint(FrontServed):
     """An InferenceComponents endpoint of a build manifest: one local server per component behind one
     SageMaker Runtime route. The interface of :class:`~cdk_triton.local.endpoint.LocalEndpoint`
     (``start``, ``stop``, ``url``, ``invoke``, ``describe``, ``healthy``, ``failed``).
@@ -179,18 +179,6 @@ class ComponentsEndpoint:
             self.front.stop()
         self.front = None
 
-    def __enter__(self) -> ComponentsEndpoint:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        if self.front is None:
-            raise RuntimeError("the local endpoint is not started")
-        return self.front.url
-
     @property
     def healthy(self) -> bool:
         return all(ep.healthy for ep in self.components.values())
@@ -208,18 +196,6 @@ class ComponentsEndpoint:
         """The server of a component named by its logical name or its component name."""
         found = self.entry.find_component(name) if name else None
         return self.components.get(found.logical_name) if found is not None else None
-
-    def invoke(
-        self,
-        body: bytes,
-        content_type: str,
-        target_model: str | None = None,
-        accept: str | None = None,
-        timeout: float = 120.0,
-        component: str | None = None,
-    ) -> Reply:
-        """``InvokeEndpoint`` through the front over HTTP, with ``InferenceComponentName``."""
-        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout, component)
 
     def _route(self, headers: Mapping[str, str]) -> LocalEndpoint | Reply:
         """The component the headers name, or SageMaker's ValidationError."""

@@ -23,7 +23,7 @@ from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import release
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.errors import LocalServerError
-from cdk_triton.local.front import Reply, RuntimeFront, aws_error, invoke_front
+from cdk_triton.local.front import FrontServed, Reply, RuntimeFront, aws_error
 from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, _error_text
 from cdk_triton.local.overlay import CpuOverlay, OverlayChange
 from cdk_triton.local.repository import auto_complete_archives, prepare_sme_repository, uses_auto_complete
@@ -62,7 +62,7 @@ def target_release_environment(triton_version: str) -> dict[str, str]:
     return env
 
 
-class LocalEndpoint:
+class LocalEndpoint(FrontServed):
     """One endpoint of a build manifest, served locally by the real ``tritonserver`` on CPU.
 
     SME: the built repository (checked against the manifest's hashes, CPU overlay applied) is
@@ -272,19 +272,6 @@ class LocalEndpoint:
             shutil.rmtree(self.workdir, ignore_errors=True)
         self.workdir = None
 
-    def __enter__(self) -> LocalEndpoint:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def url(self) -> str:
-        """The SageMaker Runtime front, e.g. ``http://127.0.0.1:PORT`` (boto3 ``endpoint_url``)."""
-        if self.front is None:
-            raise RuntimeError("the local endpoint is not started")
-        return self.front.url
-
     # ------------------------------------------------------------------ crash restart
     @property
     def healthy(self) -> bool:
@@ -337,19 +324,7 @@ class LocalEndpoint:
     def log_path(self) -> Path | None:
         return self.server.log_path if self.server else None
 
-    # ------------------------------------------------------------------ calls
-    def invoke(
-        self,
-        body: bytes,
-        content_type: str,
-        target_model: str | None = None,
-        accept: str | None = None,
-        timeout: float = 120.0,
-        component: str | None = None,
-    ) -> Reply:
-        """``InvokeEndpoint`` through the front over HTTP: returns (status, headers, body)."""
-        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout, component)
-
+    # ------------------------------------------------------------------ calls (invoke: FrontInvoke)
     def container(
         self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
     ) -> Reply:

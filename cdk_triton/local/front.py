@@ -40,7 +40,7 @@ import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
+from typing import Protocol, Self
 
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMessage, LineTooLong
@@ -369,3 +369,53 @@ def invoke_front(
         return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
     finally:
         conn.close()
+
+
+class _OnFront(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def url(self) -> str: ...
+
+
+class FrontInvoke:
+    """``invoke`` for whatever has an endpoint ``name`` and a front ``url`` (local endpoints, the detached client)."""
+
+    def invoke(
+        self: _OnFront,
+        body: bytes,
+        content_type: str,
+        target_model: str | None = None,
+        accept: str | None = None,
+        timeout: float = 120.0,
+        component: str | None = None,
+    ) -> Reply:
+        """``InvokeEndpoint`` through the front over HTTP: (status, lower-case headers, body);
+        ``component`` is the ``InferenceComponentName``."""
+        return invoke_front(self.url, self.name, body, content_type, target_model, accept, timeout, component)
+
+
+class FrontServed(FrontInvoke):
+    """A local endpoint routed on a :class:`RuntimeFront`: a context manager (start/stop), ``url`` and ``invoke``."""
+
+    front: RuntimeFront | None
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """The SageMaker Runtime front, e.g. ``http://127.0.0.1:PORT`` (boto3 ``endpoint_url``)."""
+        if self.front is None:
+            raise RuntimeError("the local endpoint is not started")
+        return self.front.url

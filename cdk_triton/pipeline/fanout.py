@@ -256,8 +256,14 @@ class BuildFanOut(Construct):
         self.job_role: iam.Role | None = None
         self.gpu_kind: str | None = None
         if gpu_target is not None and gpu_image is not None:
-            self.gpu_kind = gpu_job_kind(gpu_target)
-            self.job_role = self._job_role(gpu_target, gpu_image)
+            kind = self.gpu_kind = gpu_job_kind(gpu_target)
+            self.job_role = gpu_job_role(
+                self,
+                kind,
+                f"cdk-triton: the {kind} jobs that build the TensorRT shards on {gpu_target.job.instance_type}",
+                self._s3(f"{self.commands.prefix}*"),
+                gpu_image,
+            )
         self.state_machine = self._state_machine(gpu_target, gpu_image)
 
     # ------------------------------------------------------------------------------------ projects
@@ -319,34 +325,6 @@ class BuildFanOut(Construct):
                 iam.PolicyStatement(actions=["servicequotas:ListServiceQuotas"], resources=["*"])
             )
         return project
-
-    def _job_role(self, target: gpu_targets.GpuBuildTarget, image: ecr_assets.DockerImageAsset) -> iam.Role:
-        kind = self.gpu_kind
-        stack = cdk.Stack.of(self)
-        role = iam.Role(
-            self,
-            "GpuJobRole",
-            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
-            description=f"cdk-triton: the {kind} jobs that build the TensorRT shards on {target.job.instance_type}",
-        )
-        for st in self._s3(f"{self.commands.prefix}*"):
-            role.add_to_policy(st)
-        image.repository.grant_pull(role)
-        group = "ProcessingJobs" if kind == gpu_targets.PROCESSING else "TrainingJobs"
-        role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[
-                    stack.format_arn(
-                        service="logs",
-                        resource="log-group",
-                        resource_name=f"/aws/sagemaker/{group}:*",
-                        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-                    )
-                ],
-            )
-        )
-        return role
 
     # ------------------------------------------------------------------------------- state machine
 
@@ -661,3 +639,38 @@ class BuildFanOut(Construct):
         index = [s.stage_name for s in pipeline.stages].index("FanOut")
         cfn.add_property_override(f"Stages.{index}.Actions.1.Configuration.Input", INPUT_FILE)
         return stage
+
+
+def gpu_job_role(
+    scope: Construct,
+    kind: str,
+    description: str,
+    statements: list[iam.PolicyStatement],
+    image: ecr_assets.DockerImageAsset,
+) -> iam.Role:
+    """The role of the SageMaker ``kind`` jobs that build TensorRT plans (``GpuJobRole`` under ``scope``): the
+    given S3 statements, pull of the build image, and its jobs' log groups (single-target and fan-out builds)."""
+    role = iam.Role(
+        scope,
+        "GpuJobRole",
+        assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
+        description=description,
+    )
+    for st in statements:
+        role.add_to_policy(st)
+    image.repository.grant_pull(role)
+    group = "ProcessingJobs" if kind == gpu_targets.PROCESSING else "TrainingJobs"
+    role.add_to_policy(
+        iam.PolicyStatement(
+            actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+            resources=[
+                cdk.Stack.of(scope).format_arn(
+                    service="logs",
+                    resource="log-group",
+                    resource_name=f"/aws/sagemaker/{group}:*",
+                    arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
+                )
+            ],
+        )
+    )
+    return role

@@ -33,7 +33,7 @@ from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import gpu_targets
 from cdk_triton.pipeline._nag import acknowledge_pipeline
-from cdk_triton.pipeline.fanout import BuildFanOut, FanOutCommands, FanOutOptions
+from cdk_triton.pipeline.fanout import BuildFanOut, FanOutCommands, FanOutOptions, gpu_job_role
 from cdk_triton.pipeline.gpu_job import DRIVER_QUERY, NGC_ENTRYPOINT
 from cdk_triton.pipeline.registration import RegistryOptions
 from cdk_triton.pipeline.verify_checks import target_model_parameter_path, verify_checks
@@ -55,6 +55,25 @@ _COMPUTE_TYPES = {
     "BUILD_GENERAL1_LARGE": codebuild.ComputeType.LARGE,
 }
 IMAGE_CONTEXT_EXCLUDE = ["*", "!pyproject.toml", "!cdk_triton", "!cdk_triton/**", "**/__pycache__"]
+
+
+def verify_invoke_statements(
+    partition: str, region: str, account: str, names: Sequence[str]
+) -> list[iam.PolicyStatement]:
+    """What deploy verification needs of the named endpoints: invoke them, read their TargetModel maps."""
+    return [
+        iam.PolicyStatement(
+            actions=["sagemaker:InvokeEndpoint"],
+            resources=[f"arn:{partition}:sagemaker:{region}:{account}:endpoint/{n.lower()}" for n in names],
+        ),
+        iam.PolicyStatement(
+            actions=["ssm:GetParametersByPath"],
+            resources=[
+                f"arn:{partition}:ssm:{region}:{account}:parameter{target_model_parameter_path(n)}"
+                for n in names
+            ],
+        ),
+    ]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -306,28 +325,12 @@ class TritonPipeline(Construct):
         assert target is not None
         kind = target.job.kind
         stack = cdk.Stack.of(self)
-        job_role = iam.Role(
+        job_role = gpu_job_role(
             self,
-            "GpuJobRole",
-            assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
-            description=f"cdk-triton: the {kind} job that builds TensorRT plans on {target.job.instance_type}",
-        )
-        for st in s3_rw:
-            job_role.add_to_policy(st)
-        image.repository.grant_pull(job_role)
-        job_group = "ProcessingJobs" if kind == gpu_targets.PROCESSING else "TrainingJobs"
-        job_role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-                resources=[
-                    stack.format_arn(
-                        service="logs",
-                        resource="log-group",
-                        resource_name=f"/aws/sagemaker/{job_group}:*",
-                        arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-                    )
-                ],
-            )
+            kind,
+            f"cdk-triton: the {kind} job that builds TensorRT plans on {target.job.instance_type}",
+            s3_rw,
+            image,
         )
         self.gpu_job_role = job_role
         job_arn = stack.format_arn(
@@ -454,19 +457,7 @@ class TritonPipeline(Construct):
             )
         partition = stack.partition
         statements = [
-            iam.PolicyStatement(
-                actions=["sagemaker:InvokeEndpoint"],
-                resources=[
-                    f"arn:{partition}:sagemaker:{region}:{account}:endpoint/{n.lower()}" for n in names
-                ],
-            ),
-            iam.PolicyStatement(
-                actions=["ssm:GetParametersByPath"],
-                resources=[
-                    f"arn:{partition}:ssm:{region}:{account}:parameter{target_model_parameter_path(n)}"
-                    for n in names
-                ],
-            ),
+            *verify_invoke_statements(partition, region, account, names),
             iam.PolicyStatement(
                 actions=["s3:GetObject"],
                 resources=[

@@ -23,8 +23,7 @@ from constructs import Node
 from cdk_triton.config import layout
 from cdk_triton.config.manifest import ArtifactLocation
 from cdk_triton.pipeline._nag import flatten
-from cdk_triton.pipeline.pipeline import EndpointVerification
-from cdk_triton.pipeline.verify_checks import target_model_parameter_path
+from cdk_triton.pipeline.pipeline import EndpointVerification, verify_invoke_statements
 
 
 class PromotionOwner(Protocol):
@@ -216,20 +215,7 @@ def access_statements(
     statements: list[iam.PolicyStatement] = []
     if verify:
         statements += [
-            iam.PolicyStatement(
-                actions=["sagemaker:InvokeEndpoint"],
-                resources=[
-                    f"arn:{part}:sagemaker:{region}:{account}:endpoint/{v.deployed_name.lower()}"
-                    for v in verify
-                ],
-            ),
-            iam.PolicyStatement(
-                actions=["ssm:GetParametersByPath"],
-                resources=[
-                    f"arn:{part}:ssm:{region}:{account}:parameter{target_model_parameter_path(v.deployed_name)}"
-                    for v in verify
-                ],
-            ),
+            *verify_invoke_statements(part, region, account, [v.deployed_name for v in verify]),
             iam.PolicyStatement(
                 actions=["s3:GetObject"],
                 resources=[f"arn:{part}:s3:::{bucket}/{layout.samples_key_pattern(prefix)}"],

@@ -8,7 +8,13 @@ from typing import Any
 from cdk_triton.config import components
 from cdk_triton.config.components import ComponentValues
 from cdk_triton.config.declaration.vocabulary import PACKAGINGS
-from cdk_triton.config.manifest import ENDPOINT_MODES, INFERENCE_COMPONENTS, MULTI_MODEL, SINGLE_MODEL
+from cdk_triton.config.manifest import (
+    ENDPOINT_MODES,
+    INFERENCE_COMPONENTS,
+    MULTI_MODEL,
+    SINGLE_MODEL,
+    EndpointMode,
+)
 from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, typed
 
 #: The words ``mode`` accepts besides the modes themselves (compared in lower case).
@@ -36,7 +42,7 @@ _COMPONENT_TYPES: dict[str, type | tuple[type, ...]] = {
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class EndpointSpec:
+class EndpointSpec(EndpointMode):
     """One endpoint's packaging.
 
     Attributes:
@@ -71,19 +77,6 @@ class EndpointSpec:
     components: dict[str, ComponentValues] = field(default_factory=dict)
     min_instances: int | None = None
     max_instances: int | None = None
-
-    @property
-    def is_multi_model(self) -> bool:
-        return self.mode == MULTI_MODEL
-
-    @property
-    def is_inference_components(self) -> bool:
-        return self.mode == INFERENCE_COMPONENTS
-
-    @property
-    def per_model_archives(self) -> bool:
-        """Whether each model is packaged in its own archive (MME and inference components)."""
-        return self.mode in (MULTI_MODEL, INFERENCE_COMPONENTS)
 
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: Errors) -> EndpointSpec | None:
