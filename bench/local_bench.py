@@ -247,7 +247,7 @@ def main() -> dict:
             "label": "through the SageMaker Runtime front vs direct, throughput at concurrency 16",
             "value": ratios["c16_throughput_front_vs_direct"],
             "unit": "x",
-            "target": ">= 0.95x",
+            "target": None,  # a reference: it measures the CPU stand-ins, not what users deploy
         },
         {
             "label": "Triton verbose log (container default) vs off, throughput at concurrency 16",

@@ -197,13 +197,13 @@ def main() -> dict:
             "label": "example classifier: through the SageMaker Runtime front vs direct, throughput at concurrency 16",
             "value": ratios["c16_front_vs_direct"],
             "unit": "x",
-            "target": ">= 0.95x",
+            "target": None,  # a reference: it measures the CPU stand-ins, not what users deploy
         },
         {
             "label": "example classifier: best local variant vs in-process onnxruntime floor, throughput at concurrency 16",
             "value": ratios["c16_best_vs_in_process_floor"],
             "unit": "x",
-            "target": ">= 0.9x",
+            "target": None,  # a reference: it measures the CPU stand-ins, not what users deploy
         },
     ]
     report = {
