@@ -340,7 +340,9 @@ def main(argv: list[str] | None = None) -> int:
             "label": "three-stack app (4 endpoints, VPC), synth in process, constructs vs L1 (time ratio)",
             "value": round(_ratio(proc), 3),
             "unit": "x",
-            "target": "<= 1.1x",
+            # accepted at 1.13x (the performance issue's decision: logical ids and the headroom check stay);
+            # the `cdk synth` ratio below is what users wait for and keeps its target
+            "target": None,
         },
         {
             "label": "three-stack app, synth in process, constructs vs an all-L1 app (its VPC by hand too)",
