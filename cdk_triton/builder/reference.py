@@ -187,6 +187,29 @@ def source_fingerprint(spec: BuildSpec, model: ModelSpec) -> dict[str, Any]:
     return out
 
 
+def source_inputs(spec: BuildSpec, model: ModelSpec) -> list[Path]:
+    """Every path :func:`source_fingerprint` reads or whose listing decides what it reads: the hashed
+    files and trees (each directory of a tree: a file added to it changes the hash) and the folders
+    that imports were looked for in (a new sibling module can change what a factory imports). The
+    no-op stamp (:mod:`cdk_triton.builder.stamp`) records their stat."""
+    src = model.source
+    if src is None:
+        return []
+    out: list[Path] = []
+    if src.factory:
+        files = list(factory_sources(spec, model).values())
+        out += files + [f.parent for f in files] + [Path(spec.base_dir).resolve()]
+    if src.state_dict:
+        out.append(spec.resolve_path(src.state_dict))
+    trees = [spec.resolve_path(src.path)] if src.path else []
+    trees += [spec.resolve_path(d) for d in model.tensorrt.plans]
+    for t in trees:
+        out.append(t)
+        if t.is_dir():
+            out += [p for p in t.rglob("*") if "__pycache__" not in p.parts]
+    return out
+
+
 def factory_sources(spec: BuildSpec, model: ModelSpec) -> dict[str, Path]:
     """The factory's module file and every local module it imports, transitively (found with ``ast``,
     nothing is imported), keyed by a stable relative path.
