@@ -91,11 +91,14 @@ def stat_of(path: str) -> Stat:
 
 
 def output_stats(out: str) -> dict[str, Stat]:
-    """The stat of every file under ``out`` (but the stamp and the lock), by '/'-joined relative path."""
+    """The stat of every file under ``out`` (but the stamp and the lock), by '/'-joined relative path,
+    and every folder under it (``<path>/``: None; an empty folder the full build would prune counts)."""
     found: dict[str, Stat] = {}
     for dirpath, _, filenames in os.walk(out):
         rel = os.path.relpath(dirpath, out).replace(os.sep, "/")
         prefix = "" if rel == "." else rel + "/"
+        if prefix:
+            found[prefix] = None
         for f in filenames:
             if prefix or not (f == _LOCK or f.startswith(STAMP_NAME)):
                 found[prefix + f] = stat_of(os.path.join(dirpath, f))

@@ -63,6 +63,9 @@ def built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     """A python model built, then a full no-op build that wrote the stamp; (decl, runs, its lines)."""
     decl = write_decl(tmp_path, python_model())
     runs = Runs(monkeypatch, capsys)
+    # inputs are dated an hour back; the package and sys.path folders may move while the suite runs
+    # (test_a_recently_modified_input_is_not_stamped keeps the settle window)
+    monkeypatch.setattr(stamp, "SETTLE_NS", 0)
     assert runs(decl)[0] == 0
     assert not (tmp_path / "out" / stamp.STAMP_NAME).exists()  # a build that did work stamps nothing
     _settle(tmp_path)
@@ -108,6 +111,10 @@ def _extra_output(decl: Path) -> None:
     (decl.parent / "out" / "cache" / "models" / "stray.json").write_text("{}")
 
 
+def _extra_folder(decl: Path) -> None:
+    (decl.parent / "out" / "mme" / "stray").mkdir(parents=True)
+
+
 def _corrupt_stamp(decl: Path) -> None:
     p = decl.parent / "out" / stamp.STAMP_NAME
     data = bytearray(p.read_bytes())
@@ -127,6 +134,7 @@ CHANGES = {
     "output deleted": (_delete_output, 0),
     "output altered": (_alter_output, 0),
     "file added under out": (_extra_output, 0),
+    "empty folder added under out": (_extra_folder, 0),
     "stamp corrupt": (_corrupt_stamp, 0),
     "stamp truncated": (_truncate_stamp, 0),
 }
@@ -143,6 +151,7 @@ def test_any_change_runs_the_full_build(built, change: str, capsys) -> None:  # 
     assert (out / "manifest.json").read_text().endswith("}\n")  # the full build rewrote what differed
     assert len(list((out / "samples").glob("*.json"))) == 2
     assert not (out / "cache" / "models" / "stray.json").exists()
+    assert not (out / "mme" / "stray").exists()
     if exported:  # the full build exported again (no stamp: it did work), then a no-op stamps
         assert not (out / stamp.STAMP_NAME).exists()
         _settle(decl.parent)
@@ -214,7 +223,7 @@ def test_the_stamp_check_imports_only_the_standard_library(built) -> None:  # ty
         f"rc = cli.main(['build', '--config', {str(decl)!r}, '--out', {str(decl.parent / 'out')!r}, '--no-progress'])\n"
         "print(sorted(m for m in sys.modules if m.startswith('cdk_triton') or m in ('yaml', 'rich', 'dataclasses')))"
     )
-    for _ in range(2):  # another sys.path than pytest's: the first run stamps, the second answers
+    for _ in range(3):  # another sys.path than pytest's: a first run stamps, the last answers
         proc = subprocess.run(
             [sys.executable, "-c", code],
             capture_output=True,
