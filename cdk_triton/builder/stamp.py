@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -163,22 +162,19 @@ def inputs_of(ctx: BuildContext) -> list[str]:
     return sorted({*map(os.fspath, paths), *(p or "." for p in sys.path), *code, *_driver_files()})
 
 
-def record(
-    ctx: BuildContext,
-    options: dict[str, Any],
-    started_ns: int,
-    text: str | None,
-    *,
-    inputs: Callable[[BuildContext], Iterable[str]] = inputs_of,
-) -> bool:
+def record(ctx: BuildContext, options: dict[str, Any], started_ns: int, text: str | None) -> bool:
     """Write the stamp after a plain build that did nothing (``text``: the lines it printed); returns
     whether it wrote one. Not stamped: a build that did work, an input modified since
     ``started_ns - SETTLE_NS``, and skipped models on a machine with an NVIDIA driver (whether a GPU
-    is usable is not a file's stat)."""
+    is usable is not a file's stat), or a tool version read from an .egg-info's metadata."""
+    from cdk_triton.builder.cache import from_dist_info
+
     r = ctx.result
     if text is None or r.exported or r.reconfigured or r.packaged or r.uploaded or r.copied:
         return False
-    stats = {p: stat_of(p) for p in inputs(ctx)}
+    if not from_dist_info(ctx.tools):
+        return False
+    stats = {p: stat_of(p) for p in inputs_of(ctx)}
     if any(st is not None and st[1] >= started_ns - SETTLE_NS for st in stats.values()):
         return False
     if r.skipped_models and any(stats.get(p) is not None for p in _driver_files()):

@@ -260,3 +260,18 @@ def test_a_factorys_sources_and_their_folders_are_inputs(tmp_path: Path) -> None
     files = set(factory_sources(spec, m).values())
     assert files and files <= found
     assert {f.parent for f in files} | {tmp_path.resolve()} <= found  # a new sibling module moves these
+
+
+def test_a_tool_version_from_egg_info_metadata_is_not_stamped(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from cdk_triton.builder import cache
+
+    monkeypatch.setattr(stamp, "SETTLE_NS", 0)
+    real = cache.tool_versions
+    monkeypatch.setattr(cache, "tool_versions", lambda: {**real(), "isal": "0.0.1"})  # not a dist-info name
+    monkeypatch.setattr("cdk_triton.builder.preflight.tool_versions", cache.tool_versions)
+    decl = write_decl(tmp_path, python_model())
+    runs = Runs(monkeypatch, capsys)
+    runs(decl)
+    _settle(tmp_path)
+    runs(decl)
+    assert runs.full == 2 and not (tmp_path / "out" / stamp.STAMP_NAME).exists()
