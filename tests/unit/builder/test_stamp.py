@@ -262,6 +262,22 @@ def test_a_factorys_sources_and_their_folders_are_inputs(tmp_path: Path) -> None
     assert {f.parent for f in files} | {tmp_path.resolve()} <= found  # a new sibling module moves these
 
 
+def test_the_folders_an_import_was_looked_for_in_are_inputs(tmp_path: Path) -> None:
+    """``from ns.deep import helper`` with no helper yet: creating ns/deep/helper.py moves ns/deep."""
+    from cdk_triton.builder.reference import source_inputs
+    from tests.unit.builder.helpers import spec_of, tiny
+
+    (tmp_path / "ns" / "deep").mkdir(parents=True)
+    (tmp_path / "fac.py").write_text("from ns.deep import helper\nfrom tiny_models import tiny\n")
+    spec = spec_of(tmp_path, tiny("t", factory="tiny").replace("tiny_models:", "fac:"))
+    found = set(source_inputs(spec, spec.model("t")))
+    assert {
+        tmp_path.resolve() / "ns",
+        tmp_path.resolve() / "ns" / "deep",
+        tmp_path.resolve() / "fac.py",
+    } <= found
+
+
 def test_a_tool_version_from_egg_info_metadata_is_not_stamped(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     from cdk_triton.builder import cache
 
