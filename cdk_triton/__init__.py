@@ -1,14 +1,36 @@
 """cdk-triton: NVIDIA Triton Inference Server on Amazon SageMaker, from PyTorch model to endpoint.
 
-Importing this package is light: it pulls neither torch, protobuf nor tritonclient.
+Importing this package is light: it pulls neither torch, protobuf nor tritonclient, and its public
+names load on first use (PEP 562), so ``cdk-triton build``'s no-op stamp check starts no dataclass
+modules.
 """
 
-from cdk_triton.config.manifest import ArtifactLocation, Manifest, read_manifest
-from cdk_triton.config.server_options import InferenceType, PingMode, ServerOptions
-from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
-from cdk_triton.errors import BuildError, CdkTritonError, TritonValidationError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cdk_triton.config.manifest import ArtifactLocation, Manifest, read_manifest
+    from cdk_triton.config.server_options import InferenceType, PingMode, ServerOptions
+    from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
+    from cdk_triton.errors import BuildError, CdkTritonError, TritonValidationError
 
 __version__ = "0.1.0"
+
+#: public name -> the module defining it (imported on first access)
+_LAZY = {
+    "ArtifactLocation": "cdk_triton.config.manifest",
+    "Manifest": "cdk_triton.config.manifest",
+    "read_manifest": "cdk_triton.config.manifest",
+    "InferenceType": "cdk_triton.config.server_options",
+    "PingMode": "cdk_triton.config.server_options",
+    "ServerOptions": "cdk_triton.config.server_options",
+    "DEFAULT_TRITON_VERSION": "cdk_triton.config.tables",
+    "BuildError": "cdk_triton.errors",
+    "CdkTritonError": "cdk_triton.errors",
+    "TritonValidationError": "cdk_triton.errors",
+}
 
 __all__ = [
     "DEFAULT_TRITON_VERSION",
@@ -22,3 +44,16 @@ __all__ = [
     "TritonValidationError",
     "read_manifest",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cdk_triton' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -3,11 +3,36 @@
 Side effects live here (export, package, upload). torch, onnx, tensorrt, numpy and protobuf are
 imported inside the steps that use them only, so importing this package (or a build that has nothing
 to export) stays light. Entry point: :func:`run_build` (the ``cdk-triton build`` command calls it).
+The public names load on first use (PEP 562): ``cdk-triton build``'s no-op stamp check
+(:mod:`cdk_triton.builder.stamp`) imports none of the build's modules.
 """
 
 from __future__ import annotations
 
-from cdk_triton.builder.declarations import load_spec
-from cdk_triton.builder.steps import BuildResult, run_build
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.steps import BuildResult, run_build
+
+_LAZY = {
+    "load_spec": "cdk_triton.builder.declarations",
+    "BuildResult": "cdk_triton.builder.steps",
+    "run_build": "cdk_triton.builder.steps",
+}
 
 __all__ = ["BuildResult", "load_spec", "run_build"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cdk_triton.builder' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -41,6 +41,17 @@ def tool_versions() -> dict[str, str]:
     for an import), without importing :mod:`importlib.metadata` (tens of milliseconds on a no-op
     build); a tool found only another way (an egg, a .egg-info) falls back to it."""
     wanted = {_normalize(n): n for n in _tools()}
+    found = _dist_info_versions(wanted)
+    out = {}
+    for key, name in wanted.items():
+        v = found.get(key) or _metadata_version(name)
+        if v:
+            out[name.replace("-", "_")] = v
+    return out
+
+
+def _dist_info_versions(wanted: dict[str, str]) -> dict[str, str]:
+    """normalized name -> version of each ``wanted`` tool with a ``*.dist-info`` folder on ``sys.path``."""
     found: dict[str, str] = {}
     for entry in sys.path:
         try:
@@ -54,12 +65,14 @@ def tool_versions() -> dict[str, str]:
             key = _normalize(name)
             if key in wanted and key not in found and version:
                 found[key] = version
-    out = {}
-    for key, name in wanted.items():
-        v = found.get(key) or _metadata_version(name)
-        if v:
-            out[name.replace("-", "_")] = v
-    return out
+    return found
+
+
+def from_dist_info(tools: dict[str, str]) -> bool:
+    """Whether every version of ``tools`` (:func:`tool_versions`) is a ``*.dist-info`` folder's name on
+    ``sys.path`` (the no-op stamp trusts a stat of those folders, not of an .egg-info's contents)."""
+    found = _dist_info_versions({_normalize(n): n for n in _tools()})
+    return all(found.get(_normalize(name)) == v for name, v in tools.items())
 
 
 def _normalize(name: str) -> str:

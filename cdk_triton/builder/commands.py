@@ -78,10 +78,29 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the build and print a summary table."""
+    """Run the build and print a summary table (a plain build first asks the no-op stamp)."""
     if args.list_shards is not None:
         return list_shards(args.config, args.list_shards)
+    from cdk_triton.builder import stamp
+
+    plain = stamp.plain_options(args)
+    known = stamp.answer(plain) if plain is not None else None
+    if known is not None:  # nothing moved since a no-op build: its lines, without loading the build
+        lines, warnings = known
+        if not args.no_progress:
+            for w in warnings:
+                print(f"warning: {w}", file=sys.stderr)
+        sys.stdout.write(lines)
+        return 0
+    import time
+
     from cdk_triton.builder.steps import run_build
+
+    started = time.time_ns()
+
+    def write_stamp(ctx: Any) -> None:
+        if plain is not None:
+            stamp.record(ctx, plain, started, noop_text(ctx.result))
 
     result = run_build(
         args.config,
@@ -96,19 +115,14 @@ def run(args: argparse.Namespace) -> int:
         verify=args.verify,
         jobs=args.jobs,
         shard=args.shard,
+        on_success=write_stamp,
     )
-    totals = (
-        f"exported {result.exported}, reconfigured {result.reconfigured}, packaged {result.packaged}, uploaded {result.uploaded}, "
-        f"copied {result.copied}, up to date {result.skipped}; "
-        f"manifest: {result.manifest_path} (uploaded: {str(result.manifest.uploaded).lower()})"
-    )
-    if all(r["status"] in ("cached", "skipped") for r in result.rows):
+    text = noop_text(result)
+    if text is not None:
         # a no-op build: plain lines, without rich's import (most of a no-op's time is starting up)
-        cached = sum(1 for r in result.rows if r["status"] == "cached")
-        print(f"cdk-triton build: {cached} models up to date\n{totals}")
-        for name, why in result.skipped_models.items():
-            print(f"skipped {name}: {why}")
+        sys.stdout.write(text)
         return 0
+    totals = _totals(result)
     from rich.console import Console
     from rich.table import Table
 
@@ -131,6 +145,24 @@ def run(args: argparse.Namespace) -> int:
     for name, why in result.skipped_models.items():
         console.print(f"[yellow]skipped[/yellow] {name}: {why}")
     return 0
+
+
+def _totals(result: Any) -> str:
+    return (
+        f"exported {result.exported}, reconfigured {result.reconfigured}, packaged {result.packaged}, uploaded {result.uploaded}, "
+        f"copied {result.copied}, up to date {result.skipped}; "
+        f"manifest: {result.manifest_path} (uploaded: {str(result.manifest.uploaded).lower()})"
+    )
+
+
+def noop_text(result: Any) -> str | None:
+    """What a build that found every model cached prints (None when it exported or reconfigured one)."""
+    if not all(r["status"] in ("cached", "skipped") for r in result.rows):
+        return None
+    cached = sum(1 for r in result.rows if r["status"] == "cached")
+    lines = [f"cdk-triton build: {cached} models up to date", _totals(result)]
+    lines += [f"skipped {name}: {why}" for name, why in result.skipped_models.items()]
+    return "\n".join(lines) + "\n"
 
 
 def list_shards(config: str, count: str) -> int:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.builder import merge, space
+from cdk_triton.builder import merge, space, stamp
 from cdk_triton.builder import upload as upload_mod
 from cdk_triton.builder.context import Artifact, BuildContext, ModelRecord, StepOutput, StepStatus
 from cdk_triton.builder.samples import json_text, write_json_if_changed
@@ -30,9 +30,11 @@ from cdk_triton.errors import BuildError, TritonValidationError
 
 
 def prepare(ctx: BuildContext) -> StepOutput:
-    """Create the output directory, take its lock and remove what killed builds left."""
+    """Create the output directory, take its lock, drop the no-op stamp (only a finished no-op build
+    writes one) and remove what killed builds left."""
     ctx.out.mkdir(parents=True, exist_ok=True)
     ctx.lock = lock(ctx.out)
+    stamp.remove(ctx.out)
     ctx.cache.clean_temp()
     clean_leftovers(ctx.out)
     return StepOutput(step="prepare", status=StepStatus.OK)

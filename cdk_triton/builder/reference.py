@@ -187,13 +187,38 @@ def source_fingerprint(spec: BuildSpec, model: ModelSpec) -> dict[str, Any]:
     return out
 
 
-def factory_sources(spec: BuildSpec, model: ModelSpec) -> dict[str, Path]:
+def source_inputs(spec: BuildSpec, model: ModelSpec) -> list[Path]:
+    """Every path :func:`source_fingerprint` reads or whose listing decides what it reads: the hashed
+    files and trees (each directory of a tree: a file added to it changes the hash) and the folders
+    that imports were looked for in (a new sibling module can change what a factory imports). The
+    no-op stamp (:mod:`cdk_triton.builder.stamp`) records their stat."""
+    src = model.source
+    if src is None:
+        return []
+    out: list[Path] = []
+    if src.factory:
+        probed: set[Path] = set()
+        files = list(factory_sources(spec, model, probed=probed).values())
+        out += files + [f.parent for f in files] + sorted(probed) + [Path(spec.base_dir).resolve()]
+    if src.state_dict:
+        out.append(spec.resolve_path(src.state_dict))
+    trees = [spec.resolve_path(src.path)] if src.path else []
+    trees += [spec.resolve_path(d) for d in model.tensorrt.plans]
+    for t in trees:
+        out.append(t)
+        if t.is_dir():
+            out += [p for p in t.rglob("*") if "__pycache__" not in p.parts]
+    return out
+
+
+def factory_sources(spec: BuildSpec, model: ModelSpec, *, probed: set[Path] | None = None) -> dict[str, Path]:
     """The factory's module file and every local module it imports, transitively (found with ``ast``,
     nothing is imported), keyed by a stable relative path.
 
     Local means a file under the declaration's directory or under the factory's own top-level
     package, never in site-packages (tool versions cover installed packages). Imports are followed
     wherever they appear (inside functions, under ``if``): a helper that might be imported counts.
+    ``probed`` (when given) gains every folder whose listing decided where an import resolves.
     """
     assert model.source and model.source.factory
     origin = factory_origin(spec, model).resolve()
@@ -220,7 +245,7 @@ def factory_sources(spec: BuildSpec, model: ModelSpec) -> dict[str, Path]:
         for level, dotted in _imports(f):
             dirs = [f.parents[level - 1]] if level else [base, root]
             for d in dict.fromkeys(dirs):
-                todo += [m for m in _module_files(d, dotted) if local(m) and m not in found]
+                todo += [m for m in _module_files(d, dotted, probed) if local(m) and m not in found]
     out = {}
     for f in found:
         rel = f.relative_to(base) if f.is_relative_to(base) else f.relative_to(root)
@@ -271,13 +296,16 @@ def forget_local_modules(spec: BuildSpec, model: ModelSpec) -> None:
             del sys.modules[name]
 
 
-def _module_files(root: Path, dotted: str) -> list[Path]:
-    """The files importing ``dotted`` from ``root`` would execute (package ``__init__``s + module)."""
+def _module_files(root: Path, dotted: str, probed: set[Path] | None = None) -> list[Path]:
+    """The files importing ``dotted`` from ``root`` would execute (package ``__init__``s + module);
+    ``probed`` gains the folders looked in."""
     files: list[Path] = []
     cur = root
     names = dotted.split(".")
     for i, name in enumerate(names):
         pkg = cur / name
+        if probed is not None:
+            probed.update((cur, pkg) if pkg.is_dir() else (cur,))
         if (pkg / "__init__.py").is_file():
             files.append(pkg / "__init__.py")
         elif i == len(names) - 1 and (cur / f"{name}.py").is_file():

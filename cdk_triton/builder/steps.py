@@ -74,6 +74,7 @@ def run_build(
     verify: bool = False,
     jobs: int | str | None = 1,
     shard: str | shards.Shard | None = None,
+    on_success: Callable[[BuildContext], None] | None = None,
 ) -> BuildResult:
     """Build every declared model and endpoint and write ``<out_dir>/manifest.json``.
 
@@ -99,6 +100,8 @@ def run_build(
             outputs are the same bytes whatever it is (TensorRT plans aside). Default: 1 (this process).
         shard: ``"I/N"``: build only the models of shard I of N (``shards.assign``) and no endpoint;
             the manifest holds those models, to be joined by a build with ``merge_manifest``.
+        on_success: called with the finished build's context while it still holds the output
+            directory's lock (the CLI writes the no-op stamp, :mod:`cdk_triton.builder.stamp`).
 
     Raises:
         TritonValidationError: bad declarations (nothing written).
@@ -135,17 +138,23 @@ def run_build(
             done = {"preflight": preflight.run(ctx)}  # raises before anything is written
         try:
             done |= _run_steps(ctx)
+            _fill_result(ctx, done)
+            if on_success is not None:
+                on_success(ctx)
         finally:
             if ctx.lock is not None:
                 ctx.lock.close()
-        result = ctx.result
-        result.exported = len(ctx.fresh)  # corrupt cache entries found while packaging included
-        result.packaged = done["package"].done
-        result.uploaded, result.copied = done["upload"].done, done["upload"].copied
-        result.skipped = sum(done[s].up_to_date for s in ("preflight", "package", "upload"))
-        result.warnings = list(ctx.warnings)
-        result.rows = summary_rows(ctx)
-    return result
+    return ctx.result
+
+
+def _fill_result(ctx: BuildContext, done: dict[str, StepOutput]) -> None:
+    result = ctx.result
+    result.exported = len(ctx.fresh)  # corrupt cache entries found while packaging included
+    result.packaged = done["package"].done
+    result.uploaded, result.copied = done["upload"].done, done["upload"].copied
+    result.skipped = sum(done[s].up_to_date for s in ("preflight", "package", "upload"))
+    result.warnings = list(ctx.warnings)
+    result.rows = summary_rows(ctx)
 
 
 def _shard_models(

@@ -148,13 +148,13 @@ def check_plan_architecture(
 
 
 #: files an NVIDIA driver creates (Linux; /dev/dxg under WSL)
-_DRIVER_FILES = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg")
+DRIVER_FILES = ("/proc/driver/nvidia/version", "/dev/nvidiactl", "/dev/nvidia0", "/dev/dxg")
 
 
 def nvidia_driver_present() -> bool:
     """Whether this machine may have a CUDA GPU (an NVIDIA driver's files exist): a cheap check
     before importing torch."""
-    return any(os.path.exists(p) for p in _DRIVER_FILES)
+    return any(os.path.exists(p) for p in DRIVER_FILES)
 
 
 def require_tensorrt() -> tuple[Any, tuple[int, int], str]:
