@@ -60,7 +60,6 @@ from cdk_triton.constructs.shadow import ShadowVariant, build_shadow_variant, ch
 from cdk_triton.constructs.template_limits import (
     ResourceHeadroom,
     check_name_map,
-    count_resources,
     resource_headroom,
     stack_limits,
 )
@@ -509,7 +508,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         # outputs, parameters, mappings so far (resources: check_headroom below); all again at synth
         counts = stack_limits(stack).figures(size=False)
         self._raise([e for e in limit_checks.check_template_limits(counts) if e.code != "StackResourceLimit"])
-        resources = count_resources(stack, self._stack.node)
+        resources = counts.resources  # the same walk: every CfnResource of the stack
         mine = (
             sum(1 for c in self.node.find_all() if isinstance(c, cdk.CfnResource))
             if resources > CFN_RESOURCE_LIMIT
