@@ -9,7 +9,9 @@ Entry points
     the promotion pipeline only on the transition to ``Approved`` of a version whose manifest is not the one
     already at the pipeline's source key: SageMaker may send several events per change, and writing a
     stage's result back to the version (``UpdateModelPackage``) sends another event with the status still
-    ``Approved``; both find the same manifest hash at the source key and are skipped. It re-reads the
+    ``Approved``; both find the same manifest hash at the source key and are skipped, and a version that
+    carries a stage's result was promoted before and is skipped too (a late write-back of an older
+    version, after a newer build took the source key, would otherwise start it again). It re-reads the
     version (``DescribeModelPackage``: the event may be stale), fetches the manifest the version records,
     checks its sha256 against ``cdk-triton:manifest-sha256``, writes ``approved.zip`` (``manifest.json`` +
     ``approval.json``) to the source key with the hash in the object's metadata, then starts the pipeline.
@@ -154,6 +156,10 @@ def handler(
     if package.get("ModelApprovalStatus") != APPROVED:  # the event is older than the version's state
         return _skip(f"status now {package.get('ModelApprovalStatus')}", package=arn)
     metadata = package.get("CustomerMetadataProperties", {})
+    results = sorted(k for k in metadata if k.startswith(STAGE_KEY_PREFIX))
+    if results:  # a stage wrote back: this version was promoted before (a late write-back of an older
+        # version finds a newer build at the source key, so the hash check alone would start it again)
+        return _skip("results already written back: promoted before", package=arn, stages=results)
     sha = metadata.get(SHA_KEY)
     uri = manifest_uri(metadata)
     if not sha or not uri:

@@ -191,10 +191,25 @@ def test_write_back_event_starts_no_second_execution(env: None, clients: dict[st
         described(extra={"cdk-triton:stage:Staging": "passed"}),
         {"ModelPackageName": ARN},
     )
-    expect_source_head(clients, SHA)
     out = promotion.handler(written, None, clients=clients)
-    assert out == {**out, "action": "skipped", "reason": "manifest already deployed or in flight"}
+    assert out == {**out, "action": "skipped", "reason": "results already written back: promoted before"}
     # no put_object, no start_pipeline_execution were queued for the second event: the Stubber would raise
+
+
+def test_a_late_write_back_of_an_older_version_does_not_redeploy_it(
+    env: None, clients: dict[str, Any]
+) -> None:
+    """Version A's prod result is written back after version B was approved (B's hash at the source key):
+    A carries a stage result, so it is not started again; no S3 head, put or start is made."""
+    written = event("write-back")
+    stub(clients, "sagemaker").add_response(
+        "describe_model_package",
+        described(extra={"cdk-triton:stage:Prod": "passed"}),
+        {"ModelPackageName": ARN},
+    )
+    out = promotion.handler(written, None, clients=clients)
+    assert out["action"] == "skipped" and out["reason"] == "results already written back: promoted before"
+    assert out["stages"] == ["cdk-triton:stage:Prod"]
 
 
 def test_a_manifest_already_deployed_is_skipped(env: None, clients: dict[str, Any]) -> None:
