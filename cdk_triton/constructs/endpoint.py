@@ -203,21 +203,32 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         shadow_errs, self._shadow = self._build_shadow(shadow, deployment)
         self._raise(errs + model_errs + list(self._variant.errors) + shadow_errs)
         annotate_variant(self, self._variant)
-        if given:  # the model learns of this endpoint: its log group, in the model's own policy
-            self.model.bind_endpoint(self, endpoint_name)
-        if shadow is not None:
-            shadow.model.bind_endpoint(self, endpoint_name)
-
-        self._define_endpoint_config(volume_encryption_key, data_capture)
-        self._acknowledge_nag_findings()
-        self._define_endpoint(deployment)
-
-        self._define_target_models(art)
-
+        self._bind_models(given, shadow, endpoint_name)
+        self._define_resources(volume_encryption_key, data_capture, deployment)
         self.scaling: TritonScaling | None = None  # set by auto_scale()
         self._check_headroom()
 
     # ------------------------------------------------------------------ steps
+    def _bind_models(self, given: bool, shadow: ShadowVariant | None, endpoint_name: str) -> None:
+        """A model defined elsewhere (and the shadow's) learns of this endpoint: its log group, in the
+        model's own policy (a model this endpoint defined knows it already)."""
+        if given:
+            self.model.bind_endpoint(self, endpoint_name)
+        if shadow is not None:
+            shadow.model.bind_endpoint(self, endpoint_name)
+
+    def _define_resources(
+        self,
+        volume_encryption_key: kms.IKey | None,
+        data_capture: DataCapture | None,
+        deployment: DeploymentGuardrails | None,
+    ) -> None:
+        """The EndpointConfig, its acknowledgments, the Endpoint and an MME's TargetModel map, in order."""
+        self._define_endpoint_config(volume_encryption_key, data_capture)
+        self._acknowledge_nag_findings()
+        self._define_endpoint(deployment)
+        self._define_target_models(self.model.artifacts)
+
     def _check_own_props(
         self,
         *,

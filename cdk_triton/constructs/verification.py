@@ -227,6 +227,35 @@ def verification_id(scope: Construct, *, verified: Sequence[cdk.CfnResource], sp
 # ---------------------------------------------------------------------------- construct
 
 
+def handler_spec(
+    *,
+    endpoint_name: str,
+    mode: str,
+    checks: Sequence[VerificationCheck],
+    deadline_s: int,
+    target_model_parameter_path: str | None,
+    components: Mapping[str, str] | None,
+    warm_up: Sequence[str],
+    parallelism: int | None,
+) -> dict[str, Any]:
+    """The custom resource's properties: the spec ``lambda/verify`` reads (every value a string or list)."""
+    spec: dict[str, Any] = {
+        "EndpointName": endpoint_name,
+        "Mode": mode,
+        "Checks": [c.to_property() for c in checks],
+        "DeadlineSeconds": str(deadline_s),
+    }
+    if mode == MULTI_MODEL:
+        spec["TargetModelParameterPath"] = target_model_parameter_path
+    if components:
+        spec["Components"] = dict(sorted(components.items()))
+    if warm_up:
+        spec["WarmUp"] = list(warm_up)
+    if parallelism is not None:
+        spec["Parallelism"] = str(parallelism)
+    return spec
+
+
 class TritonVerification(Construct):
     """Defines the deploy verification of an endpoint: a Lambda function and a custom resource.
 
@@ -292,36 +321,19 @@ class TritonVerification(Construct):
         if spec_errs:
             raise_all([e.at(self.node.path) for e in spec_errs])
         self.checks = list(checks)
-        spec: dict[str, Any] = {
-            "EndpointName": endpoint_name,
-            "Mode": mode,
-            "Checks": [c.to_property() for c in checks],
-            "DeadlineSeconds": str(deadline_s),
-        }
-        if mode == MULTI_MODEL:
-            spec["TargetModelParameterPath"] = target_model_parameter_path
-        if components:
-            spec["Components"] = dict(sorted(components.items()))
-        if warm_up:
-            spec["WarmUp"] = list(warm_up)
-        if parallelism is not None:
-            spec["Parallelism"] = str(parallelism)
+        spec = handler_spec(
+            endpoint_name=endpoint_name,
+            mode=mode,
+            checks=checks,
+            deadline_s=deadline_s,
+            target_model_parameter_path=target_model_parameter_path,
+            components=components,
+            warm_up=warm_up,
+            parallelism=parallelism,
+        )
         self.selection = selection
         self.checks_object_arn = self._store_checks(spec, selection)
-        self.log_group = logs.LogGroup(
-            self,
-            "LogGroup",
-            retention=log_retention,
-            removal_policy=cdk.RemovalPolicy.RETAIN,
-            encryption_key=log_encryption_key,
-        )
-        if log_encryption_key is None:
-            for pack in LOG_KEY_PACKS:
-                cdk.Validations.of(self.log_group).acknowledge(
-                    cdk.Acknowledgment(
-                        id=f"{pack}::{pack}-CloudWatchLogGroupEncrypted", reason=LOG_KEY_REASON
-                    )
-                )
+        self._define_log_group(log_retention, log_encryption_key)
         self._define_role(
             endpoint_arn=endpoint_arn,
             target_model_parameter_path=target_model_parameter_path if mode == MULTI_MODEL else None,
@@ -353,6 +365,19 @@ class TritonVerification(Construct):
         )
         self.resource.node.add_dependency(endpoint)
         _nag.acknowledge_all(self, self._acknowledgments())
+
+    def _define_log_group(self, retention: logs.RetentionDays, key: kms.IKey | None) -> None:
+        """The function's log group, kept on delete; without a customer key the packs' rule is acknowledged."""
+        self.log_group = logs.LogGroup(
+            self, "LogGroup", retention=retention, removal_policy=cdk.RemovalPolicy.RETAIN, encryption_key=key
+        )
+        if key is None:
+            for pack in LOG_KEY_PACKS:
+                cdk.Validations.of(self.log_group).acknowledge(
+                    cdk.Acknowledgment(
+                        id=f"{pack}::{pack}-CloudWatchLogGroupEncrypted", reason=LOG_KEY_REASON
+                    )
+                )
 
     def _store_checks(self, spec: dict[str, Any], selection: Selection | None) -> str | None:
         """A large or sampled spec: its checks as an S3 asset (the properties carry URI and sha256)."""
