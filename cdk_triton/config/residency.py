@@ -41,7 +41,7 @@ GPU_FRAGMENTATION = 0.10
 #: The footprint labels, strongest first: a footprint carries the weakest label of its parts.
 MEASURED = sizing.MEASURED
 ESTIMATED = sizing.ESTIMATED
-FILES = "files"  # no memory recorded (manifest schema 1): the model directory's bytes
+FILES = sizing.FILES  # no memory recorded (manifest schema 1): the model directory's bytes
 ARCHIVE = "archive"  # neither: the compressed archive's bytes, a floor
 SOURCES = (MEASURED, ESTIMATED, FILES, ARCHIVE)
 
@@ -93,14 +93,10 @@ class Footprint:
 
 
 def model_bytes(entry: ModelEntry | None) -> tuple[int | None, str]:
-    """(bytes one instance of the model holds, label): memory_bytes, else size_bytes, else (None, archive)."""
-    if entry is None:
-        return None, ARCHIVE
-    if entry.memory_bytes is not None:
-        return entry.memory_bytes, entry.memory_source or ESTIMATED
-    if entry.size_bytes is not None:
-        return entry.size_bytes, FILES
-    return None, ARCHIVE
+    """(bytes one instance of the model holds, label): memory_bytes, else size_bytes, else (None, archive).
+    The rule is ``sizing.recorded_model_bytes`` (its one author)."""
+    nbytes, label = sizing.recorded_model_bytes(entry)
+    return nbytes, label or ARCHIVE
 
 
 def instance_counts(config: Mapping[str, object]) -> tuple[int, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cdk_triton.config import formats, tables
+from cdk_triton.config import formats, residency, tables
 from cdk_triton.config.manifest import ModelEntry
 from cdk_triton.config.placement import Group, check_gpu_placement, memory_warnings
 from cdk_triton.constructs._tokens import is_token
@@ -51,10 +51,11 @@ def check_gpu_placement_of_models(
 
 
 def model_sizes(built_models: dict[str, ModelEntry]) -> dict[str, int]:
-    """Bytes one instance of each model holds: the manifest's ``memory_bytes``, else its files' bytes."""
+    """Bytes one instance of each model holds (``residency.model_bytes``: the manifest's
+    ``memory_bytes``, else its files' bytes); models of unknown or zero bytes are left out."""
     out = {}
     for name, e in built_models.items():
-        size = e.memory_bytes if e.memory_bytes is not None else e.size_bytes
+        size, _ = residency.model_bytes(e)
         if size:
             out[name] = size
     return out
