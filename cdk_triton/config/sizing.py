@@ -46,11 +46,14 @@ ESTIMATED = "estimated"
 #: weight files + the peak of live tensors of one inference at max_batch_size (inputs, intermediates,
 #: outputs), traced on fake tensors: the activation-aware estimate (schema 4)
 ACTIVATIONS = "activations/fake-tensor"
+#: the same peak counted on a CPU run of the module (its forward reads tensor values: fake tensors
+#: cannot run it)
+ACTIVATIONS_CPU = "activations/cpu-run"
 #: weight files + inputs and outputs at max_batch_size: the stated fallback where activations cannot be
 #: estimated (no factory module: a given file, a python model, an ensemble) (schema 4)
 FILES_IO = "files+io"
 #: Every memory_source a manifest may record.
-MEMORY_SOURCES = (ACTIVATIONS, MEASURED, ESTIMATED, FILES_IO)
+MEMORY_SOURCES = (ACTIVATIONS, ACTIVATIONS_CPU, MEASURED, ESTIMATED, FILES_IO)
 
 #: Bytes per element of Triton's data types (TYPE_STRING counted as 8: a length + short payload).
 DTYPE_BYTES = {
@@ -249,21 +252,32 @@ def io_bytes(config: Mapping[str, Any]) -> tuple[int, bool]:
     return total * batch, fixed
 
 
-def model_memory(fmt: str, files_bytes: int | None, config: Mapping[str, Any]) -> tuple[int | None, str]:
-    """(bytes one model instance holds, ``measured`` | ``estimated``).
+def model_memory(
+    fmt: str,
+    files_bytes: int | None,
+    config: Mapping[str, Any],
+    activations: Mapping[str, Any] | None = None,
+) -> tuple[int | None, str]:
+    """(bytes one model instance holds at its largest batch, its ``memory_source``).
 
     The parameters are the artifact's weight files as built (their bytes are read from the files: a
     deterministic measure, unlike a peak RSS, which varies from run to run and would make manifests
-    differ); to them come the inputs and outputs at the largest batch. ``measured`` when the format's
-    files are its parameters and every dimension is fixed; ``estimated`` otherwise (Python and ensemble
-    models, whose memory is their code's or their steps', and dynamic dimensions counted as 1).
+    differ). To them come:
+
+    - with ``activations`` (``{"peak_bytes", "method"}``, the build's ``builder.activations``: the peak
+      of the tensors alive at once in one inference at ``max_batch_size``, inputs and outputs
+      included): that peak, labelled ``activations/<method>`` (ACTIVATIONS for fake tensors);
+    - else the stated fallback FILES_IO: the inputs and outputs at the largest batch (a python model's
+      code bytes stand for its weights; an ensemble holds only its I/O, its steps count for themselves).
+      Formats without an eager module (a given TorchScript / ONNX file, python, ensemble) take it.
     """
     if files_bytes is None:
-        return None, ESTIMATED
-    io, fixed = io_bytes(config)
+        return None, FILES_IO
     weights = files_bytes if fmt in WEIGHT_FORMATS or fmt == "python" else 0
-    source = MEASURED if fmt in WEIGHT_FORMATS and fixed else ESTIMATED
-    return weights + io, source
+    if activations is not None and fmt in WEIGHT_FORMATS:
+        return weights + int(activations["peak_bytes"]), f"activations/{activations['method']}"
+    io, _fixed = io_bytes(config)
+    return weights + io, FILES_IO
 
 
 def _memory_at_least_mb(declared: int | None, models: Sequence[SizedModel]) -> int | None:
