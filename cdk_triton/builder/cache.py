@@ -23,7 +23,7 @@ from cdk_triton.config import formats
 from cdk_triton.config.declaration import ModelSpec
 
 #: bump when the build's output for the same inputs changes
-BUILD_FORMAT = "3"
+BUILD_FORMAT = "4"  # 4: records carry the activation peak (manifest memory_bytes, schema 4)
 
 #: the tools of every format's cache key; each format's row adds its own (``Format.cache_tools``)
 _COMMON_TOOLS = ("cdk-triton", "numpy", "transformers", "tritonclient", "protobuf", "isal")

@@ -82,10 +82,13 @@ class Exported:
     parity_max_abs_diff: float | None = None  # None when no CPU runtime could check the artifact
     onnx: dict[str, Any] | None = None  # what the ONNX file declares (opset, IR version)
     plans: list[dict[str, Any]] | None = None  # TensorRT plan metadata
+    # the activation peak at max_batch_size (``builder.activations``): {"peak_bytes", "method"};
+    # None when the format has no eager module to run (a given file, python, ensemble) or it failed
+    activations: dict[str, Any] | None = None
 
 
 #: keys of a cached record that are left out when unset
-_OPTIONAL = ("steps", "parity_max_abs_diff", "onnx", "plans")
+_OPTIONAL = ("steps", "parity_max_abs_diff", "onnx", "plans", "activations")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -143,7 +143,9 @@ def model_entry(record: ModelRecord, sample: Sample | None, model_dir: Path | No
     plans = record.exported.plans or []
     onnx = (record.exported.onnx or {}) if formats.get(record.format).runs_onnx else {}
     size = _files_size(model_dir, record.files) if model_dir is not None else None
-    memory, memory_source = sizing.model_memory(record.format, size, record.exported.config)
+    memory, memory_source = sizing.model_memory(
+        record.format, size, record.exported.config, record.exported.activations
+    )
     return ModelEntry(
         name=record.name,
         format=record.format,

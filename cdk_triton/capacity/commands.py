@@ -56,6 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--rows", type=int, default=25, help="table rows, most requested first; 0: all (default 25)"
     )
+    p.add_argument(
+        "--gpu-readings",
+        default=None,
+        metavar="PATH",
+        help="a GPU readings report (gpu-readings.json of the GPU check): models read on the instance "
+        "type's GPU take their peak allocated bytes from it instead of the manifest's estimate",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON instead of the table")
     p.add_argument(
         "--plot",
@@ -98,9 +105,11 @@ def check_options(args: argparse.Namespace) -> None:
 def cmd_capacity(args: argparse.Namespace) -> int:
     from cdk_triton.capacity import cold, estimate, recommend, report
     from cdk_triton.capacity.traffic import no_traffic, read_traffic
+    from cdk_triton.config.gpu_readings import read_readings
     from cdk_triton.config.manifest import read_manifest
 
     check_options(args)
+    readings = read_readings(args.gpu_readings) if args.gpu_readings else None
     manifest = read_manifest(args.manifest)
     entry = estimate.endpoint_entry(manifest, args.endpoint)
     instance_type = args.instance_type or (entry.instance_types[0] if entry.instance_types else "")
@@ -114,6 +123,7 @@ def cmd_capacity(args: argparse.Namespace) -> int:
         price_per_hour=args.price_per_hour,
         hot_share=recommend.HOT_SHARE if args.hot_share is None else args.hot_share,
         rps_per_copy=args.rps_per_copy,
+        gpu_readings=readings,
     )
     measured = cold.ColdLoads(skipped="--no-measure")
     if not args.no_measure:

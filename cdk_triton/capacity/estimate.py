@@ -11,12 +11,13 @@ SageMaker adds of a busy model on other instances make the real ratio lower: an 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from cdk_triton.capacity import recommend
 from cdk_triton.capacity.traffic import NONE, Traffic
 from cdk_triton.config import residency, sizing, tables
+from cdk_triton.config.gpu_readings import GpuReadings
 from cdk_triton.config.manifest import MULTI_MODEL, EndpointEntry, Manifest
 from cdk_triton.config.residency import Footprint, Usable
 from cdk_triton.errors import TritonValidationError
@@ -42,6 +43,9 @@ class Options:
     price_per_hour: float | None = None
     hot_share: float = recommend.HOT_SHARE
     rps_per_copy: float | None = None
+    #: a GPU readings report (``--gpu-readings``): a model read on the instance type's GPU takes its
+    #: peak allocated bytes from there instead of the manifest's estimate
+    gpu_readings: GpuReadings | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -135,8 +139,8 @@ def _endpoint_error(value: str | None, problem: str, sized: list[EndpointEntry])
     )
 
 
-def usable_for(instance_type: str) -> Usable:
-    usable = residency.usable_memory(instance_type)
+def usable_for(instance_type: str, formats: Iterable[str] = residency.ALL_FORMATS) -> Usable:
+    usable = residency.usable_memory(instance_type, formats)
     if usable is None:
         raise TritonValidationError(
             "CapacityInstanceType",
@@ -149,11 +153,22 @@ def usable_for(instance_type: str) -> Usable:
     return usable
 
 
-def footprints(manifest: Manifest, entry: EndpointEntry, usable: Usable) -> dict[str, Footprint]:
-    """logical name -> footprint of each TargetModel."""
+def endpoint_formats(manifest: Manifest, entry: EndpointEntry) -> list[str]:
+    """The formats of the models the endpoint's archives hold (which backends its server loads)."""
+    names = {m for t in entry.target_models.values() for m in t.models}
+    return sorted({manifest.models[m].format for m in names if m in manifest.models})
+
+
+def footprints(
+    manifest: Manifest, entry: EndpointEntry, usable: Usable, readings: GpuReadings | None = None
+) -> dict[str, Footprint]:
+    """logical name -> footprint of each TargetModel (a model's bytes from ``readings`` where it was
+    read on the instance type's GPU)."""
     has_gpu = usable.gpu_count > 0
     return {
-        name: residency.target_footprint(name, t, manifest.models, has_gpu=has_gpu)
+        name: residency.target_footprint(
+            name, t, manifest.models, has_gpu=has_gpu, readings=readings, instance_type=usable.instance_type
+        )
         for name, t in sorted(entry.target_models.items())
     }
 
@@ -172,8 +187,8 @@ def build_report(
     measured_s: Mapping[str, float] | None = None,
 ) -> CapacityReport:
     """The whole report (see the module docstring for the models behind each figure)."""
-    usable = usable_for(options.instance_type)
-    fps = footprints(manifest, entry, usable)
+    usable = usable_for(options.instance_type, endpoint_formats(manifest, entry))
+    fps = footprints(manifest, entry, usable, options.gpu_readings)
     measured = dict(measured_s or {})
     price, price_source = _price(options)
     order = sorted(fps.values(), key=lambda f: (-traffic.shares.get(f.name, 0.0), f.total_bytes, f.name))
@@ -186,7 +201,7 @@ def build_report(
     target = _instances_for(curve, options.target_hit_ratio) if traffic.has_traffic else None
     placed = {r.name for r in rows if r.placement != recommend.MME}
     rest = residency.instances_to_hold_all([f for n, f in fps.items() if n not in placed], usable)
-    notes = _notes(traffic, too_big, target, curve, options, entry)
+    notes = _notes(traffic, too_big, target, curve, options, entry) + _reading_notes(options, fps)
     smallest = residency.pack(
         sorted(fps.values(), key=lambda f: (f.total_bytes, f.name)), usable, max_instances=1
     )
@@ -318,6 +333,25 @@ def _rows(
             )
         )
     return sorted(rows, key=lambda r: (-r.share, r.name))
+
+
+def _reading_notes(options: Options, fps: Mapping[str, Footprint]) -> list[str]:
+    """Which figure the model bytes came from when a readings report was given."""
+    readings = options.gpu_readings
+    if readings is None:
+        return []
+    device = readings.for_instance_type(options.instance_type)
+    if device is None:
+        names = ", ".join(f"{d.name} ({d.compute_capability})" for d in readings.devices) or "none"
+        return [
+            f"{readings.source} has no reading for the GPU of {options.instance_type} (devices: {names}): "
+            "every model's bytes are the manifest's estimate"
+        ]
+    read = sorted(n for n, f in fps.items() if f.source.startswith(residency.READING))
+    return [
+        f"model bytes from the reading of {device.name} ({readings.source}, peak allocated) for "
+        f"{len(read)} of {len(fps)} TargetModels; the others from the manifest (see the memory column)"
+    ]
 
 
 def _notes(

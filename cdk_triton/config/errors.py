@@ -112,6 +112,7 @@ TABLE_AND_MANIFEST_ERRORS: dict[str, str] = {
     "ManifestNotFound": "the manifest path does not exist",
     "InvalidManifest": "the manifest file is not a valid cdk-triton manifest",
     "UnsupportedManifestVersion": "the manifest's schema_version is not supported",
+    "GpuReadingsInvalid": "the GPU readings report (gpu-readings.json) cannot be read or an entry is malformed",
 }
 
 #: The GPU host of a production variant (``config.gpu_hosts``): code -> what it means.

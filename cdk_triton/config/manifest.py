@@ -18,14 +18,17 @@ from typing import Any
 
 from cdk_triton.config.arns import check_kms_key_arn
 from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
+from cdk_triton.config.sizing import MEMORY_SOURCES
 from cdk_triton.errors import TritonValidationError
 
 #: 2 (issue 20): models gain ``memory_bytes`` and ``memory_source``. 3 (issue 23): the
 #: ``InferenceComponents`` endpoint mode (``components``, ``min_instances``, ``max_instances``).
-SCHEMA_VERSION = 3
+#: 4 (issue 29): ``memory_bytes`` counts the activation peak of one inference at max_batch_size where
+#: the build could run the eager module; ``memory_source`` says how (``config.sizing.MEMORY_SOURCES``).
+SCHEMA_VERSION = 4
 #: Versions this reader reads: a version-1 manifest (no memory fields) still reads, its models' memory
 #: unknown (the checks then fall back on ``size_bytes``); a version-2 manifest has no components endpoint.
-READABLE_SCHEMA_VERSIONS = (1, 2, 3)
+READABLE_SCHEMA_VERSIONS = (1, 2, 3, 4)
 MANIFEST_FILENAME = "manifest.json"
 
 SINGLE_MODEL = "SingleModel"
@@ -97,7 +100,7 @@ class ModelEntry:
     onnx_ir_version: int | None = None  # ONNX models: the model's IR version (None: not recorded)
     size_bytes: int | None = None  # the model directory's files (weights), for the GPU-memory warning
     memory_bytes: int | None = None  # one instance's memory: parameters + I/O at the largest batch (v2)
-    memory_source: str | None = None  # measured | estimated (config.sizing.model_memory) (v2)
+    memory_source: str | None = None  # config.sizing.MEMORY_SOURCES (model_memory) (v2; v4 adds labels)
     source_sha256: str | None = None  # the cache key the build used
     sample: Sample | None = None
 
@@ -435,8 +438,10 @@ def _model_entry(name: str, m: Any, fail: Fail) -> ModelEntry:
     )
     if entry.name != name:
         raise fail(f"{w}.name", entry.name, "differs from its key", repr(name))
-    if entry.memory_source not in (None, "measured", "estimated"):
-        raise fail(f"{w}.memory_source", entry.memory_source, "is not a memory source", "measured, estimated")
+    if entry.memory_source is not None and entry.memory_source not in MEMORY_SOURCES:
+        raise fail(
+            f"{w}.memory_source", entry.memory_source, "is not a memory source", ", ".join(MEMORY_SOURCES)
+        )
     return entry
 
 

@@ -11,15 +11,18 @@ It is an estimate, and these are its assumptions (the README's capacity use case
   work" and "Set SageMaker AI multi-model endpoint model caching behavior"; the container answers 507
   and SageMaker unloads, per the "Custom Containers Contract for Multi-Model Endpoints"). So the fleet's
   cache is about the sum of its instances' memory, each model held once (:func:`pack`).
-- One GPU's memory is not all the models': :data:`GPU_RESERVED_BYTES` (the CUDA context of the server
-  and of each GPU backend, cuBLAS / cuDNN workspaces, Triton's CUDA memory pool: 64 MB by default per
-  ``tritonserver --help``) and :data:`GPU_FRAGMENTATION` (allocator fragmentation, activation arenas
-  that grow under load) are set aside. Both are assumptions, not measurements.
+- One GPU's memory is not all the models': the fixed terms of ``gpu_costs`` are set aside, each with
+  its source (the server's CUDA context, Triton's CUDA pool, each in-process backend's cuBLAS / cuDNN
+  workspaces; a python-backend ``KIND_GPU`` instance adds its stub's own context to its footprint),
+  then :data:`GPU_FRAGMENTATION` of the rest (the caching allocator's reserve above the peak: one
+  pool per process, so a share of the total rather than a term per model; the H100 reading has
+  reserved 619 MB for a 465 MB peak, an assumption for a full GPU).
 - Host memory: Triton's own share (``sizing.SERVER_HOST_BYTES``) is set aside; a model counts there for
   its ``KIND_CPU`` instances (a GPU model's host copy while it loads is transient and not counted).
-- A model's bytes are the manifest's ``memory_bytes`` (``measured`` or ``estimated``); a manifest
-  without them (schema 1) falls back on the model's files (``size_bytes``), else on the archive's bytes
-  (compressed: a floor), each labelled.
+- A model's bytes are its GPU reading for the instance type's GPU when a readings report is given
+  (``gpu_readings``: peak allocated), else the manifest's ``memory_bytes`` (weights + activation peak,
+  or the files + I/O rule); a manifest without them (schema 1) falls back on the model's files
+  (``size_bytes``), else on the archive's bytes (compressed: a floor), each labelled.
 """
 
 from __future__ import annotations
@@ -28,33 +31,57 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from cdk_triton.config import sizing, tables
+from cdk_triton.config import gpu_costs, gpu_readings, sizing, tables
+from cdk_triton.config.gpu_readings import GpuReadings
 from cdk_triton.config.manifest import ModelEntry, TargetModel
 from cdk_triton.config.sizing import GiB
 
-#: GPU memory set aside on every GPU before any model: CUDA contexts, library workspaces, Triton's
-#: CUDA memory pool (64 MB default). An assumption, not a measurement.
-GPU_RESERVED_BYTES = 1 * GiB
-#: Share of the rest kept free for fragmentation and activation memory that grows under load.
+#: The formats whose backends a server is assumed to load when the caller does not say (every
+#: in-process backend: the conservative side).
+ALL_FORMATS = tuple(gpu_costs.FORMAT_BACKENDS)
+#: Share of the rest kept free for the caching allocator's reserve above the peak (fragmentation).
 GPU_FRAGMENTATION = 0.10
 
-#: The footprint labels, strongest first: a footprint carries the weakest label of its parts.
+#: The footprint labels, strongest first: a footprint carries the weakest label of its parts. A GPU
+#: reading (``gpu_readings``, labelled ``reading:<device>``) is stronger than any of them.
 MEASURED = sizing.MEASURED
 ESTIMATED = sizing.ESTIMATED
-FILES = "files"  # no memory recorded (manifest schema 1): the model directory's bytes
+FILES = sizing.FILES  # no memory recorded (manifest schema 1): the model directory's bytes
 ARCHIVE = "archive"  # neither: the compressed archive's bytes, a floor
-SOURCES = (MEASURED, ESTIMATED, FILES, ARCHIVE)
+SOURCES = (
+    sizing.ACTIVATIONS,
+    sizing.ACTIVATIONS_CPU,
+    MEASURED,
+    ESTIMATED,
+    sizing.FILES_IO,
+    FILES,
+    ARCHIVE,
+)
+#: The prefix of the label of a figure taken from a GPU reading.
+READING = "reading"
+
+
+def source_rank(label: str) -> int:
+    """The order of labels, strongest first (a reading 0; an unknown label as weak as an archive)."""
+    if label.startswith(READING):
+        return -1
+    return SOURCES.index(label) if label in SOURCES else len(SOURCES)
+
 
 ASSUMPTIONS = (
     "SageMaker routes a TargetModel's requests to an instance that has it loaded and unloads unused models "
     "only when an instance runs short of memory (SageMaker 'How multi-model endpoints work', 'multi-model "
     "caching'): the fleet caches about the sum of its instances' usable memory, each model once",
-    f"usable GPU memory = (GPU memory - {GPU_RESERVED_BYTES / GiB:.0f} GiB for CUDA contexts, workspaces and "
-    f"Triton's 64 MB CUDA pool) x {1 - GPU_FRAGMENTATION:.2f} (fragmentation, activations): an assumption",
+    "usable GPU memory = (GPU memory - the server's fixed terms: CUDA context "
+    f"{gpu_costs.CUDA_CONTEXT.bytes / 1e6:.0f} MB, Triton's CUDA pool {gpu_costs.TRITON_CUDA_POOL.bytes / 1e6:.0f} MB, "
+    f"each backend's cuBLAS/cuDNN workspaces {gpu_costs.BACKEND_COSTS['libtorch'].bytes / 1e6:.0f} MB; H100 "
+    f"reading 2026-11-27) x {1 - GPU_FRAGMENTATION:.2f} (allocator reserve: an assumption); each KIND_GPU "
+    "python-backend instance adds its stub process's own CUDA context",
     f"usable host memory = host memory - {sizing.SERVER_HOST_BYTES / GiB:.0f} GiB for the Triton server; "
     "a model counts there for its KIND_CPU instances",
-    "a model's bytes: memory_bytes of the manifest (measured or estimated), else its files (size_bytes), "
-    "else its archive's compressed bytes, labelled; x its instance_group count",
+    "a model's bytes: its GPU reading's peak allocated bytes for the instance type's GPU (--gpu-readings), "
+    "else memory_bytes of the manifest (weights + activation peak, or files + I/O), else its files "
+    "(size_bytes), else its archive's compressed bytes, labelled; x its instance_group count",
 )
 
 
@@ -68,12 +95,15 @@ class Usable:
     gpu_count: int
 
 
-def usable_memory(instance_type: str) -> Usable | None:
-    """The usable GPU (per GPU) and host memory of ``instance_type``; None when the table lacks it."""
+def usable_memory(instance_type: str, formats: Iterable[str] = ALL_FORMATS) -> Usable | None:
+    """The usable GPU (per GPU) and host memory of ``instance_type`` for a server serving models of
+    ``formats`` (``gpu_costs.server_bytes``: default, every in-process backend); None when the table
+    lacks the type."""
     info = tables.instance_type_info(instance_type)
     if info is None:
         return None
-    gpu = max(int((info.gpu_memory_gib * GiB - GPU_RESERVED_BYTES) * (1 - GPU_FRAGMENTATION)), 0)
+    fixed = gpu_costs.server_bytes(formats)
+    gpu = max(int((info.gpu_memory_gib * GiB - fixed) * (1 - GPU_FRAGMENTATION)), 0)
     host = max(info.host_memory_gib * GiB - sizing.SERVER_HOST_BYTES, 0)
     return Usable(instance_type=instance_type, gpu_bytes=gpu, host_bytes=host, gpu_count=info.gpu_count)
 
@@ -92,15 +122,18 @@ class Footprint:
         return self.gpu_bytes + self.host_bytes
 
 
-def model_bytes(entry: ModelEntry | None) -> tuple[int | None, str]:
-    """(bytes one instance of the model holds, label): memory_bytes, else size_bytes, else (None, archive)."""
-    if entry is None:
-        return None, ARCHIVE
-    if entry.memory_bytes is not None:
-        return entry.memory_bytes, entry.memory_source or ESTIMATED
-    if entry.size_bytes is not None:
-        return entry.size_bytes, FILES
-    return None, ARCHIVE
+def model_bytes(
+    entry: ModelEntry | None, *, readings: GpuReadings | None = None, instance_type: str | None = None
+) -> tuple[int | None, str]:
+    """(bytes one instance of the model holds, label): its GPU reading on ``instance_type``'s GPU when
+    ``readings`` has one (labelled ``reading:<device> peak allocated``), else memory_bytes, else
+    size_bytes (``sizing.recorded_model_bytes``, the one author of that rule), else (None, archive)."""
+    if entry is not None:
+        read = gpu_readings.model_reading(readings, instance_type, entry.name)
+        if read is not None:
+            return read
+    nbytes, label = sizing.recorded_model_bytes(entry)
+    return nbytes, label or ARCHIVE
 
 
 def instance_counts(config: Mapping[str, object]) -> tuple[int, int]:
@@ -122,25 +155,32 @@ def instance_counts(config: Mapping[str, object]) -> tuple[int, int]:
 
 
 def _weakest(labels: Iterable[str]) -> str:
-    return max(labels, key=SOURCES.index, default=ARCHIVE)
+    return max(labels, key=source_rank, default=ARCHIVE)
 
 
 def target_footprint(
-    name: str, target: TargetModel, models: Mapping[str, ModelEntry], *, has_gpu: bool = True
+    name: str,
+    target: TargetModel,
+    models: Mapping[str, ModelEntry],
+    *,
+    has_gpu: bool = True,
+    readings: GpuReadings | None = None,
+    instance_type: str | None = None,
 ) -> Footprint:
     """The footprint of one TargetModel archive: the sum over its models (an ensemble and its steps) of
-    bytes x instances. A model of unknown bytes makes the whole archive fall back on its compressed size."""
+    bytes x instances, plus each KIND_GPU python-backend instance's stub context (``gpu_costs``). A
+    model of unknown bytes makes the whole archive fall back on its compressed size."""
     gpu = host = 0
     labels = []
     for m in target.models:
         entry = models.get(m)
-        nbytes, label = model_bytes(entry)
+        nbytes, label = model_bytes(entry, readings=readings, instance_type=instance_type)
         if nbytes is None:
             return _archive_only(name, target, has_gpu)
         on_gpu, on_host = instance_counts(entry.config if entry else {})
         if not has_gpu:
             on_gpu, on_host = 0, on_gpu + on_host
-        gpu += nbytes * on_gpu
+        gpu += (nbytes + gpu_costs.instance_bytes(entry.format if entry else "")) * on_gpu
         host += nbytes * on_host
         labels.append(label)
     if not labels:

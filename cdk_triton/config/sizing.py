@@ -37,8 +37,23 @@ VOLUME_HEADROOM = 1.2
 #: Host memory the Triton server itself holds before any model (process, CUDA context, pinned pool).
 SERVER_HOST_BYTES = 2 * GiB
 
+#: How a model's ``memory_bytes`` were found (the manifest's ``memory_source``). Schema 2 and 3 wrote
+#: MEASURED / ESTIMATED (weight files + I/O at the largest batch, the same rule as FILES_IO, which
+#: schema 4 writes under that name); schema 4 writes ACTIVATIONS where the build could run the eager
+#: module on fake tensors (``builder/activations.py``).
 MEASURED = "measured"
 ESTIMATED = "estimated"
+#: weight files + the peak of live tensors of one inference at max_batch_size (inputs, intermediates,
+#: outputs), traced on fake tensors: the activation-aware estimate (schema 4)
+ACTIVATIONS = "activations/fake-tensor"
+#: the same peak counted on a CPU run of the module (its forward reads tensor values: fake tensors
+#: cannot run it)
+ACTIVATIONS_CPU = "activations/cpu-run"
+#: weight files + inputs and outputs at max_batch_size: the stated fallback where activations cannot be
+#: estimated (no factory module: a given file, a python model, an ensemble) (schema 4)
+FILES_IO = "files+io"
+#: Every memory_source a manifest may record.
+MEMORY_SOURCES = (ACTIVATIONS, ACTIVATIONS_CPU, MEASURED, ESTIMATED, FILES_IO)
 
 #: Bytes per element of Triton's data types (TYPE_STRING counted as 8: a length + short payload).
 DTYPE_BYTES = {
@@ -152,13 +167,32 @@ def host_copies(config: Mapping[str, Any]) -> int:
     return sum(int(g.get("count", 1)) for g in groups if str(g.get("kind", "KIND_GPU")) == "KIND_CPU") or 1
 
 
+#: The label of a model's bytes when the manifest has no ``memory_bytes`` (schema 1): its files' bytes.
+FILES = "files"
+
+
+def recorded_model_bytes(m: SizedModel | None) -> tuple[int | None, str | None]:
+    """(bytes one instance of a model holds, the label of that figure) from what the manifest records:
+    its ``memory_bytes`` (labelled by its ``memory_source``), else its files' ``size_bytes`` (FILES),
+    else (None, None): unknown.
+
+    The one author of "memory_bytes, else size_bytes": capacity and the MME working set
+    (``residency.model_bytes``, which adds GPU readings), the GPU/host oversubscription warnings, the
+    sized startup timeout, the deploy verification's memory facts and the components' memory floor
+    all read it."""
+    if m is None:
+        return None, None
+    if m.memory_bytes is not None:
+        return m.memory_bytes, getattr(m, "memory_source", None) or ESTIMATED
+    if m.size_bytes is not None:
+        return m.size_bytes, FILES
+    return None, None
+
+
 def component_model_sizes(models: Iterable[SizedModel]) -> list[tuple[int | None, int]]:
-    """The (bytes of one instance, copies in host memory) of each model of a component's archive: its
-    recorded memory, else its files' size; no model known is one of unknown size."""
-    sizes = [
-        (m.memory_bytes if m.memory_bytes is not None else m.size_bytes, host_copies(m.config))
-        for m in models
-    ]
+    """The (bytes of one instance, copies in host memory) of each model of a component's archive
+    (:func:`recorded_model_bytes`); no model known is one of unknown size."""
+    sizes = [(recorded_model_bytes(m)[0], host_copies(m.config)) for m in models]
     return sizes or [(None, 1)]
 
 
@@ -218,21 +252,32 @@ def io_bytes(config: Mapping[str, Any]) -> tuple[int, bool]:
     return total * batch, fixed
 
 
-def model_memory(fmt: str, files_bytes: int | None, config: Mapping[str, Any]) -> tuple[int | None, str]:
-    """(bytes one model instance holds, ``measured`` | ``estimated``).
+def model_memory(
+    fmt: str,
+    files_bytes: int | None,
+    config: Mapping[str, Any],
+    activations: Mapping[str, Any] | None = None,
+) -> tuple[int | None, str]:
+    """(bytes one model instance holds at its largest batch, its ``memory_source``).
 
     The parameters are the artifact's weight files as built (their bytes are read from the files: a
     deterministic measure, unlike a peak RSS, which varies from run to run and would make manifests
-    differ); to them come the inputs and outputs at the largest batch. ``measured`` when the format's
-    files are its parameters and every dimension is fixed; ``estimated`` otherwise (Python and ensemble
-    models, whose memory is their code's or their steps', and dynamic dimensions counted as 1).
+    differ). To them come:
+
+    - with ``activations`` (``{"peak_bytes", "method"}``, the build's ``builder.activations``: the peak
+      of the tensors alive at once in one inference at ``max_batch_size``, inputs and outputs
+      included): that peak, labelled ``activations/<method>`` (ACTIVATIONS for fake tensors);
+    - else the stated fallback FILES_IO: the inputs and outputs at the largest batch (a python model's
+      code bytes stand for its weights; an ensemble holds only its I/O, its steps count for themselves).
+      Formats without an eager module (a given TorchScript / ONNX file, python, ensemble) take it.
     """
     if files_bytes is None:
-        return None, ESTIMATED
-    io, fixed = io_bytes(config)
+        return None, FILES_IO
     weights = files_bytes if fmt in WEIGHT_FORMATS or fmt == "python" else 0
-    source = MEASURED if fmt in WEIGHT_FORMATS and fixed else ESTIMATED
-    return weights + io, source
+    if activations is not None and fmt in WEIGHT_FORMATS:
+        return weights + int(activations["peak_bytes"]), f"activations/{activations['method']}"
+    io, _fixed = io_bytes(config)
+    return weights + io, FILES_IO
 
 
 def _memory_at_least_mb(declared: int | None, models: Sequence[SizedModel]) -> int | None:

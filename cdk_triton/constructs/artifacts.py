@@ -16,6 +16,7 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from cdk_triton.config import layout
+from cdk_triton.config.gpu_readings import GpuReadings, read_readings
 from cdk_triton.config.manifest import (
     MANIFEST_FILENAME,
     MULTI_MODEL,
@@ -95,6 +96,9 @@ class ArtifactsConfig(EndpointMode):
     max_instances: int | None = None
     #: The TargetModel entries of the archives (MME / components), for per-component artifacts.
     archives: dict[str, TargetModel] = field(default_factory=dict)
+    #: A GPU readings report (``from_manifest(gpu_readings=...)``): a model read on the instance type's
+    #: GPU is sized by its peak allocated bytes there instead of the manifest's estimate.
+    gpu_readings: GpuReadings | None = None
 
     @property
     def s3_url(self) -> str:
@@ -109,7 +113,12 @@ class ModelArtifacts(abc.ABC):
     """The model's artifacts: ``from_manifest``, ``from_bucket`` or ``from_asset``."""
 
     @staticmethod
-    def from_manifest(manifest: Manifest | str | os.PathLike[str], endpoint: str) -> ModelArtifacts:
+    def from_manifest(
+        manifest: Manifest | str | os.PathLike[str],
+        endpoint: str,
+        *,
+        gpu_readings: GpuReadings | str | os.PathLike[str] | None = None,
+    ) -> ModelArtifacts:
         """The artifacts the build stage packaged for ``endpoint`` (a key of the manifest's endpoints).
 
         The manifest's bucket is referenced by name (never owned); its KMS key (``artifact_location.kms_key_arn``)
@@ -118,8 +127,12 @@ class ModelArtifacts(abc.ABC):
         Args:
             manifest: a ``Manifest`` or the path of ``manifest.json`` (or its directory).
             endpoint: the endpoint key (``classifier``, ``multi`` ...).
+            gpu_readings: a GPU readings report (``GpuReadings`` or the path of ``gpu-readings.json``,
+                written by the GPU check): the GPU-memory warning and the MME working-set check size a
+                model read on the instance type's GPU by its peak allocated bytes there, and say so.
+                Default: none, every model sized by the manifest's ``memory_bytes``.
         """
-        return _ManifestArtifacts(manifest, endpoint)
+        return _ManifestArtifacts(manifest, endpoint, gpu_readings)
 
     @staticmethod
     def from_bucket(
@@ -189,9 +202,15 @@ def _split_s3_uri(uri: str) -> tuple[str, str]:
 
 
 class _ManifestArtifacts(ModelArtifacts):
-    def __init__(self, manifest: Manifest | str | os.PathLike[str], endpoint: str) -> None:
+    def __init__(
+        self,
+        manifest: Manifest | str | os.PathLike[str],
+        endpoint: str,
+        gpu_readings: GpuReadings | str | os.PathLike[str] | None = None,
+    ) -> None:
         self._manifest = manifest
         self._endpoint = endpoint
+        self._gpu_readings = gpu_readings
 
     def bind(self, scope: Construct) -> ArtifactsConfig:
         try:
@@ -199,6 +218,11 @@ class _ManifestArtifacts(ModelArtifacts):
                 self._manifest if isinstance(self._manifest, Manifest) else _read_manifest(self._manifest)
             )
             entry = manifest.endpoint(self._endpoint)
+            readings = (
+                read_readings(self._gpu_readings)
+                if isinstance(self._gpu_readings, (str, os.PathLike))
+                else self._gpu_readings
+            )
         except TritonValidationError as err:
             raise located(scope, err) from None
         # Synth trusts the manifest no further than it can check (an entry edited by hand is refused).
@@ -251,6 +275,7 @@ class _ManifestArtifacts(ModelArtifacts):
             min_instances=entry.min_instances,
             max_instances=entry.max_instances,
             archives=dict(entry.target_models),
+            gpu_readings=readings,
         )
 
 

@@ -341,7 +341,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             packaged_instance_types=art.packaged_instance_types,
             multi_model=art.is_multi_model,
         )
-        sizes = model_checks.model_sizes(art.built_models)
+        sizes = model_checks.model_sizes(
+            art.built_models, readings=art.gpu_readings, instance_type=instance_type
+        )
         placed, placement_warnings = model_checks.check_gpu_placement_of_models(
             instance_type, art.built_models, sizes=sizes, multi_model=art.is_multi_model
         )
@@ -358,7 +360,11 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         )
         if art.is_multi_model:
             warnings += check_working_set(
-                instance_type, instance_count, art.target_model_entries, art.built_models
+                instance_type,
+                instance_count,
+                art.target_model_entries,
+                art.built_models,
+                readings=art.gpu_readings,
             )
         for warning_id, message in warnings + placement_warnings:
             cdk.Annotations.of(self).add_warning_v2(warning_id, message)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.config import residency
 from cdk_triton.config.manifest import MULTI_MODEL, Manifest, read_manifest
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest
 
@@ -87,7 +88,7 @@ def target_model_facts(manifest: Manifest, endpoint: str) -> dict[str, tuple[str
         memory = 0
         for m in tm.models:
             model = manifest.models.get(m)
-            memory += (model.memory_bytes or model.size_bytes or 0) if model else 0
+            memory += residency.model_bytes(model)[0] or 0
         facts[name] = (tm.sha256, memory or tm.size_bytes)
     return facts
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cdk_triton.builder.activations import activation_peak
 from cdk_triton.builder.context import BuildContext, Exported
 from cdk_triton.builder.export.base import Made, finish
 from cdk_triton.builder.export.verify import guarded, reference_runner
@@ -101,6 +102,7 @@ def export_model(
     written = write(
         ctx, m, Source(module=module, sample=sample, export_sample=export_sample, version_dir=vdir, tmp=tmp)
     )
+    activations = _activations(module, m)
     worst = compare(m, expected, written.runner(sample), what=written.what)
     if other:
         worst = max(worst, _parity_at_other_size(m, reference, written.runner, written.what))
@@ -114,8 +116,19 @@ def export_model(
         parity=worst if added.parity else None,
         onnx=written.onnx,
         plans=added.plans,
+        activations=activations,
     )
     return finish(m, tmp, sample, made)
+
+
+def _activations(module: Any, m: ModelSpec) -> dict[str, Any] | None:
+    """The activation peak of the eager module on the declared inputs at ``max_batch_size`` (after the
+    export, so the count cannot touch what was exported); None without a module or when it cannot run."""
+    if module is None:
+        return None
+    batch = m.max_batch_size if m.max_batch_size > 0 else None  # 0: the declared shapes are whole
+    peak = activation_peak(module, m, sample_inputs(m, batch=batch))
+    return {"peak_bytes": peak.peak_bytes, "method": peak.method} if peak is not None else None
 
 
 def _parity_at_other_size(m: ModelSpec, reference: Runner, art: Runner, what: str) -> float:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from cdk_triton.config import formats, tables
+from cdk_triton.config import formats, residency, tables
+from cdk_triton.config.gpu_readings import GpuReadings
 from cdk_triton.config.manifest import ModelEntry
 from cdk_triton.config.placement import Group, check_gpu_placement, memory_warnings
 from cdk_triton.constructs._tokens import is_token
@@ -50,11 +51,19 @@ def check_gpu_placement_of_models(
     return errs, memory_warnings(instance_type, sized, multi_model=multi_model)
 
 
-def model_sizes(built_models: dict[str, ModelEntry]) -> dict[str, int]:
-    """Bytes one instance of each model holds: the manifest's ``memory_bytes``, else its files' bytes."""
+def model_sizes(
+    built_models: dict[str, ModelEntry],
+    *,
+    readings: GpuReadings | None = None,
+    instance_type: str | None = None,
+) -> dict[str, int]:
+    """Bytes one instance of each model holds (``residency.model_bytes``: its GPU reading on
+    ``instance_type``'s GPU, else the manifest's ``memory_bytes``, else its files' bytes); models of
+    unknown or zero bytes are left out."""
     out = {}
+    itype = None if instance_type is None or is_token(instance_type) else instance_type
     for name, e in built_models.items():
-        size = e.memory_bytes if e.memory_bytes is not None else e.size_bytes
+        size, _ = residency.model_bytes(e, readings=readings, instance_type=itype)
         if size:
             out[name] = size
     return out

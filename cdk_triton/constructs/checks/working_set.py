@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from cdk_triton.config import residency
+from cdk_triton.config.gpu_readings import GpuReadings
 from cdk_triton.config.manifest import ModelEntry, TargetModel
 from cdk_triton.config.sizing import GiB
 from cdk_triton.constructs._tokens import is_token
@@ -26,15 +27,22 @@ def check_working_set(
     instance_count: int,
     target_models: Mapping[str, TargetModel],
     built_models: Mapping[str, ModelEntry],
+    *,
+    readings: GpuReadings | None = None,
 ) -> list[Warning]:
     """A warning when the TargetModels' summed GPU (or host) footprint exceeds ``instance_count`` x one
     instance's usable GPU (or host) memory, or when one of them fits no instance of the type."""
     if is_token(instance_type) or is_token(instance_count) or not target_models:
         return []
-    usable = residency.usable_memory(instance_type)
+    names = {m for t in target_models.values() for m in t.models}
+    formats = sorted({built_models[m].format for m in names if m in built_models})
+    usable = residency.usable_memory(instance_type, formats)
     if usable is None:
         return []
-    fps = [residency.target_footprint(n, t, built_models) for n, t in sorted(target_models.items())]
+    fps = [
+        residency.target_footprint(n, t, built_models, readings=readings, instance_type=instance_type)
+        for n, t in sorted(target_models.items())
+    ]
     too_big = [f.name for f in fps if not residency.fits(f, usable)]
     gpu = sum(f.gpu_bytes for f in fps)
     host = sum(f.host_bytes for f in fps)
@@ -44,10 +52,10 @@ def check_working_set(
     fitting = [f for f in fps if residency.fits(f, usable)]
     bound = residency.lower_bound(fitting, usable)
     packed = residency.instances_to_hold_all(fitting, usable) or 0
-    labels = sorted({f.source for f in fps}, key=residency.SOURCES.index)
+    labels = sorted({f.source for f in fps}, key=residency.source_rank)
     parts = [
         f"the {len(fps)} TargetModels need about {gpu / GiB:.2f} GiB of GPU and {host / GiB:.2f} GiB of host "
-        f"memory (bytes from the manifest: {', '.join(labels)}); {instance_count} x {instance_type} hold about "
+        f"memory (bytes from {', '.join(labels)}); {instance_count} x {instance_type} hold about "
         f"{instance_count * usable.gpu_bytes / GiB:.2f} GiB of GPU and {instance_count * usable.host_bytes / GiB:.2f} "
         f"GiB of host memory usable by models (an estimate: see config/residency.py)"
     ]

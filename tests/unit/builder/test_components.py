@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from cdk_triton.builder import run_build
-from cdk_triton.config.manifest import INFERENCE_COMPONENTS, read_manifest
+from cdk_triton.config.manifest import INFERENCE_COMPONENTS, SCHEMA_VERSION, read_manifest
 from tests.unit.builder.helpers import python_model, write_decl
 
 ENDPOINTS = """
@@ -46,7 +46,7 @@ def test_components_reuse_the_mme_archives_and_record_each_component(tmp_path: P
     )
     assert (pre.min_memory_mb, pre.accelerators, pre.data_cache) == (1024, 1, True)
     assert (pre2.component_name, pre2.copies, pre2.min_memory_mb) == ("ics-pre-2", 1, None)
-    assert (ics.min_instances, ics.max_instances, m.schema_version) == (0, 2, 3)
+    assert (ics.min_instances, ics.max_instances, m.schema_version) == (0, 2, SCHEMA_VERSION)
     raw = json.loads((tmp_path / "out" / "manifest.json").read_text())["endpoints"]["ics"]
     assert "accelerators" not in raw["components"]["pre_2"]  # unset: derived at synth
     again = run_build(decl, out_dir=tmp_path / "out", progress=False)

@@ -231,11 +231,18 @@ def test_every_model_entry_records_the_size_of_its_files(example_build) -> None:
 
 
 def test_every_model_entry_records_its_memory_and_how_it_was_found(example_build) -> None:  # type: ignore[no-untyped-def]
-    """memory_bytes (schema 2): the weight files plus I/O at the largest batch; measured for ONNX with
-    fixed dimensions, estimated for python and ensemble models."""
+    """memory_bytes (schema 4): the weight files plus the activation peak of one inference at
+    max_batch_size, counted on fake tensors, where the build has the factory's module (ONNX and
+    TorchScript from a factory); the stated fallback, weight files plus I/O, for python and ensemble
+    models. The peak holds the inputs and outputs, so it is above them."""
+    from cdk_triton.config import sizing
+
     m = example_build.manifest
-    assert m.schema_version == 3
+    assert m.schema_version == 4
     resnet, pre, ens = m.models["resnet"], m.models["preprocess"], m.models["classifier"]
-    assert resnet.memory_source == "measured" and resnet.memory_bytes > resnet.size_bytes  # type: ignore[operator]
-    assert (pre.memory_source, ens.memory_source) == ("estimated", "estimated")
+    assert resnet.memory_source == sizing.ACTIVATIONS
+    io, _ = sizing.io_bytes(resnet.config)
+    assert resnet.memory_bytes > resnet.size_bytes + io  # type: ignore[operator]
+    assert m.models["classifier_ts"].memory_source == sizing.ACTIVATIONS
+    assert (pre.memory_source, ens.memory_source) == (sizing.FILES_IO, sizing.FILES_IO)
     assert all(e.memory_bytes for e in m.models.values())

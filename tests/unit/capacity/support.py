@@ -8,7 +8,7 @@ from cdk_triton.config import residency
 from cdk_triton.config.manifest import Manifest, manifest_from_dict
 
 INSTANCE = "ml.g5.xlarge"
-USABLE = residency.usable_memory(INSTANCE)
+USABLE = residency.usable_memory(INSTANCE, ["onnx"])  # the formats of these manifests: ONNX only
 assert USABLE is not None
 #: One instance's usable GPU bytes (the unit the tests size models in).
 U = USABLE.gpu_bytes

@@ -8,7 +8,7 @@ import pytest
 
 from cdk_triton.capacity import estimate, recommend
 from cdk_triton.capacity.traffic import no_traffic, read_traffic, traffic_from_mapping
-from cdk_triton.config import residency, sizing
+from cdk_triton.config import gpu_costs, residency, sizing
 from cdk_triton.config.manifest import Manifest
 from cdk_triton.errors import TritonValidationError
 from tests.unit.capacity.support import INSTANCE, USABLE, U, mme, model, sized
@@ -22,7 +22,19 @@ def _report(m: Manifest, traffic: dict | None = None, **options: object) -> esti
 
 
 def test_usable_memory_sets_aside_the_runtime_and_a_fragmentation_share() -> None:
-    assert USABLE.gpu_bytes == int((24 * sizing.GiB - residency.GPU_RESERVED_BYTES) * 0.9)
+    """The fixed terms (gpu_costs: the server's CUDA context, Triton's CUDA pool, each in-process
+    backend's workspaces; H100 readings), then the 10 % allocator share."""
+    fixed = (
+        gpu_costs.CUDA_CONTEXT.bytes
+        + gpu_costs.TRITON_CUDA_POOL.bytes
+        + 3 * gpu_costs.BACKEND_COSTS["libtorch"].bytes
+    )
+    every = residency.usable_memory(INSTANCE)  # default: every in-process backend
+    assert every is not None and every.gpu_bytes == int((24 * sizing.GiB - fixed) * 0.9)
+    onnx_only = residency.usable_memory(INSTANCE, ["onnx"])
+    assert onnx_only is not None and onnx_only.gpu_bytes == int(
+        (24 * sizing.GiB - fixed + 2 * gpu_costs.BACKEND_COSTS["libtorch"].bytes) * 0.9
+    )
     assert USABLE.host_bytes == 16 * sizing.GiB - sizing.SERVER_HOST_BYTES
 
 
@@ -177,3 +189,30 @@ def test_fails_an_endpoint_that_loads_nothing_on_demand() -> None:
     with pytest.raises(TritonValidationError) as info:
         estimate.usable_for("ml.m5.xlarge")
     assert info.value.code == "CapacityInstanceType"
+
+
+def test_a_gpu_reading_for_the_instance_types_gpu_sizes_the_model_and_the_report_says_so() -> None:
+    """--gpu-readings: a model read on the instance type's GPU takes its peak allocated bytes from the
+    report (the H100 fixture, renamed to this manifest's model); the others keep the manifest's."""
+    import json
+    from pathlib import Path
+
+    from cdk_triton.config.gpu_readings import readings_from_dict
+
+    data = json.loads((Path(__file__).resolve().parents[2] / "fixtures/gpu-readings/h100.json").read_text())
+    models = data["devices"][0]["models"]
+    models["a"] = models.pop("resnet50_ts")
+    readings = readings_from_dict(data, source="h100.json")
+    m = sized(a=0.4, b=0.4)
+    on_g5 = _report(m, gpu_readings=readings)  # an A10G: no reading applies
+    assert {r.name: r.memory_source for r in on_g5.models} == {"a": "measured", "b": "measured"}
+    assert any("has no reading for the GPU of ml.g5.xlarge" in n for n in on_g5.notes)
+    entry = m.endpoint("multi")
+    names = sorted(entry.target_models)
+    p5 = estimate.build_report(
+        m, entry, no_traffic(names), estimate.Options(instance_type="ml.p5.48xlarge", gpu_readings=readings)
+    )
+    rows = {r.name: r for r in p5.models}
+    assert rows["a"].gpu_bytes == 465_152_000 and rows["a"].memory_source.startswith("reading:NVIDIA H100")
+    assert rows["b"].memory_source == "measured"
+    assert any("reading of NVIDIA H100 80GB HBM3" in n and "1 of 2" in n for n in p5.notes)

@@ -207,7 +207,7 @@ def test_manifest_schema_3_records_components_and_reads_them_back() -> None:
     assert e.find_component("nope") is None and e.component_map() == {"tiny": "ics-tiny"}
     assert manifest_from_dict(m.to_dict()) == m
     schema = json.loads((ROOT / "cdk_triton/config/data/manifest.schema.json").read_text())
-    assert schema["properties"]["schema_version"]["enum"] == [1, 2, 3]
+    assert schema["properties"]["schema_version"]["enum"] == [1, 2, 3, 4]
     assert set(schema["$defs"]["component"]["properties"]) == set(ComponentEntry.__dataclass_fields__)
 
 

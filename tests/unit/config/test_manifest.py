@@ -17,6 +17,7 @@ from cdk_triton.config.manifest import (
     read_manifest,
     write_manifest,
 )
+from cdk_triton.config.sizing import MEMORY_SOURCES
 from cdk_triton.errors import TritonValidationError
 
 
@@ -139,12 +140,17 @@ def test_schema_2_records_model_memory_and_schema_1_still_reads(example_manifest
     data["schema_version"] = SCHEMA_VERSION + 1
     with pytest.raises(ManifestError, match="UnsupportedManifestVersion"):
         manifest_from_dict(data)
+    data["schema_version"] = 2
     schema = json.loads(
         (Path(__file__).resolve().parents[3] / "cdk_triton/config/data/manifest.schema.json").read_text()
     )
-    assert schema["properties"]["schema_version"] == {"enum": [1, 2, 3]}
+    assert schema["properties"]["schema_version"] == {"enum": [1, 2, 3, 4]}
     props = schema["$defs"]["model"]["properties"]
-    assert props["memory_source"]["enum"] == ["measured", "estimated"]
+    assert props["memory_source"]["enum"] == list(MEMORY_SOURCES)
+    data["schema_version"] = SCHEMA_VERSION
+    for label in MEMORY_SOURCES:  # schema 4's labels read, and so do schema 2's
+        data["models"]["resnet"]["memory_source"] = label
+        assert manifest_from_dict(data).models["resnet"].memory_source == label
 
 
 def test_inference_ami_version_is_carried_and_old_manifests_still_read(example_manifest_path: Path) -> None:

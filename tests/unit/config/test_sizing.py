@@ -72,17 +72,50 @@ def _config(*dims: list[int], batch: int = 8, dtype: str = "TYPE_FP32") -> dict[
     }
 
 
-def test_model_memory_is_measured_weights_plus_the_largest_batch() -> None:
+def test_model_memory_falls_back_on_weights_plus_the_largest_batch() -> None:
+    """Without an activation peak (no eager module: a given file, python, ensemble) the stated rule:
+    weight files + inputs and outputs at the largest batch, labelled files+io."""
     cfg = _config([3, 32, 32], [10])
     assert sizing.io_bytes(cfg) == ((3 * 32 * 32 + 10) * 4 * 8, True)
-    assert sizing.model_memory("onnx", 1000, cfg) == (1000 + (3 * 32 * 32 + 10) * 32, "measured")
-    assert sizing.model_memory("tensorrt", 1000, cfg)[1] == "measured"
+    assert sizing.model_memory("onnx", 1000, cfg) == (1000 + (3 * 32 * 32 + 10) * 32, sizing.FILES_IO)
+    assert sizing.model_memory("tensorrt", 1000, cfg)[1] == "files+io"
     dynamic = _config([-1, 16], [10], batch=0)  # -1 counted as 1, batch 0 as 1
-    assert sizing.model_memory("onnx", 1000, dynamic) == (1000 + (16 + 10) * 4, "estimated")
-    assert sizing.model_memory("python", 50, cfg)[1] == "estimated"
-    assert sizing.model_memory("ensemble", 700, cfg) == ((3 * 32 * 32 + 10) * 32, "estimated")
-    assert sizing.model_memory("onnx", None, cfg) == (None, "estimated")
+    assert sizing.model_memory("onnx", 1000, dynamic) == (1000 + (16 + 10) * 4, "files+io")
+    assert sizing.model_memory("python", 50, cfg) == (50 + (3 * 32 * 32 + 10) * 32, "files+io")
+    assert sizing.model_memory("ensemble", 700, cfg) == ((3 * 32 * 32 + 10) * 32, "files+io")
+    assert sizing.model_memory("onnx", None, cfg) == (None, "files+io")
     assert sizing.io_bytes(_config([4], [1], batch=1, dtype="TYPE_FP16"))[0] == 4 * 2 + 4
+
+
+def test_model_memory_is_weights_plus_the_activation_peak_where_the_build_counted_it() -> None:
+    """The activation peak already holds the inputs and outputs (they are alive while the model runs):
+    it replaces the I/O term, and the label names its method."""
+    cfg = _config([3, 32, 32], [10])
+    fake = {"peak_bytes": 5_000_000, "method": "fake-tensor"}
+    assert sizing.model_memory("torchscript", 1000, cfg, fake) == (5_001_000, sizing.ACTIVATIONS)
+    cpu = {"peak_bytes": 7, "method": "cpu-run"}
+    assert sizing.model_memory("onnx", 1000, cfg, cpu) == (1007, sizing.ACTIVATIONS_CPU)
+    # a format whose bytes are not weight files keeps the stated rule even when given a peak
+    assert sizing.model_memory("ensemble", 700, cfg, fake)[1] == sizing.FILES_IO
+    assert set(sizing.MEMORY_SOURCES) >= {sizing.ACTIVATIONS, sizing.ACTIVATIONS_CPU, sizing.FILES_IO}
+
+
+def test_recorded_model_bytes_is_memory_else_files_else_unknown() -> None:
+    """The one author of "memory_bytes, else size_bytes" (capacity, the checks, the components' floor)."""
+    from types import SimpleNamespace
+
+    def m(memory: int | None, size: int | None, source: str | None = None) -> SimpleNamespace:
+        return SimpleNamespace(memory_bytes=memory, size_bytes=size, memory_source=source, config={})
+
+    assert sizing.recorded_model_bytes(m(10, 99, "activations/fake-tensor")) == (
+        10,
+        "activations/fake-tensor",
+    )
+    assert sizing.recorded_model_bytes(m(0, 99, "files+io")) == (0, "files+io")  # 0 is a figure, not unknown
+    assert sizing.recorded_model_bytes(m(None, 99)) == (99, sizing.FILES)
+    assert sizing.recorded_model_bytes(m(None, None)) == (None, None)
+    assert sizing.recorded_model_bytes(None) == (None, None)
+    assert sizing.component_model_sizes([m(None, 99)]) == [(99, 1)]
 
 
 GPU = [("KIND_GPU", 1, [])]

@@ -16,7 +16,10 @@ from cdk_triton.constructs.checks.working_set import WARNING_ID, check_working_s
 from cdk_triton.errors import TritonValidationError
 from tests.unit.constructs.support import EXAMPLE, big_mme_manifest, manifest_with, new_stack, template
 
-USABLE = residency.usable_memory("ml.g5.xlarge")
+# the server of these archives loads their formats' backends only (gpu_costs.server_costs)
+_M = big_mme_manifest(1)
+_FORMATS = {_M.models[m].format for t in _M.endpoint("multi").target_models.values() for m in t.models}
+USABLE = residency.usable_memory("ml.g5.xlarge", sorted(_FORMATS))
 assert USABLE is not None
 
 
