@@ -8,7 +8,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: install demo test lint format bench clean
+.PHONY: install demo test compat lint format bench clean
 
 install: $(STAMP) node_modules/.installed
 
@@ -31,6 +31,13 @@ demo: install
 test: install
 	$(PY) -m pytest --durations=15 -p no:cacheprovider $(PYTEST_ARGS)
 
+## compat: the compatibility lane (CI runs it after test): a separate venv (.venv-compat) with the newest
+## numpy 2 and transformers 5 beside the pinned CPU torch (shared from .venv, not downloaded); checks that
+## installing cdk-triton[build] there replaces none of them, then runs the build-stage tests and the
+## example build (.ci/compat says how)
+compat: install
+	.ci/compat
+
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
@@ -45,4 +52,4 @@ bench: install
 	$(PY) -m bench
 
 clean:
-	rm -rf build/out cdk.out cdk.out.pipeline cdk.out.promotion .cdk-triton
+	rm -rf build/out cdk.out cdk.out.pipeline cdk.out.promotion .cdk-triton .venv-compat

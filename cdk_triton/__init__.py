@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
     from cdk_triton.errors import BuildError, CdkTritonError, TritonValidationError
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: public name -> the module defining it (imported on first access)
 _LAZY = {

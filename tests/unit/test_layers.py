@@ -42,6 +42,7 @@ def _fake_package(root: Path, files: dict[str, str]) -> None:
         "demo/__init__.py": "",
         "demo/stages.py": "import cdk_triton.builder\n",
         "errors.py": "",
+        "_deprecation.py": "",
         "config/__init__.py": "import cdk_triton.errors\n",
         "constructs/__init__.py": "",
         "constructs/endpoint.py": "import cdk_triton.config\n",
