@@ -304,9 +304,10 @@ def local_server_notice(version: str = tables.LOCAL_SERVER_RELEASE) -> str | Non
     return (
         f"the bundled tritonserver (nvidia-pytriton 0.7.0, Triton {version}) has {len(rows)} NVIDIA advisories"
         + (f", {len(critical)} critical ({', '.join(critical)})" if critical else "")
-        + f"; first fixed in {max((a.fixed_in for a in rows), key=_key)}. It is for local testing only: its "
+        + f" (the last fixed only in Triton {max((a.fixed_in for a in rows), key=_key)}). It is for local testing only: its "
         "SageMaker port is reachable only inside a private network namespace (the host reaches it through a "
         "Unix socket, the front listens on 127.0.0.1), its HTTP and metrics addresses are 127.0.0.1 and gRPC "
-        "is off; where no namespace can be made it listens on 0.0.0.0 of this host (see the warning above it). "
+        "is off; where no namespace can be made its SageMaker port listens on 0.0.0.0 of this host (the server then "
+        "warns NO PRIVATE NETWORK NAMESPACE). "
         "Serve only models you trust and do not expose the port"
     )

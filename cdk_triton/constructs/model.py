@@ -13,6 +13,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from cdk_triton.config import advisories
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
@@ -32,12 +33,11 @@ from cdk_triton.constructs.checks.environment import check_environment_values
 from cdk_triton.constructs.checks.names import check_sagemaker_model_name
 from cdk_triton.constructs.checks.stacks import check_model_environment
 from cdk_triton.constructs.image import ImageConfig, TritonImage
-from cdk_triton.config import advisories
 from cdk_triton.constructs.model_options import (
     check_advisories,
     check_model_props,
-    merge_acknowledgments,
     check_raw_container_environment,
+    merge_acknowledgments,
     resolve_server_options,
 )
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names

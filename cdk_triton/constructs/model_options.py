@@ -7,7 +7,6 @@ Pure functions (no construct is defined); ``TritonModel`` calls them and raises 
 from __future__ import annotations
 
 import dataclasses
-
 from collections.abc import Mapping
 from typing import Any
 
