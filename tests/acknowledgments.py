@@ -18,3 +18,6 @@ REASON = (
 
 #: Every critical (CVSS >= 9.0) advisory of the releases the suite targets, acknowledged with REASON.
 CRITICAL: dict[str, str] = {a.cve: REASON for a in advisories.advisories().values() if a.band == "critical"}
+
+#: The App context that carries CRITICAL to every model of an App (``cdk.App(context={**CONTEXT, ...})``).
+CONTEXT: dict[str, dict[str, str]] = {advisories.CONTEXT_KEY: CRITICAL}
