@@ -115,12 +115,18 @@ def advisories() -> dict[str, Advisory]:
 
 def affecting(version: str) -> list[Advisory]:
     """The advisories affecting release ``version``, highest score first (none for an unknown one)."""
+    return list(_affecting(version))
+
+
+@cache
+def _affecting(version: str) -> tuple[Advisory, ...]:
     if not tables.is_valid_version_string(version):
-        return []
+        return ()
     found = [a for a in _table().values() if a.affects(version)]
-    return sorted(found, key=lambda a: (-a.cvss, a.cve))
+    return tuple(sorted(found, key=lambda a: (-a.cvss, a.cve)))
 
 
+@cache
 def first_sagemaker_release(fixed_in: str, region: str | None = None) -> str | None:
     """The oldest SageMaker Triton image at or after ``fixed_in`` published in ``region`` (any region
     when None or unresolved); None when the image table has none yet."""
@@ -213,7 +219,7 @@ def check_release(
     critical = [a for a in open_ if a.band == "critical"]
     errors = [_critical_error(version, critical, region, prop=prop, path=path)] if critical else []
     warnings = [
-        (code, _band_warning(version, rows, label, region))
+        (code, _band_warning(version, tuple(a.cve for a in rows), label, region))
         for code, label, band in (
             (HIGH_WARNING, "high-severity (CVSS 7.0-8.9)", "high"),
             (MEDIUM_WARNING, "medium-severity (CVSS 4.0-6.9)", "medium"),
@@ -281,7 +287,10 @@ def _critical_error(
     )
 
 
-def _band_warning(version: str, rows: list[Advisory], label: str, region: str | None) -> str:
+@cache
+def _band_warning(version: str, cves: tuple[str, ...], label: str, region: str | None) -> str:
+    """One band's warning (cached: a fleet's models share their release and region)."""
+    rows = [_table()[c] for c in cves]
     fix_release = _fix_release(rows, region)
     return (
         f"Triton {version} has {len(rows)} {label} NVIDIA advisor{'y' if len(rows) == 1 else 'ies'}: "
