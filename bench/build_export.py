@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
                 yaml.safe_dump(
                     {
                         "triton_version": data["triton_version"],
+                        "acknowledged_advisories": data.get("acknowledged_advisories", {}),
                         "artifact_location": data["artifact_location"],
                         "models": [model],
                     }

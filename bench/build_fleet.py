@@ -38,7 +38,13 @@ def onnx_fleet(root: Path, n: int) -> Path:
     from onnx import TensorProto, helper, numpy_helper
 
     root.mkdir(parents=True, exist_ok=True)
-    lines = ["triton_version: '24.09'", "artifact_location: s3://bench-bucket/fleet/", "models:"]
+    lines = ["triton_version: '24.09'", "artifact_location: s3://bench-bucket/fleet/"]
+    # the benchmark's acknowledgment of 24.09's critical NVIDIA advisories (nothing it builds is deployed)
+    lines += ["acknowledged_advisories:"] + [
+        f"  {cve}: 'benchmark: built to be timed, never deployed'"
+        for cve in ("CVE-2025-23310", "CVE-2025-23311", "CVE-2025-23316", "CVE-2025-23317", "CVE-2026-24207")
+    ]
+    lines.append("models:")
     for i in range(n):
         rng = np.random.default_rng(i)
         w = numpy_helper.from_array(rng.standard_normal((16, 8)).astype(np.float32), "w")

@@ -26,7 +26,13 @@ FACTORY = textwrap.dedent("""
 def declaration(root: Path, n: int, fmt: str) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "bench_models.py").write_text(FACTORY)
-    lines = ["triton_version: '24.09'", "artifact_location: s3://bench-bucket/bench/", "models:"]
+    lines = ["triton_version: '24.09'", "artifact_location: s3://bench-bucket/bench/"]
+    # the benchmark's acknowledgment of 24.09's critical NVIDIA advisories (nothing it builds is deployed)
+    lines += ["acknowledged_advisories:"] + [
+        f"  {cve}: 'benchmark: built to be timed, never deployed'"
+        for cve in ("CVE-2025-23310", "CVE-2025-23311", "CVE-2025-23316", "CVE-2025-23317", "CVE-2026-24207")
+    ]
+    lines.append("models:")
     for i in range(n):
         lines += [
             f"  - name: m{i:03d}",

@@ -43,6 +43,7 @@ from aws_cdk import aws_sagemaker as sagemaker  # noqa: E402
 from aws_cdk import aws_sns as sns  # noqa: E402
 from aws_cdk import aws_ssm as ssm  # noqa: E402
 
+from cdk_triton.config import advisories  # noqa: E402
 from cdk_triton.config.manifest import Manifest, read_manifest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -501,10 +502,15 @@ def define_l1(
     body = _dashboard_body[0]
     names = []
     acks: dict[str, str] = {}
+    accepted = advisories.check_release(
+        manifest.triton_version, acknowledged=manifest.acknowledged_advisories, region=stack.region
+    ).acknowledged
     for name, entry in manifest.endpoints.items():
         mme = entry.is_multi_model
         endpoint_name = f"{prefix}{name}"
         model = _model(stack, name, endpoint_name, entry, network, log_group_acks)
+        if accepted:  # the written acceptance of the release's NVIDIA advisories, as the construct records it
+            model.add_metadata(advisories.METADATA_KEY, advisories.metadata(accepted))
         config = sagemaker.CfnEndpointConfig(
             stack,
             f"{name}Config",

@@ -13,8 +13,9 @@ from cdk_triton.builder.context import BuildContext, ModelRecord, Resolved, Step
 from cdk_triton.builder.export import tensorrt as trt_export
 from cdk_triton.builder.export.base import exporter_of
 from cdk_triton.builder.reference import forget_local_modules, resolve_factory, source_fingerprint
+from cdk_triton.config import advisories
 from cdk_triton.config.declaration import BuildSpec, EndpointSpec, ModelSpec
-from cdk_triton.errors import BuildError, TritonValidationError
+from cdk_triton.errors import BuildError, TritonValidationError, raise_all
 
 
 def select(spec: BuildSpec, only: str | None) -> tuple[list[EndpointSpec], list[str]]:
@@ -65,6 +66,7 @@ def order(spec: BuildSpec, names: list[str]) -> list[str]:
 def run(ctx: BuildContext) -> StepOutput:
     """Check every selected model against the target and compute its cache key (raises before
     anything is written); a model whose key is cached gets its record, unless ``force``."""
+    check_advisories(ctx)
     ctx.tools = tool_versions()
     forgotten: set[str] = set()
     for name in ctx.names:
@@ -76,6 +78,19 @@ def run(ctx: BuildContext) -> StepOutput:
         done=len(ctx.resolved),
         up_to_date=cached,
     )
+
+
+def check_advisories(ctx: BuildContext) -> None:
+    """The target release against NVIDIA's advisories (``config.advisories``, the rule synth applies too):
+    a critical one not acknowledged in ``acknowledged_advisories`` raises; lower ones are build warnings."""
+    spec = ctx.spec
+    where = f"{ctx.config_path}: triton_version" if ctx.config_path else "triton_version"
+    found = advisories.check_release(
+        spec.triton_version, acknowledged=spec.acknowledged_advisories, region=None, path=where
+    )
+    raise_all(found.errors)
+    for code, message in found.warnings:
+        ctx.warn(f"{message} [{code}]")
 
 
 def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:

@@ -95,6 +95,10 @@ BUILD_AND_SYNTH_RULE_ERRORS: dict[str, str] = {
     "[a-zA-Z0-9])?, at most 63 characters)",
     "ComponentDoesNotFit": "an inference component whose accelerators, CPU cores or memory exceed one instance of the "
     "endpoint's type (checked at build, synth and serve: no copy could ever be placed)",
+    "CriticalAdvisory": "a Triton release with an NVIDIA advisory of CVSS >= 9.0 that a SageMaker deployment reaches, "
+    "not acknowledged (the message names the CVEs, the first SageMaker release with the fixes and the acknowledgment)",
+    "UnknownAdvisory": "an acknowledged_advisories key that is not a CVE of the vendored advisory table",
+    "AdvisoryReasonMissing": "an acknowledged_advisories entry without a reason",
 }
 
 #: Codes two sibling layers raise alike (the constructs and the local endpoint or the pipeline).

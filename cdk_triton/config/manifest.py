@@ -228,6 +228,8 @@ class Manifest:
     models: dict[str, ModelEntry]
     endpoints: dict[str, EndpointEntry]
     tool_versions: dict[str, str] = field(default_factory=dict)
+    #: the declaration's acknowledged_advisories (CVE id -> reason); written only when there are some
+    acknowledged_advisories: dict[str, str] = field(default_factory=dict)
     path: str | None = None  # where it was read from (not serialized)
 
     @property
@@ -253,6 +255,8 @@ class Manifest:
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = _json_ready(self)
         data.pop("path", None)
+        if not data.get("acknowledged_advisories"):
+            data.pop("acknowledged_advisories", None)  # manifests without acknowledgments stay as they were
         return data
 
 
@@ -389,6 +393,7 @@ def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
         models=models,
         endpoints=endpoints,
         tool_versions=dict(optional(data, "tool_versions", dict, "$", fail) or {}),
+        acknowledged_advisories=dict(optional(data, "acknowledged_advisories", dict, "$", fail) or {}),
         path=source,
     )
 

@@ -1,4 +1,4 @@
-"""The vendored data tables: Triton image accounts, GPU instance types and Triton releases.
+"""The vendored data tables: Triton image accounts, GPU instance types, Triton releases and their advisories.
 
 The JSON files live in ``cdk_triton/config/data`` (package data, copied from the project's shared
 data). Nothing here reads anything outside the package. Standard library only.
@@ -376,6 +376,14 @@ def serve_script_data(version: str) -> dict[str, Any] | None:
             if same:
                 return dict(recorded[same[0]])
     return None
+
+
+# ---------------------------------------------------------------------------- security advisories
+
+
+def advisory_table() -> dict[str, Any]:
+    """The vendored NVIDIA advisories (``data/triton-advisories.json``); ``config.advisories`` reads it."""
+    return _load("triton-advisories.json")
 
 
 # ---------------------------------------------------------------------------- on-demand prices

@@ -60,6 +60,7 @@ class ArtifactsConfig(EndpointMode):
         built_models: the manifest's entries of the models these artifacts hold (empty when unknown):
             config (instance groups, response cache), TensorRT version, for the synth checks.
         tool_versions: the tools the build used (``torch``, ``onnx`` ...), when known.
+        acknowledged_advisories: the declaration's acknowledged NVIDIA advisories (CVE id -> reason).
         data_bytes: the model data SageMaker downloads at start (SME: the tar.gz or the directory; MME:
             its largest archive, the least its cache must hold), when known.
         unpacked_bytes: the model directories that data unpacks to (their files' bytes), when known.
@@ -81,6 +82,7 @@ class ArtifactsConfig(EndpointMode):
     triton_version: str | None = None
     built_models: dict[str, ModelEntry] = field(default_factory=dict)
     tool_versions: dict[str, str] = field(default_factory=dict)
+    acknowledged_advisories: dict[str, str] = field(default_factory=dict)
     data_bytes: int | None = None
     unpacked_bytes: int | None = None
     packaging: str | None = None
@@ -268,6 +270,7 @@ class _ManifestArtifacts(ModelArtifacts):
                 if m in manifest.models
             },
             tool_versions=dict(manifest.tool_versions),
+            acknowledged_advisories=dict(manifest.acknowledged_advisories),
             **_data_sizes(manifest, entry),
             inference_ami_version=entry.inference_ami_version,
             target_model_entries=dict(entry.target_models),

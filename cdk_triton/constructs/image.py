@@ -53,14 +53,19 @@ class TritonImage(abc.ABC):
         return _SageMakerTritonImage(version)
 
     @staticmethod
-    def from_ecr_repository(repository: ecr.IRepository, tag: str = "latest") -> TritonImage:
+    def from_ecr_repository(
+        repository: ecr.IRepository, tag: str = "latest", *, triton_version: str | None = None
+    ) -> TritonImage:
         """Your own Triton image in ECR; the execution role is granted pull on that repository.
 
         Args:
             repository: the ECR repository.
             tag: the image tag (or a ``sha256:...`` digest). Default: ``latest``.
+            triton_version: the Triton release the image is built from (``YY.MM``): the synth checks
+                of a release (NVIDIA's advisories among them) then apply to it; acknowledge what your
+                image has fixed with ``acknowledged_advisories``. Default: unknown (not checked).
         """
-        return _EcrImage(repository, tag)
+        return _EcrImage(repository, tag, triton_version)
 
     @property
     @abc.abstractmethod
@@ -141,13 +146,14 @@ _ECR_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
 class _EcrImage(TritonImage):
-    def __init__(self, repository: ecr.IRepository, tag: str) -> None:
+    def __init__(self, repository: ecr.IRepository, tag: str, triton_version: str | None = None) -> None:
         self._repository = repository
         self._tag = tag
+        self._version = triton_version
 
     @property
     def triton_version(self) -> str | None:
-        return None
+        return self._version
 
     def validate(self) -> list[TritonValidationError]:
         tag = self._tag
@@ -167,4 +173,6 @@ class _EcrImage(TritonImage):
 
     def bind(self, scope: IConstruct) -> ImageConfig:
         uri = self._repository.repository_uri_for_tag_or_digest(self._tag)
-        return ImageConfig(image_uri=uri, repository_arn=self._repository.repository_arn, triton_version=None)
+        return ImageConfig(
+            image_uri=uri, repository_arn=self._repository.repository_arn, triton_version=self._version
+        )

@@ -13,12 +13,14 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from cdk_triton.config import advisories
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import (
     assume_role_document,
+    is_token,
     props,
     pseudo,
     remember_stack_info,
@@ -32,8 +34,10 @@ from cdk_triton.constructs.checks.names import check_sagemaker_model_name
 from cdk_triton.constructs.checks.stacks import check_model_environment
 from cdk_triton.constructs.image import ImageConfig, TritonImage
 from cdk_triton.constructs.model_options import (
+    check_advisories,
     check_model_props,
     check_raw_container_environment,
+    merge_acknowledgments,
     resolve_server_options,
 )
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
@@ -153,6 +157,7 @@ class TritonModel(Construct):
             opts = _with_metrics(opts, metrics, self.metrics_namespace)
         errs += opts.validate()
         errs += self._check_release_agreement(art, opts, raw_env)
+        errs += self._check_advisories(art, props.get("acknowledged_advisories"))
         raise_at(self, errs)  # the checks' and config-layer errors carry no path: locate them here
         return opts, raw_env
 
@@ -176,6 +181,21 @@ class TritonModel(Construct):
         for warning_id, message in warnings:
             cdk.Annotations.of(self).add_warning_v2(warning_id, message)
         return errs
+
+    def _check_advisories(self, art: ArtifactsConfig, prop: Any) -> list[TritonValidationError]:
+        """The image's release against NVIDIA's advisories: errors returned, warnings annotated, what is
+        acknowledged kept for the model resource's Metadata."""
+        acks, errs = merge_acknowledgments(
+            context=self.node.try_get_context(advisories.CONTEXT_KEY),
+            manifest=art.acknowledged_advisories,
+            prop=prop,
+        )
+        region = self._stack.region
+        found = check_advisories(self.triton_version, acks, region=None if is_token(region) else region)
+        for code, message in found.warnings:
+            cdk.Annotations.of(self).add_warning_v2(code, message)
+        self.acknowledged_advisories: list[dict[str, Any]] = found.acknowledged
+        return errs + found.errors
 
     def _define_environment(
         self, opts: ServerOptions, metrics: TritonMetrics | None, raw_env: dict[str, str]
@@ -301,6 +321,10 @@ class TritonModel(Construct):
             model_name=model_name,
         )
         self.resource.add_resource_dependency(self.execution_policy)  # starts only once it may pull
+        if self.acknowledged_advisories:  # the written acceptance, where cdk-nag writes its cdk_nag
+            self.resource.add_metadata(
+                advisories.METADATA_KEY, advisories.metadata(self.acknowledged_advisories)
+            )
         self.model_name: str = self.resource.attr_model_name
         # node.default_child is self.resource: CDK finds the child with id "Resource" by itself.
 

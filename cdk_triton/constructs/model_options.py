@@ -7,8 +7,10 @@ Pure functions (no construct is defined); ``TritonModel`` calls them and raises 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
+from typing import Any
 
-from cdk_triton.config import tables
+from cdk_triton.config import advisories, tables
 from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs.artifacts import ArtifactsConfig
@@ -153,6 +155,29 @@ def check_raw_container_environment(raw_env: dict[str, str]) -> list[TritonValid
             )
 
     return errs
+
+
+def merge_acknowledgments(
+    *, context: Any, manifest: Mapping[str, str], prop: Mapping[str, str] | None
+) -> tuple[dict[str, str], list[TritonValidationError]]:
+    """The acknowledged advisories of a model: the ``cdk-triton:acknowledged_advisories`` context's, then
+    the manifest's (``models.yaml``), then the prop's (each later one wins); and what is malformed."""
+    errs = advisories.check_acknowledgments(context, prop=advisories.CONTEXT_KEY)
+    errs += advisories.check_acknowledgments(prop, prop=advisories.ACKNOWLEDGMENT_KEY)
+    merged: dict[str, str] = {}
+    for source in (context, manifest, prop):
+        if isinstance(source, Mapping):
+            merged.update({str(k): v for k, v in source.items() if isinstance(v, str) and v.strip()})
+    return merged, errs
+
+
+def check_advisories(
+    triton_version: str | None, acknowledged: Mapping[str, str], *, region: str | None
+) -> advisories.Findings:
+    """The image's release against NVIDIA's advisories (``config.advisories``: the build's rule too)."""
+    return advisories.check_release(
+        triton_version, acknowledged=acknowledged, region=region, prop="image (Triton release)"
+    )
 
 
 def publishes_metrics(version: str | None) -> bool:

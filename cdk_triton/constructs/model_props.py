@@ -66,6 +66,11 @@ class TritonModelProps(TypedDict, total=False):
         vpc_subnets: subnets in ``vpc``. Default: the VPC's private subnets.
         security_groups: security groups in ``vpc``. Default: a new one allowing all outbound.
         network_isolation: no outbound network from the container. Default: False.
+        acknowledged_advisories: CVE id -> why the risk of that NVIDIA advisory of the image's release is
+            accepted. A critical advisory (CVSS >= 9.0) not acknowledged fails synth
+            (``CriticalAdvisory``); what is acknowledged is recorded in the model's template
+            ``Metadata`` under ``cdk_triton``. Merged with the manifest's (``models.yaml``) and the
+            ``cdk-triton:acknowledged_advisories`` context's; this prop wins. Default: none.
     """
 
     image: TritonImage | None
@@ -77,6 +82,7 @@ class TritonModelProps(TypedDict, total=False):
     vpc_subnets: ec2.SubnetSelection | None
     security_groups: Sequence[ec2.ISecurityGroup] | None
     network_isolation: bool
+    acknowledged_advisories: Mapping[str, str] | None
 
 
 #: The names of ``TritonModelProps``.

@@ -25,8 +25,10 @@ from typing import Any
 
 import aws_cdk as cdk
 import jsii
+from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IValidation, Node
 
+from cdk_triton.config import advisories
 from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT
 from cdk_triton.constructs.checks.limits import (
     Contributor,
@@ -114,14 +116,19 @@ def rendered_size(stack: cdk.Stack, resources: list[cdk.CfnResource], outputs: l
         "outputs": [{"Value": o.value, "Description": o.description} for o in outputs],
     }
     resolved = stack.resolve(raw)
+    # the models' acknowledged advisories (config.advisories: the only Metadata the constructs add)
+    extra = [
+        r.get_metadata(advisories.METADATA_KEY) if isinstance(r, sagemaker.CfnModel) else None
+        for r in resources
+    ]
     body: dict[str, Any] = {}
-    for text, props in zip(described, resolved["properties"], strict=True):
+    for text, props, more in zip(described, resolved["properties"], extra, strict=True):
         path, _, kind = text.rpartition(" [")
         logical = "".join(ch for ch in path.partition("/")[2] if ch.isalnum())[:247] + "0" * 8
         body[logical] = {
             "Type": kind.rstrip("]"),
             **({"Properties": props} if props else {}),
-            "Metadata": {"aws:cdk:path": path},
+            "Metadata": {"aws:cdk:path": path, **({advisories.METADATA_KEY: more} if more else {})},
         }
     template = {"Resources": body, "Outputs": {f"Output{i}": o for i, o in enumerate(resolved["outputs"])}}
     return len(json.dumps(template, indent=1, ensure_ascii=False).encode())

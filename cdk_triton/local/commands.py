@@ -162,6 +162,9 @@ LISTED_TARGET_MODELS = 20
 
 def cmd_serve(args: argparse.Namespace) -> int:
     request = _serve_request(args)
+    from cdk_triton.local.server import warn_advisories_once
+
+    warn_advisories_once(lambda text: print(f"warning: {text}", flush=True))
     if args.detach:
         started = detached.start(request, state_dir=args.state_dir)
         for state in started.states:

@@ -26,8 +26,10 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
+from cdk_triton.config import advisories
 from cdk_triton.config.server_options import DEFAULT_PORT, ServerOptions
 from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.runtime import (
@@ -38,6 +40,9 @@ from cdk_triton.local.runtime import (
 )
 
 log = logging.getLogger("cdk_triton.local")
+
+#: The code of the warning about the bundled server's own NVIDIA advisories.
+LOCAL_ADVISORIES_WARNING = "LocalServerAdvisories"
 
 #: Where SageMaker stages MME archives; the server's MME code expects this exact shape.
 SAGEMAKER_MODELS_DIR = "/opt/ml/models"
@@ -58,6 +63,24 @@ def shm_prefix() -> str:
             code="InvalidShmPrefix",
         )
     return f"{base}{uuid.uuid4().hex[:10]}_"
+
+
+_ADVISORIES_WARNED: list[bool] = []
+
+
+def warn_advisories_once(emit: Callable[[str], object] | None = None) -> None:
+    """Say once per process what NVIDIA's advisories of the bundled server are and what the local setup
+    contains (``config.advisories.local_server_notice``); ``emit`` (default: this module's log warning)."""
+    if _ADVISORIES_WARNED:
+        return
+    _ADVISORIES_WARNED.append(True)
+    notice = advisories.local_server_notice()
+    if notice is not None:
+        text = f"{notice} [{LOCAL_ADVISORIES_WARNING}]"
+        if emit is None:
+            log.warning("%s", text)
+        else:
+            emit(text)
 
 
 @functools.cache
@@ -167,6 +190,7 @@ class TritonServer:
         self.proc: subprocess.Popen[bytes] | None = None
         self._local = threading.local()
         self.port = options.port or DEFAULT_PORT
+        warn_advisories_once()
         if self.namespace is None:
             self.port = free_port()  # on the host the container's fixed port may be taken
             log.warning(

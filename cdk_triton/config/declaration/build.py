@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.config import tables
+from cdk_triton.config import advisories, tables
 from cdk_triton.config.arns import check_kms_key_arn
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.declaration.model import ModelSpec
@@ -30,6 +30,8 @@ class BuildSpec:
     artifact_location: ArtifactLocation
     models: tuple[ModelSpec, ...]
     endpoints: tuple[EndpointSpec, ...] = ()
+    #: CVE id -> why its risk is accepted (``config.advisories``: the build and the manifest carry them)
+    acknowledged_advisories: dict[str, str] = field(default_factory=dict)
     base_dir: str = "."
     #: name -> model, built once (a fleet's build looks models up by name thousands of times)
     _by_name: dict[str, ModelSpec] = field(init=False, repr=False, compare=False, default_factory=dict)
@@ -82,6 +84,8 @@ class BuildSpec:
             raise_all(errs.items)
         check_keys(data, cls, "", errs, extra=("kms_key_arn",))
         version = _triton_version(data, errs)
+        acks = typed(data, advisories.ACKNOWLEDGMENT_KEY, dict, "", errs, default={}) or {}
+        errs.items += advisories.check_acknowledgments(acks, path=errs.where(advisories.ACKNOWLEDGMENT_KEY))
         location = _artifact_location(data, artifact_location, errs)
         raw_models = typed(data, "models", list, "", errs, required=True) or []
         models = [
@@ -98,6 +102,7 @@ class BuildSpec:
             artifact_location=location,
             models=tuple(models),
             endpoints=tuple(endpoints),
+            acknowledged_advisories={str(k): str(v) for k, v in acks.items()},
             base_dir=str(Path(base_dir).resolve()),
         )
         errs.extend(run_rules(build))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from cdk_triton.builder.export import tensorrt as trt
 from cdk_triton.config.declaration import BuildSpec
+from tests.acknowledgments import CRITICAL
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -32,7 +33,11 @@ def write_decl(
     shutil.copy(HERE / "tiny_models.py", tmp / "tiny_models.py")
     if not (tmp / "preprocess").exists():
         shutil.copytree(ROOT / "build" / "preprocess", tmp / "preprocess")
-    text = f"triton_version: '24.09'\nartifact_location: {location}\nmodels:\n{textwrap.dedent(body).strip(chr(10))}\n"
+    acks = "".join(f"  {cve}: {json.dumps(reason)}\n" for cve, reason in CRITICAL.items())  # the suite's one
+    text = (
+        f"triton_version: '24.09'\nacknowledged_advisories:\n{acks}artifact_location: {location}\n"
+        f"models:\n{textwrap.dedent(body).strip(chr(10))}\n"
+    )
     if endpoints:
         text += f"endpoints:\n{textwrap.dedent(endpoints).strip(chr(10))}\n"
     path = tmp / "models.yaml"

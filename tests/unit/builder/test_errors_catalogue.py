@@ -375,6 +375,7 @@ def test_catalogue_is_complete() -> None:
         }
         | {"BuildLocked"}
         | {"InvalidJobs", "InvalidShard"}  # test_parallel.py, test_shards.py
+        | {"CriticalAdvisory", "UnknownAdvisory", "AdvisoryReasonMissing"}  # test_advisories.py
     )
     # tested in test_steps.py (StateDictMismatch, OnnxIrVersionTooNew, Plan*, TensorRTBuildFailed for an
     # unknown precision; the builder returning no engine needs a GPU) or above (UploadFailed)

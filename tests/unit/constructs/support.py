@@ -17,7 +17,9 @@ from typing import Any
 import aws_cdk as cdk
 from aws_cdk import assertions
 
+from cdk_triton.config import advisories
 from cdk_triton.config.manifest import Manifest, manifest_from_dict
+from tests.acknowledgments import CRITICAL
 
 ROOT = Path(__file__).resolve().parents[3]
 MANIFESTS = ROOT / "tests" / "fixtures" / "manifests"
@@ -70,8 +72,12 @@ def cfn_lint(templates: dict[str, dict[str, Any]], files: list[Path], workdir: P
 
 
 def new_stack(name: str = "TestStack", *, env: cdk.Environment | None = ENV) -> cdk.Stack:
-    """A stack in a fresh App with the builtin CloudFormation validation off (cfn-lint runs later)."""
-    app = cdk.App(builtin_cloud_formation_validation=False)
+    """A stack in a fresh App with the builtin CloudFormation validation off (cfn-lint runs later) and the
+    suite's acknowledgment of the critical Triton advisories (``tests/acknowledgments.py``)."""
+    app = cdk.App(
+        builtin_cloud_formation_validation=False,
+        context={advisories.CONTEXT_KEY: dict(CRITICAL)},  # the suite's one acknowledgment
+    )
     return cdk.Stack(app, name, env=env)
 
 

@@ -25,6 +25,7 @@ from cdk_triton.constructs import (
     TritonEndpoint,
 )
 from cdk_triton.errors import TritonValidationError
+from tests.acknowledgments import CONTEXT
 from tests.unit.constructs.support import ENV, manifest_with, template, with_components
 
 REAL = {"classifier": "prod-ic-classifier", "resnet_ts": "prod-ic-resnet-ts"}
@@ -53,7 +54,7 @@ def _component_alarms(tpl: dict[str, Any]) -> dict[tuple[str, str], str]:
 
 @pytest.fixture(scope="module")
 def app() -> dict[str, Any]:
-    app = cdk.App(builtin_cloud_formation_validation=False)
+    app = cdk.App(builtin_cloud_formation_validation=False, context=dict(CONTEXT))
     serving = cdk.Stack(app, "Serving", env=ENV)
     ep = TritonComponentsEndpoint(
         serving,
@@ -154,7 +155,7 @@ def test_the_import_round_trip_keeps_the_component_names(app: dict[str, Any]) ->
     ],
 )
 def test_import_refuses_component_names_that_cannot_be(attributes: dict[str, Any], code: str) -> None:
-    stack = cdk.Stack(cdk.App(), "S", env=ENV)
+    stack = cdk.Stack(cdk.App(context=dict(CONTEXT)), "S", env=ENV)
     with pytest.raises(TritonValidationError) as err:
         TritonEndpoint.from_endpoint_attributes(
             stack, "I", EndpointAttributes(endpoint_name="ep", **attributes)
@@ -163,7 +164,7 @@ def test_import_refuses_component_names_that_cannot_be(attributes: dict[str, Any
 
 
 def test_the_component_alarms_can_be_left_out() -> None:
-    stack = cdk.Stack(cdk.App(), "S", env=ENV)
+    stack = cdk.Stack(cdk.App(context=dict(CONTEXT)), "S", env=ENV)
     imported = TritonEndpoint.from_endpoint_attributes(
         stack,
         "I",

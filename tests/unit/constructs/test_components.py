@@ -15,6 +15,7 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_iam as iam
 
+from cdk_triton.config import advisories
 from cdk_triton.config.manifest import Manifest
 from cdk_triton.constructs import (
     ComponentOptions,
@@ -25,6 +26,7 @@ from cdk_triton.constructs import (
 )
 from cdk_triton.constructs.scaling import ComponentScaling
 from cdk_triton.errors import TritonValidationError
+from tests.acknowledgments import CRITICAL
 from tests.unit.constructs.support import (
     MIB,
     REGISTRY,
@@ -426,7 +428,11 @@ def test_hardened_components_pass_the_five_packs(tmp_path: Path) -> None:
     from tests.unit.constructs.scenarios import _vpc
     from tests.unit.constructs.support import ENV
 
-    app = cdk.App(outdir=str(tmp_path), builtin_cloud_formation_validation=False)
+    app = cdk.App(
+        outdir=str(tmp_path),
+        builtin_cloud_formation_validation=False,
+        context={advisories.CONTEXT_KEY: dict(CRITICAL)},  # the suite's one acknowledgment
+    )
     stack = cdk.Stack(app, "HardenedComponents", env=ENV)
     logs_key = kms.Key(stack, "LogsKey", enable_key_rotation=True)
     ep = TritonComponentsEndpoint(

@@ -187,6 +187,7 @@ def test_the_model_props_are_written_once() -> None:
         "vpc_subnets",
         "security_groups",
         "network_isolation",
+        "acknowledged_advisories",
     } == MODEL_PROPS
 
 

@@ -20,8 +20,9 @@ from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_ecr as ecr
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
+from constructs import Construct
 
-from cdk_triton.config import gpu_hosts, tables
+from cdk_triton.config import advisories, gpu_hosts, tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (
     ERROR_CODES,
@@ -206,6 +207,13 @@ def _edited(mutate: Callable[[dict[str, Any]], Any], endpoint: str = "multi") ->
     return ModelArtifacts.from_manifest(path, endpoint)
 
 
+def _unacknowledged(stack: cdk.Stack) -> Construct:
+    """A scope whose models see no acknowledgment of the suite (``cdk-triton:acknowledged_advisories``)."""
+    scope = Construct(stack, "Unacknowledged")
+    scope.node.set_context(advisories.CONTEXT_KEY, {})
+    return scope
+
+
 def _target(data: dict[str, Any], **changes: Any) -> None:
     data["endpoints"]["multi"]["target_models"]["resnet_ts"].update(changes)
 
@@ -275,6 +283,11 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
         s, artifacts=_edited(_stateful, "classifier"), instance_count=2
     ),
     "UnknownTritonVersion": lambda s: sme(s, image=TritonImage.for_version("99.01")),
+    "CriticalAdvisory": lambda s: sme(
+        _unacknowledged(s), artifacts=_edited(lambda d: d.pop("acknowledged_advisories"), "classifier")
+    ),
+    "UnknownAdvisory": lambda s: sme(s, acknowledged_advisories={"CVE-2025-2331": "typo"}),
+    "AdvisoryReasonMissing": lambda s: sme(s, acknowledged_advisories={"CVE-2025-23319": " "}),
     "ImageNotInRegion": lambda s: sme(s),  # stack in eu-south-2 (see STACK_ENV)
     "UnknownManifestEndpoint": lambda s: sme(s, artifacts=ModelArtifacts.from_manifest(EXAMPLE, "nope")),
     "ManifestNotFound": lambda s: sme(
@@ -507,6 +520,9 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "InvalidInstanceScaling": ("min_instances", 3),
     "ComponentNameCollision": ("component name", "ep-resnet-ts"),
     "ComponentDoesNotFit": ("components.resnet_ts.min_memory_mb", 65536),
+    "CriticalAdvisory": ("image (Triton release)", "24.09"),
+    "UnknownAdvisory": ("acknowledged_advisories.CVE-2025-2331", "CVE-2025-2331"),
+    "AdvisoryReasonMissing": ("acknowledged_advisories.CVE-2025-23319", " "),
     "SequenceBatchingInstances": ("instance_count", 2),
     "BurstableNotScalable": ("instance_type", "ml.t2.medium"),
     "CanaryTooLarge": ("deployment.step", "60 %"),

@@ -13,6 +13,7 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 
+from tests.acknowledgments import CONTEXT
 from tests.unit.constructs.scenarios import SCENARIOS, build_all
 from tests.unit.constructs.support import REGISTRY, TemplateRegistry, cfn_lint
 
@@ -22,7 +23,7 @@ def scenarios(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from cdk_nag import AwsSolutionsChecks
 
     out = tmp_path_factory.mktemp("scenarios")
-    app = cdk.App(outdir=str(out), builtin_cloud_formation_validation=False)
+    app = cdk.App(outdir=str(out), builtin_cloud_formation_validation=False, context=dict(CONTEXT))
     build_all(app)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     app.synth()  # raises "Validation failed" on any unacknowledged finding

@@ -8,6 +8,8 @@ from typing import Any
 
 import aws_cdk as cdk
 
+from tests.acknowledgments import CONTEXT
+
 ROOT = Path(__file__).resolve().parents[3]
 ARTIFACT_BUCKET = "cdk-triton-example-artifacts-123456789012"
 EXAMPLE = ROOT / "tests" / "fixtures" / "manifests" / "example.json"
@@ -45,7 +47,9 @@ def synth_pipeline_app(outdir: Path, context: dict[str, Any]) -> cdk.App:
     import pipeline_app
 
     flags = json.loads((ROOT / "cdk.json").read_text())["context"]  # the CLI's feature flags
-    app = cdk.App(outdir=str(outdir), context={**flags, **context}, builtin_cloud_formation_validation=False)
+    app = cdk.App(
+        outdir=str(outdir), context={**CONTEXT, **flags, **context}, builtin_cloud_formation_validation=False
+    )
     pipeline_app.build_pipeline_app(app=app)
     app.synth()
     return app

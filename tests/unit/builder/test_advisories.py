@@ -1,0 +1,62 @@
+"""``cdk-triton build`` against NVIDIA's advisories of its ``triton_version`` (``config.advisories``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cdk_triton.builder import run_build
+from cdk_triton.builder.declarations import load_spec
+from cdk_triton.config.manifest import read_manifest
+from cdk_triton.errors import TritonValidationError
+from tests.acknowledgments import CRITICAL
+from tests.unit.builder.helpers import tiny, write_decl
+
+
+def _without_acknowledgments(decl: Path, version: str = "24.09") -> Path:
+    """The declaration ``write_decl`` wrote, without the suite's acknowledgment and pinned to ``version``."""
+    lines = decl.read_text().splitlines(keepends=True)
+    kept = [ln for ln in lines if not ln.startswith(("acknowledged_advisories:", "  CVE-"))]
+    decl.write_text("".join(kept).replace("triton_version: '24.09'", f"triton_version: '{version}'"))
+    return decl
+
+
+def test_fails_build_of_release_with_critical_advisory(tmp_path: Path) -> None:
+    decl = _without_acknowledgments(write_decl(tmp_path, tiny()))
+    with pytest.raises(TritonValidationError, match=r"\[CriticalAdvisory\]") as info:
+        run_build(decl, out_dir=tmp_path / "out", progress=False)
+    text = str(info.value)
+    assert "CVE-2025-23310" in text and "fixed in 25.07" in text
+    assert "Triton 26.05" in text  # the first SageMaker release with every fix
+    assert "acknowledged_advisories=" in text and f"{decl}: triton_version" in text
+    left = (
+        [f.name for f in (tmp_path / "out").rglob("*") if f.is_file()] if (tmp_path / "out").exists() else []
+    )
+    assert left in ([], [".lock"]), left  # raised before anything is written
+
+
+def test_acknowledged_build_warns_of_the_rest_and_records_the_acknowledgment(tmp_path: Path) -> None:
+    result = run_build(write_decl(tmp_path, tiny()), out_dir=tmp_path / "out", progress=False)
+    assert any("[cdk-triton:HighAdvisory]" in w and "CVE-2025-23319" in w for w in result.warnings)
+    assert any("[cdk-triton:MediumAdvisory]" in w for w in result.warnings)
+    manifest = read_manifest(tmp_path / "out" / "manifest.json")
+    assert manifest.acknowledged_advisories == CRITICAL
+
+
+def test_release_without_critical_advisory_builds_without_acknowledgment(tmp_path: Path) -> None:
+    spec = load_spec(_without_acknowledgments(write_decl(tmp_path, tiny()), "26.05"))
+    assert spec.acknowledged_advisories == {}
+
+
+@pytest.mark.parametrize(
+    ("entry", "code"),
+    [("CVE-2025-2331: typo", "UnknownAdvisory"), ("CVE-2025-23319: ''", "AdvisoryReasonMissing")],
+)
+def test_fails_malformed_acknowledgment(tmp_path: Path, entry: str, code: str) -> None:
+    decl = write_decl(tmp_path, tiny())
+    decl.write_text(
+        decl.read_text().replace("acknowledged_advisories:\n", f"acknowledged_advisories:\n  {entry}\n")
+    )
+    with pytest.raises(TritonValidationError, match=rf"\[{code}\]"):
+        load_spec(decl)
