@@ -82,10 +82,12 @@ class Exported:
     parity_max_abs_diff: float | None = None  # None when no CPU runtime could check the artifact
     onnx: dict[str, Any] | None = None  # what the ONNX file declares (opset, IR version)
     plans: list[dict[str, Any]] | None = None  # TensorRT plan metadata
+    # the device constants the artifact's graph uses (``portability.DevicePin`` dicts); None: not read
+    device_pins: list[dict[str, str]] | None = None
 
 
 #: keys of a cached record that are left out when unset
-_OPTIONAL = ("steps", "parity_max_abs_diff", "onnx", "plans")
+_OPTIONAL = ("steps", "parity_max_abs_diff", "onnx", "plans", "device_pins")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

@@ -9,7 +9,8 @@ a plain script: ``python cdk_triton/pipeline/gpu_job.py ...``):
 3. create the job: the GPU build image runs, through its own entrypoint (the NGC entrypoint, which
    sets up the CUDA compat libraries for forward compatibility: no ``ContainerEntrypoint`` is given,
    only ``ContainerArguments``), ``nvidia-smi`` (the host driver, in the job log) and then
-   ``cdk-triton build --config <declaration> --formats tensorrt --upload --out <job output dir>``;
+   ``cdk-triton build --config <declaration> --formats tensorrt --upload --out <job output dir>``, then
+   ``cdk-triton gpu-check`` (every GPU-placed model, all formats, on this GPU; a failure fails the job);
 4. wait for it (a failed or stopped job is an error naming its FailureReason);
 5. fetch its output (manifest.json and the plan directories) into ``--out``: the step's output FileSet.
 """
@@ -41,6 +42,19 @@ TRAINING_OUTPUT = "/opt/ml/model"
 NGC_ENTRYPOINT = "/opt/nvidia/nvidia_entrypoint.sh"
 #: Written to the job log before the build: the host's GPU, driver and compute capability.
 DRIVER_QUERY = "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv"
+#: Where the GPU check builds (its own output: the GPU build's manifest holds the TensorRT models only)
+GPU_CHECK_OUT = "/tmp/cdk-triton-gpu-check"
+
+
+def gpu_check_command(declaration: str, out: str) -> str:
+    """``cdk-triton gpu-check`` on the job's GPU: every GPU-placed model of the declaration (all formats)
+    run on CUDA at batch 1 and its max batch against eager; the readings go to ``<out>/gpu-readings.json``
+    (never the manifest). A parity failure exits 1: the step fails and the deploy stops."""
+    args = ["cdk-triton", "gpu-check", "--config", declaration, "--out", GPU_CHECK_OUT]
+    args += ["--report", f"{out}/gpu-readings.json"]
+    return " ".join(shlex.quote(a) for a in args)
+
+
 SKIP_DIRS = {".git", "node_modules", ".venv", "cdk.out", "__pycache__", ".mypy_cache", ".pytest_cache"}
 
 
@@ -104,7 +118,7 @@ def build_script(spec: JobRequest) -> str:
     )
     return (
         f"set -eu; {DRIVER_QUERY}; mkdir -p /tmp/src; tar -xzf {src}/source.tar.gz -C /tmp/src; "
-        f"cd /tmp/src; {cmd} --no-progress"
+        f"cd /tmp/src; {cmd} --no-progress; {gpu_check_command(spec.declaration, out)}"
     )
 
 

@@ -34,7 +34,7 @@ from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import gpu_targets
 from cdk_triton.pipeline._nag import acknowledge_pipeline
 from cdk_triton.pipeline.fanout import BuildFanOut, FanOutCommands, FanOutOptions, gpu_job_role
-from cdk_triton.pipeline.gpu_job import DRIVER_QUERY, NGC_ENTRYPOINT
+from cdk_triton.pipeline.gpu_job import DRIVER_QUERY, NGC_ENTRYPOINT, gpu_check_command
 from cdk_triton.pipeline.registration import RegistryOptions
 from cdk_triton.pipeline.verify_checks import target_model_parameter_path, verify_checks
 
@@ -310,6 +310,7 @@ class TritonPipeline(Construct):
                     DRIVER_QUERY,
                     f"{NGC_ENTRYPOINT} cdk-triton build --config {self.declaration} --formats tensorrt "
                     f"--upload --out {GPU_OUT} --no-progress",
+                    f"{NGC_ENTRYPOINT} {gpu_check_command(self.declaration, GPU_OUT)}",
                 ],
                 env=env,
                 primary_output_directory=GPU_OUT,

@@ -53,6 +53,7 @@ class Written:
     what: str
     onnx: dict[str, Any] | None = None
     onnx_file: Path | None = None
+    device_pins: list[dict[str, str]] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -114,6 +115,7 @@ def export_model(
         parity=worst if added.parity else None,
         onnx=written.onnx,
         plans=added.plans,
+        device_pins=written.device_pins,
     )
     return finish(m, tmp, sample, made)
 

@@ -73,6 +73,7 @@ class Made:
     parity: float | None = None
     onnx: dict[str, Any] | None = None
     plans: list[dict[str, Any]] | None = None
+    device_pins: list[dict[str, str]] | None = None
 
 
 def finish(m: ModelSpec, tmp: Path, sample: dict[str, np.ndarray], made: Made) -> Exported:
@@ -90,6 +91,7 @@ def finish(m: ModelSpec, tmp: Path, sample: dict[str, np.ndarray], made: Made) -
         parity_max_abs_diff=made.parity,
         onnx=made.onnx,
         plans=made.plans,
+        device_pins=made.device_pins,
     )
 
 

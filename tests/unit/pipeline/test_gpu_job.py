@@ -157,6 +157,11 @@ def test_processing_job_runs_the_tensorrt_build_on_the_instance_type(source: Pat
         "cdk-triton build --config build/models.yaml --formats tensorrt --upload --out /opt/ml/processing/output"
         in script
     )
+    # then every GPU-placed model (all formats) on this GPU: parity on CUDA, the readings beside the manifest
+    assert script.endswith(
+        "; cdk-triton gpu-check --config build/models.yaml --out /tmp/cdk-triton-gpu-check "
+        "--report /opt/ml/processing/output/gpu-readings.json"
+    )
     assert request["ProcessingResources"]["ClusterConfig"]["InstanceType"] == "ml.g6.xlarge"
     assert request["ProcessingOutputConfig"]["KmsKeyId"] == spec.kms_key_arn
 

@@ -103,6 +103,10 @@ def test_gpu_build_runs_on_the_endpoints_gpu_with_the_release_image(
         "--upload --out build/out-gpu" in spec  # CodeBuild's shell would bypass the NGC entrypoint
     )
     assert "nvidia-smi --query-gpu=name,driver_version,compute_cap" in spec  # the host driver, in the log
+    assert (
+        "/opt/nvidia/nvidia_entrypoint.sh cdk-triton gpu-check --config build/models.yaml "
+        "--out /tmp/cdk-triton-gpu-check --report build/out-gpu/gpu-readings.json" in spec
+    )  # parity on CUDA for every GPU-placed model; a failure fails the step, the deploy stops
     assets = json.loads((out / "CdkTritonPipeline.assets.json").read_text())["dockerImages"]
     (image,) = assets.values()
     assert image["source"]["dockerBuildArgs"] == {"TRITON_VERSION": "24.09", "TENSORRT_VERSION": "10.4.0"}
