@@ -31,12 +31,12 @@ def has_tensorrt() -> bool:
         return False
 
 
-def skip_reasons(keywords: object, *, cuda: bool, tensorrt: bool) -> list[str]:
+def skip_reasons(markers: set[str], *, cuda: bool, tensorrt: bool) -> list[str]:
     """Why a test with these markers cannot run here: ``gpu`` needs CUDA, ``tensorrt`` needs CUDA and
     the tensorrt package (capabilities, not the mere presence of a GPU)."""
     out = []
-    if ("gpu" in keywords or "tensorrt" in keywords) and not cuda:  # type: ignore[operator]
+    if markers & {"gpu", "tensorrt"} and not cuda:
         out.append("needs a CUDA GPU (gpu marker); none on this machine")
-    if "tensorrt" in keywords and not tensorrt:  # type: ignore[operator]
+    if "tensorrt" in markers and not tensorrt:
         out.append("needs the tensorrt package (tensorrt marker); not installed here")
     return out

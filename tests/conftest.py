@@ -17,13 +17,15 @@ os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    marked = [i for i in items if "gpu" in i.keywords or "tensorrt" in i.keywords]
+    # markers, not keywords: a parametrized id such as test_x[tensorrt] is a keyword too
+    marked = {i: {m.name for m in i.iter_markers()} & {"gpu", "tensorrt"} for i in items}
+    marked = {i: names for i, names in marked.items() if names}
     if not marked:
         return
     cuda = has_cuda()
     trt = has_tensorrt()
-    for item in marked:
-        reasons = skip_reasons(item.keywords, cuda=cuda, tensorrt=trt)
+    for item, names in marked.items():
+        reasons = skip_reasons(names, cuda=cuda, tensorrt=trt)
         if reasons:
             item.add_marker(pytest.mark.skip(reason="; ".join(reasons)))
 
