@@ -1,4 +1,4 @@
-"""Launch the TensorRT build as a SageMaker Processing or Training job on the endpoint's own instance type.
+"""Launch the GPU job (TensorRT build, GPU check) as a SageMaker Processing or Training job on the endpoint's type.
 
 Run in a CPU CodeBuild step of the pipeline (boto3 and the standard library only, so it also runs as
 a plain script: ``python cdk_triton/pipeline/gpu_job.py ...``):
@@ -9,10 +9,12 @@ a plain script: ``python cdk_triton/pipeline/gpu_job.py ...``):
 3. create the job: the GPU build image runs, through its own entrypoint (the NGC entrypoint, which
    sets up the CUDA compat libraries for forward compatibility: no ``ContainerEntrypoint`` is given,
    only ``ContainerArguments``), ``nvidia-smi`` (the host driver, in the job log) and then
-   ``cdk-triton build --config <declaration> --formats tensorrt --upload --out <job output dir>``, then
-   ``cdk-triton gpu-check`` (every GPU-placed model, all formats, on this GPU; a failure fails the job);
+   ``cdk-triton build --config <declaration> --formats tensorrt --upload --out <job output dir>``
+   (unless ``--no-tensorrt``: a fleet without TensorRT models), then ``cdk-triton gpu-check`` (every
+   GPU-placed model, all formats, on this GPU; a failure fails the job; unless ``--no-gpu-check``);
 4. wait for it (a failed or stopped job is an error naming its FailureReason);
-5. fetch its output (manifest.json and the plan directories) into ``--out``: the step's output FileSet.
+5. fetch its output (manifest.json and the plan directories, gpu-readings.json) into ``--out``: the
+   step's output FileSet.
 """
 
 from __future__ import annotations
@@ -81,6 +83,8 @@ class JobRequest:
     kms_key_arn: str | None = None
     max_runtime_s: int = 3 * 3600
     volume_gib: int = 100
+    tensorrt: bool = True  # build the TensorRT plans
+    gpu_check: bool = True  # run cdk-triton gpu-check (every GPU-placed model)
 
     @property
     def work_prefix(self) -> str:
@@ -96,7 +100,8 @@ class JobRequest:
 
 
 def build_script(spec: JobRequest) -> str:
-    """The job's shell script: unpack the source, build the TensorRT formats into the job's output dir."""
+    """The job's shell script: unpack the source, build the TensorRT formats into the job's output dir,
+    run the GPU check (each part where the request asks for it; ``set -e``: a failure fails the job)."""
     src, out = (
         (PROCESSING_SOURCE, PROCESSING_OUTPUT)
         if spec.kind == PROCESSING
@@ -116,9 +121,12 @@ def build_script(spec: JobRequest) -> str:
             out,
         ]
     )
+    steps = [f"{cmd} --no-progress"] if spec.tensorrt else []
+    if spec.gpu_check:
+        steps.append(gpu_check_command(spec.declaration, out))
     return (
         f"set -eu; {DRIVER_QUERY}; mkdir -p /tmp/src; tar -xzf {src}/source.tar.gz -C /tmp/src; "
-        f"cd /tmp/src; {cmd} --no-progress; {gpu_check_command(spec.declaration, out)}"
+        f"cd /tmp/src; {'; '.join(steps)}"
     )
 
 
@@ -287,7 +295,8 @@ def _safe_extract(tar: tarfile.TarFile, out: Path) -> None:
 
 
 def fetch_output(s3: Any, spec: JobRequest, out: Path) -> Path:
-    """Download the job's output into ``out``; return the path of its manifest.json."""
+    """Download the job's output into ``out``; return the path of its manifest.json (of its
+    gpu-readings.json for a check-only job)."""
     out.mkdir(parents=True, exist_ok=True)
     base = spec.work_prefix + "output/"
     if spec.kind == TRAINING:
@@ -313,10 +322,10 @@ def fetch_output(s3: Any, spec: JobRequest, out: Path) -> Path:
             token = page.get("NextContinuationToken")
             if not token:
                 break
-    manifest = out / "manifest.json"
+    manifest = out / ("manifest.json" if spec.tensorrt else "gpu-readings.json")
     if not manifest.is_file():
         raise GpuJobError(
-            f"the job {spec.job_name} wrote no manifest.json under {spec.output_uri}",
+            f"the job {spec.job_name} wrote no {manifest.name} under {spec.output_uri}",
             code="GpuJobOutputInvalid",
         )
     return manifest
@@ -368,6 +377,8 @@ def _parser() -> argparse.ArgumentParser:
         "--job-name", default=None, help="default: cdk-triton-trt-<CODEBUILD_BUILD_NUMBER or time>"
     )
     p.add_argument("--max-runtime-s", type=int, default=3 * 3600)
+    p.add_argument("--no-tensorrt", action="store_true", help="build no TensorRT plans (a GPU check only)")
+    p.add_argument("--no-gpu-check", action="store_true", help="do not run cdk-triton gpu-check")
     return p
 
 
@@ -385,7 +396,12 @@ def main(argv: list[str] | None = None) -> int:
         job_name=(args.job_name or f"cdk-triton-trt-{suffix}")[:63],
         kms_key_arn=args.kms_key_arn or None,
         max_runtime_s=args.max_runtime_s,
+        tensorrt=not args.no_tensorrt,
+        gpu_check=not args.no_gpu_check,
     )
+    if not spec.tensorrt and not spec.gpu_check:
+        print("error: --no-tensorrt and --no-gpu-check leave the job nothing to do", file=sys.stderr)
+        return 2
     import boto3
 
     clients = {n: boto3.client(n) for n in ("s3", "sagemaker", "service-quotas")}
@@ -394,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     except GpuJobError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"GPU build manifest: {path}")
+    print(f"GPU job output: {path}")
     return 0
 
 
