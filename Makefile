@@ -8,7 +8,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: install demo test compat lint format bench clean
+.PHONY: install demo test compat lint format bench clean gpu-check
 
 install: $(STAMP) node_modules/.installed
 
@@ -50,6 +50,18 @@ format: install
 ## bench: benchmarks printing side-by-side ratios; results land in bench/results/*.json
 bench: install
 	$(PY) -m bench
+
+## gpu-check: on a CUDA host: build the example, run every GPU-placed model on the GPU (parity, memory),
+## write build/out/gpu-readings.json. Its own venv sees the host's CUDA torch (this repo's make installs a
+## CPU torch); WHEELS=<dir> installs the other build dependencies offline. GPU_CHECK_ARGS=--config <yaml>.
+GPU_VENV ?= .venv-gpu
+GPU_PY := $(GPU_VENV)/bin/python
+GPU_DEPS := onnx onnxscript onnxruntime "protobuf<7" isal rich pyyaml "tritonclient[grpc]" pytest pytest-timeout syrupy
+gpu-check:
+	test -x $(GPU_PY) || $(PYTHON) -m venv --system-site-packages $(GPU_VENV)
+	$(GPU_PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'gpu-check: ' + torch.__version__ + ' sees no CUDA device; install the host CUDA torch for $(PYTHON) (README: GPU check)')"
+	$(GPU_PY) -m pip install -q $(if $(WHEELS),--no-index --find-links $(WHEELS)) $(GPU_DEPS)
+	PYTHONPATH=$(CURDIR) $(GPU_PY) -m cdk_triton.cli gpu-check $(GPU_CHECK_ARGS)
 
 clean:
 	rm -rf build/out cdk.out cdk.out.pipeline cdk.out.promotion .cdk-triton .venv-compat

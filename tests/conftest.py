@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
+
+from tests.capabilities import has_cuda, has_tensorrt, skip_reasons
 
 pytest_plugins = ["tests.goldens_hook"]
 
@@ -17,24 +18,18 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
 
 
-def _has_cuda() -> bool:
-    if shutil.which("nvidia-smi") is None:
-        return False
-    try:
-        import torch
-
-        return bool(torch.cuda.is_available())
-    except Exception:
-        return False
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if _has_cuda():
+    # markers, not keywords: a parametrized id such as test_x[tensorrt] is a keyword too
+    marked = {i: {m.name for m in i.iter_markers()} & {"gpu", "tensorrt"} for i in items}
+    marked = {i: names for i, names in marked.items() if names}
+    if not marked:
         return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU (gpu marker); none on this machine")
-    for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+    cuda = has_cuda()
+    trt = has_tensorrt()
+    for item, names in marked.items():
+        reasons = skip_reasons(names, cuda=cuda, tensorrt=trt)
+        if reasons:
+            item.add_marker(pytest.mark.skip(reason="; ".join(reasons)))
 
 
 @pytest.fixture(scope="session")

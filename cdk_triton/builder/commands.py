@@ -75,6 +75,29 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=run)
+    register_gpu_check(subparsers)
+
+
+def register_gpu_check(subparsers: Any) -> None:
+    """Add the ``gpu-check`` subcommand (logic: ``cdk_triton.builder.gpu_check``)."""
+    p = subparsers.add_parser(
+        "gpu-check",
+        help="on a CUDA host: build, run every GPU-placed model on the GPU (parity, memory), write the readings",
+        description="Build the declaration, run each GPU-placed model's artifact on CUDA at batch 1 and its "
+        "max_batch_size against eager (on the GPU and on CPU), measure its GPU memory, print measured against "
+        "manifest figures and write <out>/gpu-readings.json (never the manifest). Exits 1 without CUDA.",
+    )
+    p.add_argument("--config", default=DEFAULT_CONFIG, help=f"declaration file (default: {DEFAULT_CONFIG})")
+    p.add_argument("--out", default=None, help="build output directory (default: <config dir>/out)")
+    p.add_argument("--report", default=None, help="readings report path (default: <out>/gpu-readings.json)")
+    p.set_defaults(func=run_gpu_check)
+
+
+def run_gpu_check(args: argparse.Namespace) -> int:
+    from cdk_triton.builder.gpu_check import run_check
+
+    run_check(args.config, out=args.out, report=args.report)
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:

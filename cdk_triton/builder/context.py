@@ -85,10 +85,12 @@ class Exported:
     # the activation peak at max_batch_size (``builder.activations``): {"peak_bytes", "method"};
     # None when the format has no eager module to run (a given file, python, ensemble) or it failed
     activations: dict[str, Any] | None = None
+    # the device constants the artifact's graph uses (``portability.DevicePin`` dicts); None: not read
+    device_pins: list[dict[str, str]] | None = None
 
 
 #: keys of a cached record that are left out when unset
-_OPTIONAL = ("steps", "parity_max_abs_diff", "onnx", "plans", "activations")
+_OPTIONAL = ("steps", "parity_max_abs_diff", "onnx", "plans", "activations", "device_pins")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

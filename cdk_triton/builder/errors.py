@@ -57,6 +57,10 @@ BUILD_ERRORS: dict[str, str] = {
     "PlanArchitectureMismatch": "a TensorRT plan built for another GPU architecture than the instance type's",
     "PlanProfileMismatch": "a prebuilt TensorRT plan whose profile does not reach max_batch_size",
     "ParityMismatch": "the exported artifact's outputs differ from the eager model beyond the tolerance",
+    "NoCudaDevice": "cdk-triton gpu-check on a machine where torch sees no CUDA device (or a CPU build of torch)",
+    "DeviceParityMismatch": "a GPU-placed model's artifact on CUDA differs from eager beyond the precision's tolerance",
+    "GpuReadingsInvalid": "--report names a file that is not a GPU readings report",
+    "DevicePinnedExport": "a GPU-placed model's TorchScript graph names a concrete device (cpu, cuda:N) a trace baked in",
     "SequenceBatchingUnsupported": "a sequence-batched model of another format than python (not built yet)",
     "UploadFailed": "an S3 upload or copy failed",
     "BuildLocked": "another build is writing to the same output directory",
@@ -65,6 +69,11 @@ BUILD_ERRORS: dict[str, str] = {
     "ManifestMergeConflict": "an entry both this build and --merge-manifest have, with different contents",
     "ModelsFailed": "several models failed (each is listed with its own error), or a model whose step failed",
     "WorkerDied": "a --jobs worker process died while exporting a model (killed for memory?)",
+}
+
+#: Warning codes (the build goes on; the code ends the warning's text): code -> what it means.
+WARNING_CODES: dict[str, str] = {
+    "PythonDevicePinned": "a GPU-placed python model's code names a device (torch.device('cuda'), .to('cpu'), .cuda())",
 }
 
 #: The codes the build stage owns.

@@ -16,7 +16,17 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.builder import components, merge, outputs, parallel, preflight, repository, shards, space
+from cdk_triton.builder import (
+    components,
+    merge,
+    outputs,
+    parallel,
+    portability,
+    preflight,
+    repository,
+    shards,
+    space,
+)
 from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, BuildResult, StepOutput
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export import step as export_step
@@ -32,6 +42,7 @@ Step = Callable[[BuildContext], StepOutput]
 STEPS: tuple[Step, ...] = (
     outputs.prepare,
     export_step.export_models,
+    portability.check_devices,
     outputs.write_samples,
     repository.package_endpoints,
     components.record_components,

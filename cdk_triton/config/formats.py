@@ -26,6 +26,9 @@ COPIED = "copied"
 COMPOSED = "composed"
 KINDS = (EXPORTED, COPIED, COMPOSED)
 
+#: the values of ``Format.device_pinning`` (see its docstring)
+DEVICE_PINNING = ("graph", "code", "architecture", "none")
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Format:
@@ -61,6 +64,14 @@ class Format:
         files: (copied) the files the version folder must hold. Default: none.
         allowed_imports: (copied) the modules besides the standard library its files may import
             (the image has nothing else). Default: none.
+        device_pinning: what can tie an artifact of this format to one device (a CPU, or GPU 0 of
+            several): ``graph`` (device constants recorded in the artifact's graph: the build reads
+            them and refuses them for GPU-placed models, ``DevicePinnedExport``), ``code`` (the
+            user's code may name a device: the build warns, ``PythonDevicePinned``),
+            ``architecture`` (a TensorRT plan is built for one GPU architecture: checked against the
+            instance type's GPU, ``PlanArchitectureMismatch``, and never for a device index) or
+            ``none`` (the format cannot record a device: an ONNX graph has no device; the runtime
+            places it). Default: ``none``.
     """
 
     name: str
@@ -81,6 +92,7 @@ class Format:
     tunable: bool = False
     files: tuple[str, ...] = ()
     allowed_imports: frozenset[str] = frozenset()
+    device_pinning: str = "none"
 
     def missing(self) -> list[str]:
         """The fields its kind requires that are empty (an unknown kind misses ``kind``)."""
@@ -125,6 +137,7 @@ FORMATS: dict[str, Format] = {
             cpu_stand_in="pytorch",
             cpu_threads=("INTRA_OP_THREAD_COUNT", "INTER_OP_THREAD_COUNT"),
             tunable=True,
+            device_pinning="graph",
         ),
         Format(
             name="onnx",
@@ -157,6 +170,7 @@ FORMATS: dict[str, Format] = {
             cache_tools=("torch", "onnx", "onnxscript", "onnxruntime", "tensorrt"),
             cpu_stand_in="tensorrt",
             tunable=True,
+            device_pinning="architecture",
         ),
         Format(
             name="python",
@@ -168,6 +182,7 @@ FORMATS: dict[str, Format] = {
             release_fact="python",
             files=("model.py",),
             allowed_imports=frozenset({"numpy", "triton_python_backend_utils"}),
+            device_pinning="code",
         ),
         Format(name="ensemble", kind=COMPOSED, exporter=f"{_EXPORT}.ensemble", platform="ensemble"),
     )
@@ -232,6 +247,10 @@ def register(row: Format) -> Format:
     row missing a field its kind requires (ValueError naming them)."""
     if row.name in FORMATS:
         raise ValueError(f"format '{row.name}' is already registered")
+    if row.device_pinning not in DEVICE_PINNING:
+        raise ValueError(
+            f"format '{row.name}': device_pinning '{row.device_pinning}' is not one of {DEVICE_PINNING}"
+        )
     missing = row.missing()
     if missing:
         raise ValueError(f"format '{row.name}' ({row.kind}) lacks {', '.join(missing)}")

@@ -282,6 +282,11 @@ def fanout_merged_key(run: str) -> str:
     return f"{fanout_run_prefix(run)}merged{ARCHIVE_SUFFIX}"
 
 
+def fanout_gpu_readings_key(run: str) -> str:
+    """The GPU check's readings of a run (its report folder, tar.gz): ``gpu-readings.tar.gz``."""
+    return f"{fanout_run_prefix(run)}gpu-readings{ARCHIVE_SUFFIX}"
+
+
 def fanout_failures_key(run: str) -> str:
     """The summary of the shards that failed and their models: ``failed-models.json``."""
     return f"{fanout_run_prefix(run)}failed-models.json"

@@ -51,6 +51,24 @@ def check_gpu_placement(
     return out
 
 
+def runs_on_gpu(kinds: Sequence[str], instance_types: Sequence[str]) -> bool:
+    """Whether a model with instance groups of ``kinds`` may run on a GPU when served on
+    ``instance_types`` (the types of every endpoint serving it).
+
+    A KIND_GPU group always does. No group, or a KIND_AUTO group, is Triton's default placement: on the
+    GPUs when the host has any, so on a GPU instance type, or on one the table does not know, or when
+    no endpoint serves the model yet (a shard, a model built for later): it may be deployed on a GPU.
+    KIND_CPU and KIND_MODEL groups alone never do.
+    """
+    if "KIND_GPU" in kinds:
+        return True
+    if kinds and "KIND_AUTO" not in kinds:
+        return False
+    if not instance_types:
+        return True
+    return any(tables.instance_kind(t) in ("gpu", "unknown") for t in instance_types)
+
+
 #: One model for the memory check: its instance groups and the bytes one instance holds (None: unknown).
 Sized = tuple[Sequence[Group], int | None]
 

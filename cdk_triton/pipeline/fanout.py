@@ -13,6 +13,8 @@ CDK Pipelines starts with its synth step, so the fan-out runs in a stage inserte
                                                SageMaker createProcessingJob.sync / createTrainingJob.sync
                                                on the endpoint's own instance type: --shard I/N --formats tensorrt
                           (retries with backoff, a tolerated failure percentage; a failure ─> Summary ─> Fail)
+                        GpuCheck (SageMaker job on the same type: cdk-triton gpu-check, every GPU-placed
+                          model; a failure fails the run, so the deploy; GpuBuildOptions.gpu_check)
                         Merge (CodeBuild .sync: cdk-triton build --merge-manifest ... (one per shard) --upload)
            ─> Build: Synth (reads the merged build output from S3, then cdk synth) ─> ...
 
@@ -239,7 +241,11 @@ class BuildFanOut(Construct):
         self._fanout_objects = layout.fanout_key_pattern(prefix)
         venv = [commands.fetch_source(), *VENV_INSTALL]
         self.plan_project = self._project(
-            "Plan", venv, commands.plan(), self._fanout_objects, quotas=gpu_target is not None
+            "Plan",
+            venv,
+            commands.plan(),
+            self._fanout_objects,
+            quotas=gpu_target is not None and gpu_target.tensorrt,
         )
         self.cpu_project = self._project(
             "CpuShard", venv, commands.cpu_shard(), f"{prefix}*", timeout=options.timeout
@@ -257,10 +263,11 @@ class BuildFanOut(Construct):
         self.gpu_kind: str | None = None
         if gpu_target is not None and gpu_image is not None:
             kind = self.gpu_kind = gpu_job_kind(gpu_target)
+            what = "build the TensorRT shards" if gpu_target.tensorrt else "run the GPU check"
             self.job_role = gpu_job_role(
                 self,
                 kind,
-                f"cdk-triton: the {kind} jobs that build the TensorRT shards on {gpu_target.job.instance_type}",
+                f"cdk-triton: the {kind} jobs that {what} on {gpu_target.job.instance_type}",
                 self._s3(f"{self.commands.prefix}*"),
                 gpu_image,
             )
@@ -429,6 +436,44 @@ class BuildFanOut(Construct):
         self._retry(state)
         return state
 
+    def _gpu_check_state(
+        self, target: gpu_targets.GpuBuildTarget, image: ecr_assets.DockerImageAsset
+    ) -> sfn.CustomState:
+        """The GPU check: one SageMaker job of the same kind, type and image as the TensorRT shards that
+        runs ``cdk-triton gpu-check`` on the whole declaration; its readings go to the run's
+        ``gpu-readings.tar.gz``. No catch: a failure (after the retries) fails the run, so the deploy."""
+        assert self.job_role is not None
+        processing = self.gpu_kind == gpu_targets.PROCESSING
+        source = gpu_job.PROCESSING_SOURCE if processing else gpu_job.TRAINING_SOURCE
+        key = sfn.JsonPath.format(
+            self.commands.prefix + layout.fanout_gpu_readings_key("{}"), sfn.JsonPath.string_at("$.run")
+        )
+        common: dict[str, Any] = {
+            "StoppingCondition": {"MaxRuntimeInSeconds": int(self.options.timeout.to_seconds())},
+            "Environment": {**self._env, "OUTPUT_KEY.$": key},
+            "RoleArn": self.job_role.role_arn,
+        }
+        name = "States.Format('cdk-triton-trt-check-{}', States.UUID())"
+        args = ["/bin/bash", "-c", self.commands.gpu_check_script(source)]
+        if processing:
+            resource, params = "createProcessingJob", {"ProcessingJobName.$": name, **common}
+            params.update(self._processing(target, image, args, source))
+        else:
+            resource, params = "createTrainingJob", {"TrainingJobName.$": name, **common}
+            params.update(self._training(target, image, args))
+        state = sfn.CustomState(
+            self,
+            "GpuCheck",
+            state_json={
+                "Type": "Task",
+                "Resource": f"arn:{cdk.Aws.PARTITION}:states:::sagemaker:{resource}.sync",
+                "Parameters": params,
+                "ResultPath": None,
+            },
+        )
+        self._retry(state)
+        return state
+
     @staticmethod
     def _processing(
         target: gpu_targets.GpuBuildTarget, image: ecr_assets.DockerImageAsset, args: list[str], source: str
@@ -549,7 +594,7 @@ class BuildFanOut(Construct):
         self._retry(cpu)
         shards = sfn.Parallel(self, "Shards", result_path=sfn.JsonPath.DISCARD)
         shards.branch(self._map("CpuShards", "cpu", self.options.codebuild_concurrency, cpu))
-        if target is not None and image is not None:
+        if target is not None and target.tensorrt and image is not None:
             shards.branch(
                 self._map(
                     "TensorRtShards",
@@ -569,7 +614,10 @@ class BuildFanOut(Construct):
             f"<artifact location>{layout.FANOUT_FOLDER}/<run>/failed-models.json list their models",
         )
         shards.add_catch(summary.next(failed), errors=["States.ALL"], result_path="$.error")
-        chain = plan.next(sfn.Pass(self, "Keys", parameters=keys)).next(shards).next(merge)
+        chain = plan.next(sfn.Pass(self, "Keys", parameters=keys)).next(shards)
+        if target is not None and target.gpu_check and image is not None:
+            chain = chain.next(self._gpu_check_state(target, image))
+        chain = chain.next(merge)
         log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays.ONE_YEAR)
         machine = sfn.StateMachine(
             self,
@@ -648,7 +696,7 @@ def gpu_job_role(
     statements: list[iam.PolicyStatement],
     image: ecr_assets.DockerImageAsset,
 ) -> iam.Role:
-    """The role of the SageMaker ``kind`` jobs that build TensorRT plans (``GpuJobRole`` under ``scope``): the
+    """The role of the SageMaker ``kind`` GPU jobs (TensorRT plans, GPU check; ``GpuJobRole`` under ``scope``): the
     given S3 statements, pull of the build image, and its jobs' log groups (single-target and fan-out builds)."""
     role = iam.Role(
         scope,

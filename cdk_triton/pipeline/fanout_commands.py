@@ -18,6 +18,8 @@ TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 SHARD_OUT = "build/out-shard"
 SHARD_DIR = "build/shards"
 ASSIGNMENT = "fanout-assignment.json"
+#: Where the fan-out's GPU check job writes its readings (uploaded as one tar.gz)
+GPU_CHECK_REPORT_DIR = "/tmp/cdk-triton-gpu-readings"
 INPUT_FILE = "fanout-input.json"
 VENV_INSTALL = [
     "python3 -m venv .venv",
@@ -91,6 +93,16 @@ class FanOutCommands:
             f'cd /tmp/src; cdk-triton build --config {self.declaration} --shard "$SHARD" --formats tensorrt '
             f"--upload --out {SHARD_OUT} --no-progress; "
             f'{self._job("python3")} put --dir {SHARD_OUT} --key "$OUTPUT_KEY"'
+        )
+
+    def gpu_check_script(self, source_dir: str) -> str:
+        """The GPU check job's script: ``cdk-triton gpu-check`` on every GPU-placed model of the whole
+        declaration (a failure fails the job, so the run), then its readings to ``$OUTPUT_KEY``."""
+        report = PurePosixPath(GPU_CHECK_REPORT_DIR)
+        return (
+            f"set -eu; {gpu_job.DRIVER_QUERY}; mkdir -p /tmp/src; tar -xzf {source_dir}/source.tar.gz -C /tmp/src; "
+            f"cd /tmp/src; {gpu_job.gpu_check_command(self.declaration, str(report))}; "
+            f'{self._job("python3")} put --dir {report} --key "$OUTPUT_KEY"'
         )
 
     def merge(self) -> list[str]:

@@ -1,4 +1,4 @@
-"""Launch the TensorRT build as a SageMaker Processing or Training job on the endpoint's own instance type.
+"""Launch the GPU job (TensorRT build, GPU check) as a SageMaker Processing or Training job on the endpoint's type.
 
 Run in a CPU CodeBuild step of the pipeline (boto3 and the standard library only, so it also runs as
 a plain script: ``python cdk_triton/pipeline/gpu_job.py ...``):
@@ -9,9 +9,12 @@ a plain script: ``python cdk_triton/pipeline/gpu_job.py ...``):
 3. create the job: the GPU build image runs, through its own entrypoint (the NGC entrypoint, which
    sets up the CUDA compat libraries for forward compatibility: no ``ContainerEntrypoint`` is given,
    only ``ContainerArguments``), ``nvidia-smi`` (the host driver, in the job log) and then
-   ``cdk-triton build --config <declaration> --formats tensorrt --upload --out <job output dir>``;
+   ``cdk-triton build --config <declaration> --formats tensorrt --upload --out <job output dir>``
+   (unless ``--no-tensorrt``: a fleet without TensorRT models), then ``cdk-triton gpu-check`` (every
+   GPU-placed model, all formats, on this GPU; a failure fails the job; unless ``--no-gpu-check``);
 4. wait for it (a failed or stopped job is an error naming its FailureReason);
-5. fetch its output (manifest.json and the plan directories) into ``--out``: the step's output FileSet.
+5. fetch its output (manifest.json and the plan directories, gpu-readings.json) into ``--out``: the
+   step's output FileSet.
 """
 
 from __future__ import annotations
@@ -41,6 +44,19 @@ TRAINING_OUTPUT = "/opt/ml/model"
 NGC_ENTRYPOINT = "/opt/nvidia/nvidia_entrypoint.sh"
 #: Written to the job log before the build: the host's GPU, driver and compute capability.
 DRIVER_QUERY = "nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv"
+#: Where the GPU check builds (its own output: the GPU build's manifest holds the TensorRT models only)
+GPU_CHECK_OUT = "/tmp/cdk-triton-gpu-check"
+
+
+def gpu_check_command(declaration: str, out: str) -> str:
+    """``cdk-triton gpu-check`` on the job's GPU: every GPU-placed model of the declaration (all formats)
+    run on CUDA at batch 1 and its max batch against eager; the readings go to ``<out>/gpu-readings.json``
+    (never the manifest). A parity failure exits 1: the step fails and the deploy stops."""
+    args = ["cdk-triton", "gpu-check", "--config", declaration, "--out", GPU_CHECK_OUT]
+    args += ["--report", f"{out}/gpu-readings.json"]
+    return " ".join(shlex.quote(a) for a in args)
+
+
 SKIP_DIRS = {".git", "node_modules", ".venv", "cdk.out", "__pycache__", ".mypy_cache", ".pytest_cache"}
 
 
@@ -67,6 +83,8 @@ class JobRequest:
     kms_key_arn: str | None = None
     max_runtime_s: int = 3 * 3600
     volume_gib: int = 100
+    tensorrt: bool = True  # build the TensorRT plans
+    gpu_check: bool = True  # run cdk-triton gpu-check (every GPU-placed model)
 
     @property
     def work_prefix(self) -> str:
@@ -82,7 +100,8 @@ class JobRequest:
 
 
 def build_script(spec: JobRequest) -> str:
-    """The job's shell script: unpack the source, build the TensorRT formats into the job's output dir."""
+    """The job's shell script: unpack the source, build the TensorRT formats into the job's output dir,
+    run the GPU check (each part where the request asks for it; ``set -e``: a failure fails the job)."""
     src, out = (
         (PROCESSING_SOURCE, PROCESSING_OUTPUT)
         if spec.kind == PROCESSING
@@ -102,9 +121,12 @@ def build_script(spec: JobRequest) -> str:
             out,
         ]
     )
+    steps = [f"{cmd} --no-progress"] if spec.tensorrt else []
+    if spec.gpu_check:
+        steps.append(gpu_check_command(spec.declaration, out))
     return (
         f"set -eu; {DRIVER_QUERY}; mkdir -p /tmp/src; tar -xzf {src}/source.tar.gz -C /tmp/src; "
-        f"cd /tmp/src; {cmd} --no-progress"
+        f"cd /tmp/src; {'; '.join(steps)}"
     )
 
 
@@ -273,7 +295,8 @@ def _safe_extract(tar: tarfile.TarFile, out: Path) -> None:
 
 
 def fetch_output(s3: Any, spec: JobRequest, out: Path) -> Path:
-    """Download the job's output into ``out``; return the path of its manifest.json."""
+    """Download the job's output into ``out``; return the path of its manifest.json (of its
+    gpu-readings.json for a check-only job)."""
     out.mkdir(parents=True, exist_ok=True)
     base = spec.work_prefix + "output/"
     if spec.kind == TRAINING:
@@ -299,10 +322,10 @@ def fetch_output(s3: Any, spec: JobRequest, out: Path) -> Path:
             token = page.get("NextContinuationToken")
             if not token:
                 break
-    manifest = out / "manifest.json"
+    manifest = out / ("manifest.json" if spec.tensorrt else "gpu-readings.json")
     if not manifest.is_file():
         raise GpuJobError(
-            f"the job {spec.job_name} wrote no manifest.json under {spec.output_uri}",
+            f"the job {spec.job_name} wrote no {manifest.name} under {spec.output_uri}",
             code="GpuJobOutputInvalid",
         )
     return manifest
@@ -354,6 +377,8 @@ def _parser() -> argparse.ArgumentParser:
         "--job-name", default=None, help="default: cdk-triton-trt-<CODEBUILD_BUILD_NUMBER or time>"
     )
     p.add_argument("--max-runtime-s", type=int, default=3 * 3600)
+    p.add_argument("--no-tensorrt", action="store_true", help="build no TensorRT plans (a GPU check only)")
+    p.add_argument("--no-gpu-check", action="store_true", help="do not run cdk-triton gpu-check")
     return p
 
 
@@ -371,7 +396,12 @@ def main(argv: list[str] | None = None) -> int:
         job_name=(args.job_name or f"cdk-triton-trt-{suffix}")[:63],
         kms_key_arn=args.kms_key_arn or None,
         max_runtime_s=args.max_runtime_s,
+        tensorrt=not args.no_tensorrt,
+        gpu_check=not args.no_gpu_check,
     )
+    if not spec.tensorrt and not spec.gpu_check:
+        print("error: --no-tensorrt and --no-gpu-check leave the job nothing to do", file=sys.stderr)
+        return 2
     import boto3
 
     clients = {n: boto3.client(n) for n in ("s3", "sagemaker", "service-quotas")}
@@ -380,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
     except GpuJobError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"GPU build manifest: {path}")
+    print(f"GPU job output: {path}")
     return 0
 
 

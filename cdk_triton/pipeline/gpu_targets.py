@@ -1,4 +1,4 @@
-"""Where each TensorRT plan is built: the GPU build targets of a declaration (pure, no torch, no AWS).
+"""Where each TensorRT plan is built and the GPU check runs: the GPU job of a declaration (pure, no torch, no AWS).
 
 A TensorRT plan only loads on the GPU model and TensorRT version it was built with. For every
 ``format: tensorrt`` model of ``models.yaml`` this module finds the instance types of the endpoints that
@@ -8,6 +8,10 @@ serve it, and chooses a build job whose GPU is the same model, by construction:
   (``BUILD_GENERAL1_SMALL`` = A10G = ml.g5, ``BUILD_GENERAL1_LARGE`` = V100 = ml.p3);
 * ``processing``: a SageMaker Processing job on the endpoint's own instance type;
 * ``training``: a SageMaker Training job on it, for types Processing does not offer (p3dn, p4d, p5).
+
+The same job runs ``cdk-triton gpu-check`` for every GPU-placed model (:func:`gpu_placed_models`, the
+rule of ``config.placement.runs_on_gpu``), so a fleet with GPU-placed models and no TensorRT model gets a
+GPU job too: on the GPU of its endpoints' instance types, chosen by the same rule.
 
 The facts live in ``cdk_triton/config/data/gpu-build.json`` (with sources); :func:`job_kind` is the
 rule. Errors are :class:`~cdk_triton.errors.TritonValidationError` with a stable code.
@@ -25,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from cdk_triton.config import formats, gpu_hosts, tables
+from cdk_triton.config import formats, gpu_hosts, placement, tables
 from cdk_triton.config.declaration.file import invalid_yaml, read_declaration_text
 from cdk_triton.config.declaration.view import RawDeclaration
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -113,23 +117,37 @@ def job_kind(instance_type: str, *, prefer: str | None = None) -> GpuJob:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class GpuBuildOptions:
-    """How the pipeline builds TensorRT plans. Every field defaults to the path that matches by construction.
+    """How the pipeline's GPU job builds TensorRT plans and checks the GPU-placed models. Every field
+    defaults to the path that matches by construction.
 
     Attributes:
         kind: force ``codebuild``, ``processing`` or ``training``. Default: codebuild where its GPU is
             the endpoint's GPU model, else processing, else training.
         codebuild_compute_type: the CodeBuild GPU compute type. Default: the one whose GPU matches.
         tensorrt_version: the TensorRT pin of the build image. Default: the Triton release's own.
+        gpu_check: run ``cdk-triton gpu-check`` (every GPU-placed model on the job's GPU, parity against
+            eager; a failure stops the deploy) in the GPU job. Default: on. Off, a fleet without a
+            TensorRT model gets no GPU job, and the TensorRT job builds plans only.
     """
 
     kind: str | None = None
     codebuild_compute_type: str | None = None
     tensorrt_version: str | None = None
+    gpu_check: bool = True
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class GpuBuildTarget:
-    """The one GPU build job of a declaration and what it builds."""
+    """The one GPU job of a declaration: the TensorRT plans it builds and the models it checks.
+
+    Attributes:
+        models: the ``format: tensorrt`` models it builds (empty: a GPU check only).
+        check_models: the GPU-placed models ``cdk-triton gpu-check`` runs on its GPU (empty: no check).
+        tensorrt_version: the build image's TensorRT pin ('' for a check-only job of a release whose
+            TensorRT version is unknown: the image then has no TensorRT).
+        note: why some GPU-placed models are checked on another GPU model than one serving them (or
+            None): one pipeline has one GPU job.
+    """
 
     job: GpuJob
     triton_version: str
@@ -137,6 +155,18 @@ class GpuBuildTarget:
     sm: str
     models: tuple[str, ...]
     endpoints: tuple[str, ...]
+    check_models: tuple[str, ...] = ()
+    note: str | None = None
+
+    @property
+    def tensorrt(self) -> bool:
+        """Whether the job builds TensorRT plans."""
+        return bool(self.models)
+
+    @property
+    def gpu_check(self) -> bool:
+        """Whether the job runs ``cdk-triton gpu-check``."""
+        return bool(self.check_models)
 
 
 def read_declaration(path: str | Path) -> RawDeclaration:
@@ -164,6 +194,70 @@ def read_declaration(path: str | Path) -> RawDeclaration:
 
 def tensorrt_models(declaration: RawDeclaration) -> list[str]:
     return [str(m["name"]) for m in declaration.models if formats.is_gpu_only(m.get("format"))]
+
+
+def _group_kinds(model: Mapping[str, Any]) -> list[str]:
+    """The kinds of a raw model's instance groups (a group without ``kind`` is KIND_GPU, as the build reads it)."""
+    groups = model.get("instance_groups") or []
+    return [str(g.get("kind") or "KIND_GPU").upper() for g in groups if isinstance(g, Mapping)]
+
+
+def gpu_placed_models(declaration: RawDeclaration) -> list[str]:
+    """Every model that may run on a GPU (``placement.runs_on_gpu``, the rule the build's portability
+    check and ``cdk-triton gpu-check`` use): a KIND_GPU group, or Triton's default placement on a GPU
+    instance type. Ensembles have no artifact of their own (their steps are checked)."""
+    out: list[str] = []
+    for m in declaration.models:
+        name = str(m.get("name"))
+        if m.get("format") == "ensemble":
+            continue
+        types = list(dict.fromkeys(t for its in declaration.serving(name).values() for t in its))
+        if placement.runs_on_gpu(_group_kinds(m), types):
+            out.append(name)
+    return out
+
+
+def _check_job(
+    view: RawDeclaration, models: list[str], rel: tables.TritonRelease, opts: GpuBuildOptions
+) -> tuple[GpuJob | None, list[str]]:
+    """The GPU job of a check-only declaration: the first (sorted) GPU instance type serving a GPU-placed
+    model that has a GPU job and meets the release's compute capability, as for TensorRT; and its endpoints."""
+    min_cc = rel.min_compute_capability.value
+    served: dict[str, set[str]] = {}
+    for model in models:
+        for ep, its in view.serving(model).items():
+            for t in its:
+                served.setdefault(t, set()).add(ep)
+    for t in sorted(served):
+        info = tables.instance_type_info(t)
+        if info is None or not job_kinds(t):
+            continue
+        if min_cc and float(info.compute_capability) < float(min_cc):
+            continue
+        return _job_for(t, info.gpu, opts), sorted(served[t])
+    return None, []
+
+
+def _check_note(view: RawDeclaration, models: tuple[str, ...], job: GpuJob) -> str | None:
+    """Which checked models are served on another GPU model than the job's (or None)."""
+    other: dict[str, list[str]] = {}
+    for model in models:
+        gpus = {
+            info.gpu
+            for its in view.serving(model).values()
+            for t in its
+            if (info := tables.instance_type_info(t)) is not None
+        }
+        if gpus and job.gpu not in gpus:
+            other[model] = sorted(gpus)
+    if not other:
+        return None
+    listed = "; ".join(f"{m} (served on {', '.join(g)})" for m, g in sorted(other.items()))
+    return (
+        f"cdk-triton gpu-check runs on {job.gpu} ({job.instance_type}), the one GPU job of this pipeline; "
+        f"these GPU-placed models are served on another GPU model, so their parity on CUDA is checked on "
+        f"{job.gpu}, not on their own GPU: {listed}"
+    )
 
 
 def _jobs_for_types(
@@ -250,18 +344,25 @@ def gpu_build_targets(
     options: GpuBuildOptions | None = None,
     source: str = "models.yaml",
 ) -> GpuBuildTarget | None:
-    """The GPU build job for the declaration's TensorRT models, or None when it has none.
+    """The GPU job of the declaration: its TensorRT models' build and the GPU check of its GPU-placed
+    models (``options.gpu_check``, default on), or None when it has neither.
 
-    Validates eagerly and raises every problem at once: a TensorRT model no endpoint serves, an
-    instance type with no GPU or no GPU job, a GPU below the release's minimum compute capability,
-    models on several GPU models (one job per pipeline), a release whose TensorRT version is unknown,
-    and a build job (forced kind, compute type or TensorRT pin) that differs from the endpoint's side.
+    With TensorRT models, the job runs on their endpoints' GPU model. Validates eagerly and raises every
+    problem at once: a TensorRT model no endpoint serves, an instance type with no GPU or no GPU job, a
+    GPU below the release's minimum compute capability, models on several GPU models (one job per
+    pipeline), a release whose TensorRT version is unknown, and a build job (forced kind, compute type or
+    TensorRT pin) that differs from the endpoint's side.
+
+    Without TensorRT models, the GPU-placed models' endpoints choose the job by the same rule (the first
+    GPU instance type, sorted, with a GPU job and the release's compute capability); where none serves
+    them on such a type there is nothing to check them on and the result is None.
     """
     opts = options or GpuBuildOptions()
     view = declaration if isinstance(declaration, RawDeclaration) else RawDeclaration(declaration)
     models = tensorrt_models(view)
+    checks = tuple(gpu_placed_models(view)) if opts.gpu_check else ()
     if not models:
-        return None
+        return _check_only_target(view, checks, opts, source)
     version = view.triton_version or tables.DEFAULT_TRITON_VERSION
     errors: list[TritonValidationError] = []
     types: dict[str, tuple[str, str]] = {}  # instance type -> (model, endpoint)
@@ -318,6 +419,41 @@ def gpu_build_targets(
         sm=info.sm,
         models=tuple(models),
         endpoints=tuple(sorted(endpoints)),
+        check_models=checks,
+        note=_check_note(view, checks, first),
+    )
+
+
+def _check_only_target(
+    view: RawDeclaration, checks: tuple[str, ...], opts: GpuBuildOptions, source: str
+) -> GpuBuildTarget | None:
+    """The GPU job of a declaration without TensorRT models: the GPU check only (None: nothing to check)."""
+    if not checks:
+        return None
+    version = view.triton_version or tables.DEFAULT_TRITON_VERSION
+    try:
+        rel = tables.release(version)
+    except TritonValidationError as exc:
+        raise exc.at(f"{source}: triton_version") from None
+    trt = rel.tensorrt.value
+    try:
+        job, endpoints = _check_job(view, list(checks), rel, opts)
+    except TritonValidationError as exc:
+        raise exc.at(source) from None
+    raise_all(_tensorrt_errors(trt, opts, version, source) if opts.tensorrt_version else [])
+    if job is None:
+        return None
+    info = tables.instance_type_info(job.instance_type)
+    assert info is not None
+    return GpuBuildTarget(
+        job=job,
+        triton_version=version,
+        tensorrt_version=trt or "",
+        sm=info.sm,
+        models=(),
+        endpoints=tuple(endpoints),
+        check_models=checks,
+        note=_check_note(view, checks, job),
     )
 
 

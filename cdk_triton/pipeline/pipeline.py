@@ -2,13 +2,17 @@
 
 Order of the pipeline (FileSets make it explicit)::
 
-    Source ─┬─> GpuBuild (TensorRT plans on the endpoint's GPU model) ──> build/out-gpu/ (FileSet)
+    Source ─┬─> GpuBuild (TensorRT plans on the endpoint's GPU model, cdk-triton gpu-check) ──> build/out-gpu/
             └─> Synth: cdk-triton build (CPU formats, --merge-manifest gpu/manifest.json) + cdk synth
                  └─> UpdatePipeline (self-mutation) ─> Assets ─> stage 1 ─> verify ─> [approval] ─> stage 2 ...
 
 Merge rule (the builder's ``--merge-manifest``): the GPU build's manifest entries win for every
 ``format: tensorrt`` model, the CPU build's for every other format; both must name the same
 ``triton_version`` and artifact location. The CPU build then packages the endpoints from both.
+
+The GpuBuild step exists whenever the fleet has a TensorRT model or a GPU-placed model (the GPU check,
+``GpuBuildOptions.gpu_check``, default on); a check-only step gives the synth step no manifest to merge,
+only its ordering: a failed check fails the step and nothing deploys.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import gpu_targets
 from cdk_triton.pipeline._nag import acknowledge_pipeline
 from cdk_triton.pipeline.fanout import BuildFanOut, FanOutCommands, FanOutOptions, gpu_job_role
-from cdk_triton.pipeline.gpu_job import DRIVER_QUERY, NGC_ENTRYPOINT
+from cdk_triton.pipeline.gpu_job import DRIVER_QUERY, NGC_ENTRYPOINT, gpu_check_command
 from cdk_triton.pipeline.registration import RegistryOptions
 from cdk_triton.pipeline.verify_checks import target_model_parameter_path, verify_checks
 
@@ -124,7 +128,9 @@ class TritonPipeline(Construct):
             ``<declaration dir>/out/manifest.json``.
         root: the repository root at synth. Default: the current directory.
         cdk_app: the ``--app`` of ``cdk synth``. Default: cdk.json's ``app``.
-        gpu_build: how TensorRT plans are built. Default: on the endpoint's own GPU model (gpu_build).
+        gpu_build: how TensorRT plans are built and whether the GPU job runs ``cdk-triton gpu-check`` on
+            every GPU-placed model (``GpuBuildOptions.gpu_check``, default on: a fleet with GPU-placed
+            models and no TensorRT model gets a GPU job too). Default: on the endpoint's own GPU model.
         approvals: stage name -> ``True`` or a reason, for stages added later; checked by ``build()``.
         pipeline_name: Default: generated.
         fan_out: when the build fans out in shards on Step Functions' Distributed Map (a ``FanOut`` stage
@@ -170,6 +176,8 @@ class TritonPipeline(Construct):
         self.gpu_target = gpu_targets.gpu_build_targets(decl, options=gpu_build, source=f"{declaration}")
         if self.gpu_target is not None and (note := gpu_targets.job_host_warning(self.gpu_target)):
             cdk.Annotations.of(self).add_warning_v2("cdk-triton:GpuJobHostDriverUnknown", note)
+        if self.gpu_target is not None and self.gpu_target.note:
+            cdk.Annotations.of(self).add_warning_v2("cdk-triton:GpuCheckOnOtherGpu", self.gpu_target.note)
         self.registry = registry
         if registry is not None:
             endpoints = [str(ep.get("name")) for ep in decl.endpoints]
@@ -222,16 +230,17 @@ class TritonPipeline(Construct):
             prefix=self.artifact_prefix,
             shards=self.shards,
             kms=self.artifact_key is not None,
-            gpu_kind=gpu_job_kind(target) if target else None,
-            gpu_instance_type=target.job.instance_type if target else None,
+            gpu_kind=gpu_job_kind(target) if target and target.tensorrt else None,
+            gpu_instance_type=target.job.instance_type if target and target.tensorrt else None,
             sagemaker_concurrency=self.fan_out_options.sagemaker_concurrency,
         )
 
     def _synth_step(self, cdk_app: str | None) -> pipelines.CodeBuildStep:
         build = f".venv/bin/cdk-triton build --config {self.declaration} --formats {CPU_FORMATS} --upload --no-progress"
         inputs: dict[str, pipelines.IFileSetProducer] = {}
-        if self.gpu_build_step is not None:
-            build += f" --merge-manifest {GPU_INPUT_DIR}/manifest.json"
+        if self.gpu_build_step is not None:  # a check-only step: its ordering (a failed check stops here)
+            if self.gpu_target is not None and self.gpu_target.tensorrt:
+                build += f" --merge-manifest {GPU_INPUT_DIR}/manifest.json"
             inputs[GPU_INPUT_DIR] = self.gpu_build_step
         app = f' --app "{cdk_app}"' if cdk_app else ""
         env = {
@@ -306,17 +315,25 @@ class TritonPipeline(Construct):
                 ),
                 # CodeBuild runs the commands in its own shell, not through the image's entrypoint:
                 # the build goes through the NGC entrypoint (CUDA compat libraries) explicitly.
-                commands=[
-                    DRIVER_QUERY,
-                    f"{NGC_ENTRYPOINT} cdk-triton build --config {self.declaration} --formats tensorrt "
-                    f"--upload --out {GPU_OUT} --no-progress",
-                ],
+                commands=self._codebuild_gpu_commands(target),
                 env=env,
                 primary_output_directory=GPU_OUT,
                 role_policy_statements=s3_rw,
                 timeout=cdk.Duration.hours(3),
             )
         return self._sagemaker_job_step(image, s3_rw, env)
+
+    def _codebuild_gpu_commands(self, target: gpu_targets.GpuBuildTarget) -> list[str]:
+        """The CodeBuild GPU step's lines: the driver, the TensorRT build, the GPU check (each where asked)."""
+        commands = [DRIVER_QUERY]  # gpu-check makes the report's folder, the step's output
+        if target.tensorrt:
+            commands.append(
+                f"{NGC_ENTRYPOINT} cdk-triton build --config {self.declaration} --formats tensorrt "
+                f"--upload --out {GPU_OUT} --no-progress"
+            )
+        if target.gpu_check:
+            commands.append(f"{NGC_ENTRYPOINT} {gpu_check_command(self.declaration, GPU_OUT)}")
+        return commands
 
     def _sagemaker_job_step(
         self, image: ecr_assets.DockerImageAsset, s3_rw: list[iam.PolicyStatement], env: dict[str, str]
@@ -328,7 +345,8 @@ class TritonPipeline(Construct):
         job_role = gpu_job_role(
             self,
             kind,
-            f"cdk-triton: the {kind} job that builds TensorRT plans on {target.job.instance_type}",
+            f"cdk-triton: the {kind} job that "
+            f"{'builds TensorRT plans' if target.tensorrt else 'runs the GPU check'} on {target.job.instance_type}",
             s3_rw,
             image,
         )
@@ -343,6 +361,10 @@ class TritonPipeline(Construct):
             f'--bucket "$ARTIFACT_BUCKET" --prefix "{self.artifact_prefix}" --declaration {self.declaration}',
             f"--source . --out {GPU_OUT}",
         ]
+        if not target.tensorrt:
+            launcher.append("--no-tensorrt")
+        if not target.gpu_check:
+            launcher.append("--no-gpu-check")
         if self.artifact_key is not None:
             launcher.append('--kms-key-arn "$ARTIFACT_KEY_ARN"')
         env = {

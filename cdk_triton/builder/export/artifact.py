@@ -54,6 +54,7 @@ class Written:
     what: str
     onnx: dict[str, Any] | None = None
     onnx_file: Path | None = None
+    device_pins: list[dict[str, str]] | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -117,6 +118,7 @@ def export_model(
         onnx=written.onnx,
         plans=added.plans,
         activations=activations,
+        device_pins=written.device_pins,
     )
     return finish(m, tmp, sample, made)
 

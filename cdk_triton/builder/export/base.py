@@ -74,6 +74,7 @@ class Made:
     onnx: dict[str, Any] | None = None
     plans: list[dict[str, Any]] | None = None
     activations: dict[str, Any] | None = None
+    device_pins: list[dict[str, str]] | None = None
 
 
 def finish(m: ModelSpec, tmp: Path, sample: dict[str, np.ndarray], made: Made) -> Exported:
@@ -92,6 +93,7 @@ def finish(m: ModelSpec, tmp: Path, sample: dict[str, np.ndarray], made: Made) -
         onnx=made.onnx,
         plans=made.plans,
         activations=made.activations,
+        device_pins=made.device_pins,
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from cdk_triton.builder import compat
+from cdk_triton.builder import compat, portability
 from cdk_triton.builder.context import BuildContext, Exported
 from cdk_triton.builder.export import artifact, check_io
 from cdk_triton.builder.export.base import Made, finish
@@ -20,7 +20,11 @@ from cdk_triton.config.declaration import BuildSpec, ModelSpec
 from cdk_triton.errors import BuildError
 
 skip_reason = artifact.no_skip
-warnings = artifact.no_warnings
+
+
+def warnings(spec: BuildSpec, m: ModelSpec, tools: dict[str, str]) -> list[str]:
+    """A GPU-placed python model whose code names a device (``portability.python_warnings``)."""
+    return portability.python_warnings(spec, m)
 
 
 def check_source(spec: BuildSpec, m: ModelSpec) -> None:

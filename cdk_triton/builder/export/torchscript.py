@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdk_triton.builder import compat
+from cdk_triton.builder import compat, portability
 from cdk_triton.builder.context import BuildContext, Exported
 from cdk_triton.builder.export import artifact, check_io
 from cdk_triton.builder.pbtxt import IoTensor
@@ -21,6 +21,8 @@ from cdk_triton.errors import BuildError
 if TYPE_CHECKING:
     import numpy as np
 
+    from cdk_triton.builder.portability import DevicePin
+
 _INDEXED = re.compile(r"^.+__\d+$")
 
 
@@ -31,8 +33,9 @@ def config_names(names: list[str], prefix: str) -> list[str]:
     return [f"{prefix}__{i}" for i in range(len(names))]
 
 
-def export(module: Any, spec: ModelSpec, sample: dict[str, np.ndarray], out_file: Path) -> None:
-    """Trace (or script) ``module`` and save it to ``out_file``."""
+def export(module: Any, spec: ModelSpec, sample: dict[str, np.ndarray], out_file: Path) -> list[DevicePin]:
+    """Trace (or script) ``module`` and save it to ``out_file``; returns the device constants its graph
+    uses, read before the save drops the source locations (``portability.graph_pins``)."""
     import numpy as np
     import torch
     import torch.jit._recursive as jit_recursive
@@ -55,6 +58,7 @@ def export(module: Any, spec: ModelSpec, sample: dict[str, np.ndarray], out_file
                 if spec.torchscript_mode == "script"
                 else torch.jit.trace(module, args, check_trace=False, strict=False)
             )
+        pins = portability.graph_pins(ts)
         buf = io.BytesIO()
         torch.jit.save(ts, buf)
     except Exception as exc:
@@ -65,6 +69,7 @@ def export(module: Any, spec: ModelSpec, sample: dict[str, np.ndarray], out_file
         jit_state._python_cu, jit_recursive.concrete_type_store = saved_cu, saved_store
     write_without_debug_info(buf.getvalue(), out_file)
     normalize_serialization_id(out_file)
+    return pins
 
 
 def write_without_debug_info(archive: bytes, out_file: Path) -> None:
@@ -199,12 +204,21 @@ def export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
 def _write(ctx: BuildContext, m: ModelSpec, src: artifact.Source) -> artifact.Written:
     target = src.version_dir / str(m.row.artifact)
     if src.module is not None:
-        export(src.module, m, src.export_sample, target)
+        pins = export(src.module, m, src.export_sample, target)
     else:
         assert m.source is not None
-        shutil.copyfile(ctx.spec.resolve_path(m.source.torchscript or ""), target)
+        given = ctx.spec.resolve_path(m.source.torchscript or "")
+        shutil.copyfile(given, target)
+        pins = portability.file_pins(given)  # the given file, with its debug info if it has any
+    portability.refuse_pins(ctx.spec, m, pins)  # before the cache commit: nothing written
     ins, outs, runner = inspect(target, m, src.sample)
-    return artifact.Written(inputs=ins, outputs=outs, runner=runner, what=f"the {m.format} artifact")
+    return artifact.Written(
+        inputs=ins,
+        outputs=outs,
+        runner=runner,
+        what=f"the {m.format} artifact",
+        device_pins=[p.to_dict() for p in pins],
+    )
 
 
 def artifact_runner(ctx: BuildContext, m: ModelSpec, entry: Path) -> Runner:

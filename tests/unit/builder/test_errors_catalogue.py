@@ -11,6 +11,7 @@ import pytest
 from cdk_triton.builder import run_build
 from cdk_triton.builder.errors import ALL_CODES, BUILD_ERRORS, SURFACED, VALIDATION_ERRORS
 from cdk_triton.errors import BuildError, TritonValidationError
+from tests.capabilities import has_cuda, has_tensorrt
 from tests.unit.builder.helpers import ensemble, tiny, write_decl
 
 SME = """
@@ -274,6 +275,7 @@ RUNTIME_CASES: dict[str, tuple[str, str]] = {
         "declare the graph's names",
     ),
     "TensorRTUnavailable": (tiny(format="tensorrt"), "need a CUDA GPU"),
+    "DevicePinnedExport": (tiny("t", "torchscript", "arange_on_input_device"), "is tied to one device"),
     "SequenceBatchingUnsupported": (tiny() + "    sequence_batching: true\n", "built for python models only"),
 }
 
@@ -281,6 +283,10 @@ RUNTIME_CASES: dict[str, tuple[str, str]] = {
 @pytest.mark.parametrize("code", sorted(RUNTIME_CASES))
 def test_fails_build(code: str, tmp_path: Path) -> None:
     body, text = RUNTIME_CASES[code]
+    if code == "TensorRTUnavailable" and has_cuda():  # the message says what is missing here
+        if has_tensorrt():
+            pytest.skip("CUDA and TensorRT are here: the plan builds (test_tensorrt_plan_builds_on_gpu)")
+        text = "the tensorrt package is not installed"
     model = re.search(r"name: (\w+)", body).group(1)  # type: ignore[union-attr]
     decl = write_decl(tmp_path, body, endpoints=SME.format(models=model))  # something to upload
     (tmp_path / "no_class").mkdir()
@@ -391,6 +397,9 @@ def test_catalogue_is_complete() -> None:
         "NoSpaceLeft",  # test_hardening.py
         "ModelsFailed",  # test_parallel.py
         "WorkerDied",
+        "NoCudaDevice",  # test_gpu_check.py (CUDA faked)
+        "DeviceParityMismatch",
+        "GpuReadingsInvalid",
     }  # tested in the unit files of their steps (or GPU only)
     # the inference-component rules of the declaration: tests/unit/config/test_components.py
     tested |= {

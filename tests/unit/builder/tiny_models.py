@@ -87,3 +87,104 @@ class SeqHazard(nn.Module):
 
 def seq_hazard() -> nn.Module:
     return SeqHazard().eval()
+
+
+# --- device pins: what a trace bakes into the graph (tests/unit/builder/test_portability.py)
+
+
+class ArangeOnInputDevice(nn.Module):
+    """``torch.arange(n, device=x.device)``: the trace records the device of the example input."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, :3] + torch.arange(3, device=x.device)
+
+
+def arange_on_input_device() -> nn.Module:
+    return ArangeOnInputDevice().eval()
+
+
+class ZerosOnInputDevice(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, :3] + torch.zeros(3, device=x.device)
+
+
+def zeros_on_input_device() -> nn.Module:
+    return ZerosOnInputDevice().eval()
+
+
+class MovedToInputDevice(nn.Module):
+    """A tensor made on CPU and moved with ``.to(x.device)`` (transformers' attention-mask shape)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, :3] * torch.ones(3).to(x.device)
+
+
+def moved_to_input_device() -> nn.Module:
+    return MovedToInputDevice().eval()
+
+
+class LiteralCpuTensor(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, :3] + torch.tensor([1.0, 2.0, 3.0], device="cpu")
+
+
+def literal_cpu_tensor() -> nn.Module:
+    return LiteralCpuTensor().eval()
+
+
+class InnerPinned(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.full((3,), 0.5, device=x.device)
+
+
+class OuterClean(nn.Module):
+    """The pin sits in a submodule's graph, not in the top module's forward."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = InnerPinned()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.inner(self.fc(x))
+
+
+def pinned_in_submodule() -> nn.Module:
+    return OuterClean().eval()
+
+
+class ScriptedDevice(nn.Module):
+    """Portable: scripted code reads ``x.device`` when it runs (``prim::device``)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, :3] + torch.zeros(3, device=x.device) + torch.zeros_like(x[:, :3])
+
+
+def scripted_device() -> nn.Module:
+    return ScriptedDevice().eval()
+
+
+class ScriptedCudaDevice(nn.Module):
+    """Scripted code naming ``torch.device("cuda:0")``: runs on CPU here, pinned to GPU 0 there."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.is_cuda:
+            x = x.to(torch.device("cuda:0"))
+        return x[:, :3]
+
+
+def scripted_cuda_device() -> nn.Module:
+    return ScriptedCudaDevice().eval()
+
+
+class ScriptedCudaString(nn.Module):
+    """The string form: ``x.to("cuda")``."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.is_cuda:
+            x = x.to("cuda")
+        return x[:, :3]
+
+
+def scripted_cuda_string() -> nn.Module:
+    return ScriptedCudaString().eval()

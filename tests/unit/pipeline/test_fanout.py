@@ -32,10 +32,13 @@ def _pipeline(
     nag: bool = False,
     fan_out: FanOutOptions | None = SMALL,
     key_arn: str | None = None,
+    mutate: Any = None,
 ) -> tuple[cdk.App, cdk.Stack, TritonPipeline]:
     decl = yaml.safe_load((ROOT / "build" / "models.yaml").read_text())
     for ep in decl["endpoints"]:
         ep["instance_types"] = [instance_type]
+    if mutate is not None:
+        mutate(decl)
     (tmp / "models.yaml").write_text(yaml.safe_dump(decl))
     flags = json.loads((ROOT / "cdk.json").read_text())["context"]
     app = cdk.App(outdir=str(tmp / "cdk.out"), context=flags, builtin_cloud_formation_validation=False)
@@ -196,7 +199,7 @@ def test_shards_run_sync_with_retries_and_a_failure_naming_their_models(
         assert failed["Type"] == "Fail" and "$.item.models" in failed["CausePath"]
     (catch,) = states["Shards"]["Catch"]
     assert catch["Next"] == "Summary" and states["Summary"]["Next"] == "ShardsFailed"
-    assert states["Shards"]["Next"] == "Merge"
+    assert states["Shards"]["Next"] == "GpuCheck" and states["GpuCheck"]["Next"] == "Merge"
 
 
 def test_fan_out_roles_are_least_privilege(synthed: tuple[Path, dict[str, Any], Any]) -> None:
@@ -256,6 +259,68 @@ def test_tensorrt_shards_run_as_training_jobs_where_processing_lacks_the_type(tm
     assert trt["Parameters"]["ResourceConfig"]["InstanceType"] == "ml.p4d.24xlarge"
     assert "training-job/cdk-triton-trt-*" in json.dumps(tpl)
     assert pipe.fan_out_commands.gpu_kind == "training"
+
+
+def _chain(definition: dict[str, Any]) -> list[str]:
+    """The top-level states from StartAt, following Next."""
+    out, name = [], definition["StartAt"]
+    while name:
+        out.append(name)
+        name = definition["States"][name].get("Next")
+    return out
+
+
+def test_gpu_check_job_runs_after_the_shards_and_before_the_merge(
+    synthed: tuple[Path, dict[str, Any], TritonPipeline],
+) -> None:
+    definition = _definition(synthed[1])
+    assert _chain(definition) == ["Plan", "Keys", "Shards", "GpuCheck", "Merge"]
+    check = definition["States"]["GpuCheck"]
+    assert check["Resource"].endswith(
+        ":states:::sagemaker:createProcessingJob.sync"
+    )  # as the TensorRT shards
+    assert "Catch" not in check  # a failed check fails the run: the FanOut action fails, nothing deploys
+    params = check["Parameters"]
+    assert params["ProcessingResources"]["ClusterConfig"]["InstanceType"] == "ml.g5.xlarge"
+    assert params["ProcessingJobName.$"].startswith("States.Format('cdk-triton-trt-check-")
+    script = params["AppSpecification"]["ContainerArguments"][2]
+    assert script == synthed[2].fan_out_commands.gpu_check_script("/opt/ml/processing/input/source")
+    assert "cdk-triton gpu-check --config models.yaml --out /tmp/cdk-triton-gpu-check" in script
+    assert script.endswith('put --dir /tmp/cdk-triton-gpu-readings --key "$OUTPUT_KEY"')
+    assert "pipeline/fanout/{}/gpu-readings.tar.gz" in params["Environment"]["OUTPUT_KEY.$"]
+
+
+def _without_tensorrt(decl: dict[str, Any]) -> None:
+    for m in decl["models"]:
+        if m.get("format") == "tensorrt":
+            m["format"] = "torchscript"
+
+
+def test_fan_out_without_tensorrt_still_runs_the_gpu_check(tmp_path: Path) -> None:
+    _, stack, pipe = _pipeline(tmp_path, "ml.g6.xlarge", mutate=_without_tensorrt)
+    assert pipe.gpu_target is not None and not pipe.gpu_target.tensorrt
+    tpl = Template.from_stack(stack).to_json()
+    definition = _definition(tpl)
+    states = _states(definition)
+    assert "TensorRtShards" not in states and "TensorRtShard" not in states
+    assert _chain(definition) == ["Plan", "Keys", "Shards", "GpuCheck", "Merge"]
+    assert states["GpuCheck"]["Parameters"]["ProcessingResources"]["ClusterConfig"]["InstanceType"] == (
+        "ml.g6.xlarge"
+    )
+    assert pipe.fan_out_commands.gpu_kind is None  # the plan puts no model on a TensorRT shard
+    assert "processing-job/cdk-triton-trt-*" in json.dumps(tpl)
+
+
+def test_cpu_only_fan_out_has_no_gpu_job(tmp_path: Path) -> None:
+    def cpu_only(decl: dict[str, Any]) -> None:
+        _without_tensorrt(decl)
+        for m in decl["models"]:
+            m["instance_groups"] = [{"kind": "KIND_CPU", "count": 1}]
+
+    _, stack, pipe = _pipeline(tmp_path, "ml.c5.xlarge", mutate=cpu_only)
+    assert pipe.gpu_target is None
+    tpl = Template.from_stack(stack).to_json()
+    assert "GpuCheck" not in _states(_definition(tpl)) and "sagemaker:Create" not in json.dumps(tpl)
 
 
 def test_below_the_threshold_the_pipeline_builds_in_its_synth_step(tmp_path: Path) -> None:

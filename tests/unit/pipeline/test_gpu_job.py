@@ -157,6 +157,11 @@ def test_processing_job_runs_the_tensorrt_build_on_the_instance_type(source: Pat
         "cdk-triton build --config build/models.yaml --formats tensorrt --upload --out /opt/ml/processing/output"
         in script
     )
+    # then every GPU-placed model (all formats) on this GPU: parity on CUDA, the readings beside the manifest
+    assert script.endswith(
+        "; cdk-triton gpu-check --config build/models.yaml --out /tmp/cdk-triton-gpu-check "
+        "--report /opt/ml/processing/output/gpu-readings.json"
+    )
     assert request["ProcessingResources"]["ClusterConfig"]["InstanceType"] == "ml.g6.xlarge"
     assert request["ProcessingOutputConfig"]["KmsKeyId"] == spec.kms_key_arn
 
@@ -264,3 +269,56 @@ def test_training_job_runs_through_the_image_entrypoint_and_logs_the_driver() ->
     assert "ContainerEntrypoint" not in algo
     assert algo["ContainerArguments"][:2] == ["/bin/bash", "-c"]
     assert "driver_version" in algo["ContainerArguments"][2]
+
+
+def test_check_only_job_runs_gpu_check_and_no_tensorrt_build() -> None:
+    script = gpu_job.build_script(_spec(tensorrt=False))
+    assert "--formats tensorrt" not in script
+    assert script.startswith("set -eu; " + gpu_job.DRIVER_QUERY + ";")  # set -e: a failed check fails the job
+    assert script.endswith(
+        "cd /tmp/src; cdk-triton gpu-check --config build/models.yaml --out /tmp/cdk-triton-gpu-check "
+        "--report /opt/ml/processing/output/gpu-readings.json"
+    )
+    plans_only = gpu_job.build_script(_spec(gpu_check=False))
+    assert "--formats tensorrt" in plans_only and "gpu-check" not in plans_only
+
+
+def test_check_only_job_output_is_its_readings(tmp_path: Path) -> None:
+    spec = _spec(tensorrt=False)
+    clients = _clients()
+    out_prefix = "cdk-triton/pipeline/gpu-build/cdk-triton-trt-7/output/"
+    with Stubber(clients["s3"]) as s3:
+        for _ in range(2):
+            s3.add_response(
+                "list_objects_v2",
+                {"Contents": [{"Key": out_prefix + "gpu-readings.json"}]},
+                {"Bucket": BUCKET, "Prefix": out_prefix},
+            )
+            s3.add_response(
+                "get_object",
+                {"Body": _body(b"{}")},
+                {"Bucket": BUCKET, "Key": out_prefix + "gpu-readings.json"},
+            )
+        assert (
+            gpu_job.fetch_output(clients["s3"], spec, tmp_path / "a") == tmp_path / "a" / "gpu-readings.json"
+        )
+        with pytest.raises(GpuJobError) as exc:  # a TensorRT job must bring its manifest
+            gpu_job.fetch_output(clients["s3"], _spec(), tmp_path / "b")
+    assert exc.value.code == "GpuJobOutputInvalid" and "manifest.json" in str(exc.value)
+
+
+def test_main_passes_the_check_only_and_plans_only_flags(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[JobRequest] = []
+    monkeypatch.setattr(
+        gpu_job, "run", lambda spec, **kw: seen.append(spec) or tmp_path / "gpu-readings.json"
+    )
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    argv = "--kind processing --instance-type ml.g6.xlarge --image-uri i --role-arn r --bucket b "
+    argv += f"--declaration build/models.yaml --out {tmp_path}"
+    assert gpu_job.main([*argv.split(), "--no-tensorrt"]) == 0
+    assert gpu_job.main([*argv.split(), "--no-gpu-check"]) == 0
+    assert [(s.tensorrt, s.gpu_check) for s in seen] == [(False, True), (True, False)]
+    assert gpu_job.main([*argv.split(), "--no-tensorrt", "--no-gpu-check"]) == 2  # nothing to do
+    assert len(seen) == 2

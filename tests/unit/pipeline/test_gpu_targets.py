@@ -92,10 +92,92 @@ def test_plan_builds_tensorrt_models_reached_through_an_ensemble() -> None:
     assert target.tensorrt_version == tables.release("24.09").tensorrt.value
 
 
-def test_plan_is_none_without_tensorrt_models() -> None:
-    decl = _decl(["ml.g5.xlarge"])
-    decl["models"] = [m for m in decl["models"] if m["format"] != "tensorrt"]
-    assert gpu_build_targets(decl) is None
+def test_plan_of_tensorrt_models_also_checks_every_gpu_placed_model() -> None:
+    target = gpu_build_targets(_decl(["ml.g5.xlarge"]))
+    assert target is not None and target.tensorrt and target.gpu_check
+    assert target.check_models == ("net_trt", "net_onnx")  # the ensemble has no artifact of its own
+    off = gpu_build_targets(_decl(["ml.g5.xlarge"]), options=GpuBuildOptions(gpu_check=False))
+    assert off is not None and off.tensorrt and not off.gpu_check and off.check_models == ()
+
+
+def _fleet(instance_types: list[str], *groups: list[dict[str, str]] | None) -> dict[str, Any]:
+    """TorchScript models (one per ``groups`` entry: its instance groups, None for none) on one endpoint."""
+    models: list[dict[str, Any]] = []
+    for i, g in enumerate(groups):
+        models.append(
+            {"name": f"ts{i}", "format": "torchscript", **({} if g is None else {"instance_groups": g})}
+        )
+    return {
+        "triton_version": "24.09",
+        "models": models,
+        "endpoints": [
+            {"name": "ep", "instance_types": instance_types, "models": [m["name"] for m in models]}
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("instance_type", "kind", "compute"),
+    [("ml.g5.xlarge", "codebuild", "BUILD_GENERAL1_SMALL"), ("ml.g6.xlarge", "processing", None)],
+)
+def test_gpu_placed_torchscript_without_tensorrt_gets_a_check_only_job_on_the_endpoints_gpu(
+    instance_type: str, kind: str, compute: str | None
+) -> None:
+    decl = _fleet([instance_type], [{"kind": "KIND_GPU"}], None, [{"kind": "KIND_CPU"}])
+    target = gpu_build_targets(decl)
+    assert target is not None and not target.tensorrt and target.models == ()
+    # KIND_GPU and the default placement on a GPU type are checked; KIND_CPU alone is not
+    assert target.check_models == ("ts0", "ts1")
+    assert (target.job.kind, target.job.instance_type, target.job.codebuild_compute_type) == (
+        kind,
+        instance_type,
+        compute,
+    )
+    assert target.job == job_kind(instance_type)  # the rule TensorRT targets use
+    assert target.endpoints == ("ep",) and target.note is None
+    assert target.tensorrt_version == tables.release("24.09").tensorrt.value  # the same build image
+
+
+def test_cpu_only_fleet_gets_no_gpu_job() -> None:
+    assert gpu_build_targets(_fleet(["ml.c5.xlarge"], [{"kind": "KIND_CPU"}], [{"kind": "KIND_CPU"}])) is None
+    # the default placement on a CPU type never runs on a GPU either
+    assert gpu_build_targets(_fleet(["ml.m5.xlarge"], None)) is None
+
+
+def test_gpu_check_opt_out_leaves_a_fleet_without_tensorrt_no_gpu_job() -> None:
+    decl = _fleet(["ml.g5.xlarge"], [{"kind": "KIND_GPU"}])
+    assert gpu_build_targets(decl, options=GpuBuildOptions(gpu_check=False)) is None
+
+
+def test_check_only_job_honours_the_gpu_build_overrides() -> None:
+    decl = _fleet(["ml.g5.xlarge"], [{"kind": "KIND_GPU"}])
+    target = gpu_build_targets(decl, options=GpuBuildOptions(kind="processing"))
+    assert target is not None and target.job.kind == "processing"
+    assert _codes(decl, GpuBuildOptions(codebuild_compute_type="BUILD_GENERAL1_LARGE")) == [
+        "GpuModelMismatch"
+    ]
+    assert _codes(decl, GpuBuildOptions(tensorrt_version="10.9.0")) == ["TensorRtVersionMismatch"]
+
+
+def test_check_only_job_on_several_gpu_models_runs_on_the_first_and_says_so() -> None:
+    decl = _fleet(["ml.g6.xlarge"], [{"kind": "KIND_GPU"}])
+    decl["models"].append({"name": "other", "format": "onnx", "instance_groups": [{"kind": "KIND_GPU"}]})
+    decl["endpoints"].append({"name": "ep2", "instance_types": ["ml.g5.xlarge"], "models": ["other"]})
+    target = gpu_build_targets(decl)
+    assert target is not None and target.job.instance_type == "ml.g5.xlarge"  # sorted first, as TensorRT's
+    assert target.endpoints == ("ep2",) and target.check_models == ("ts0", "other")
+    assert (
+        target.note is not None
+        and "ts0 (served on NVIDIA L4)" in target.note
+        and "NVIDIA A10G" in target.note
+    )
+
+
+def test_check_only_fleet_on_gpus_without_a_job_or_below_the_release_gets_none() -> None:
+    assert gpu_build_targets(_fleet(["ml.p2.xlarge"], [{"kind": "KIND_GPU"}])) is None  # K80 < release
+    unserved = _fleet(["ml.g5.xlarge"], [{"kind": "KIND_GPU"}])
+    unserved["endpoints"] = []
+    assert gpu_build_targets(unserved) is None  # no endpoint: no GPU model known to check it on
 
 
 def _codes(decl: dict[str, Any], options: GpuBuildOptions | None = None) -> list[str]:

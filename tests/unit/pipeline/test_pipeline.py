@@ -103,6 +103,10 @@ def test_gpu_build_runs_on_the_endpoints_gpu_with_the_release_image(
         "--upload --out build/out-gpu" in spec  # CodeBuild's shell would bypass the NGC entrypoint
     )
     assert "nvidia-smi --query-gpu=name,driver_version,compute_cap" in spec  # the host driver, in the log
+    assert (
+        "/opt/nvidia/nvidia_entrypoint.sh cdk-triton gpu-check --config build/models.yaml "
+        "--out /tmp/cdk-triton-gpu-check --report build/out-gpu/gpu-readings.json" in spec
+    )  # parity on CUDA for every GPU-placed model; a failure fails the step, the deploy stops
     assets = json.loads((out / "CdkTritonPipeline.assets.json").read_text())["dockerImages"]
     (image,) = assets.values()
     assert image["source"]["dockerBuildArgs"] == {"TRITON_VERSION": "24.09", "TENSORRT_VERSION": "10.4.0"}
@@ -318,6 +322,85 @@ def test_processing_job_pipeline_on_the_endpoints_own_instance_type(tmp_path: Pa
     actions = json.dumps(_statements(tpl, "GpuBuild"))
     assert "sagemaker:CreateProcessingJob" in actions and "processing-job/cdk-triton-trt-*" in actions
     assert "iam:PassRole" in actions and "servicequotas:ListServiceQuotas" in actions
+
+
+def _fleet_pipeline(tmp: Path, instance_type: str, kind: str, **kw: Any) -> tuple[cdk.Stack, TritonPipeline]:
+    """A pipeline over two TorchScript models with instance groups of ``kind`` and no TensorRT model."""
+    models = [
+        {"name": f"ts{i}", "format": "torchscript", "instance_groups": [{"kind": kind, "count": 1}]}
+        for i in range(2)
+    ]
+    decl = {
+        "triton_version": "24.09",
+        "models": models,
+        "endpoints": [{"name": "ep", "instance_types": [instance_type], "models": ["ts0", "ts1"]}],
+    }
+    (tmp / "fleet.yaml").write_text(yaml.safe_dump(decl))
+    app = cdk.App(outdir=str(tmp / "cdk.out"), builtin_cloud_formation_validation=False)
+    stack = cdk.Stack(app, "P", env=cdk.Environment(account="123456789012", region="us-east-1"))
+    source = pipelines.CodePipelineSource.s3(s3.Bucket.from_bucket_name(stack, "S", "src"), "src.zip")
+    pipe = TritonPipeline(
+        stack,
+        "Triton",
+        source=source,
+        declaration="fleet.yaml",
+        root=tmp,
+        artifact_bucket=s3.Bucket.from_bucket_name(stack, "B", ARTIFACT_BUCKET),
+        **kw,
+    )
+    pipe.build()
+    return stack, pipe
+
+
+def _build_actions(tpl: dict[str, Any]) -> list[str]:
+    (pipeline,) = _of(tpl, "AWS::CodePipeline::Pipeline").values()
+    stages = {s["Name"]: s for s in pipeline["Properties"]["Stages"]}
+    return [a["Name"] for a in stages["Build"]["Actions"]]
+
+
+def test_gpu_placed_torchscript_fleet_without_tensorrt_gets_a_gpu_check_job(tmp_path: Path) -> None:
+    stack, pipe = _fleet_pipeline(tmp_path, "ml.g5.xlarge", "KIND_GPU")
+    assert pipe.gpu_target is not None and pipe.gpu_target.check_models == ("ts0", "ts1")
+    tpl = Template.from_stack(stack).to_json()
+    assert _build_actions(tpl) == ["GpuBuild", "Synth"]  # the deploy waits for the check
+    gpu = _project(tpl, "GpuBuild")
+    assert gpu["Environment"]["Type"] == "LINUX_GPU_CONTAINER"  # the endpoint's A10G, as for TensorRT
+    assert gpu["Environment"]["ComputeType"] == "BUILD_GENERAL1_SMALL"
+    spec = _buildspec(gpu)
+    assert (
+        "/opt/nvidia/nvidia_entrypoint.sh cdk-triton gpu-check --config fleet.yaml "
+        "--out /tmp/cdk-triton-gpu-check --report build/out-gpu/gpu-readings.json" in spec
+    )
+    assert "--formats tensorrt" not in spec  # no TensorRT model: no plan build
+    synth = _buildspec(_project(tpl, "Synth"))
+    assert "--merge-manifest" not in synth  # a check-only job has no manifest to merge
+
+
+def test_gpu_check_job_on_a_processing_type_launches_the_check_only(tmp_path: Path) -> None:
+    stack, _ = _fleet_pipeline(tmp_path, "ml.g6.xlarge", "KIND_AUTO")
+    tpl = Template.from_stack(stack).to_json()
+    spec = _buildspec(_project(tpl, "GpuBuild"))
+    assert "gpu_job.py --kind processing --instance-type ml.g6.xlarge" in spec and "--no-tensorrt" in spec
+    assert "--no-gpu-check" not in spec
+    roles = [r["Properties"].get("Description", "") for r in _of(tpl, "AWS::IAM::Role").values()]
+    assert "cdk-triton: the processing job that runs the GPU check on ml.g6.xlarge" in roles
+
+
+def test_cpu_only_fleet_gets_no_gpu_job(tmp_path: Path) -> None:
+    stack, pipe = _fleet_pipeline(tmp_path, "ml.c5.xlarge", "KIND_CPU")
+    assert pipe.gpu_target is None and pipe.gpu_build_step is None
+    tpl = Template.from_stack(stack).to_json()
+    assert _build_actions(tpl) == ["Synth"]
+    assert not [k for k in _of(tpl, "AWS::CodeBuild::Project") if "GpuBuild" in k]
+
+
+def test_gpu_check_opt_out_drops_the_check_only_job(tmp_path: Path) -> None:
+    from cdk_triton.pipeline.gpu_targets import GpuBuildOptions
+
+    stack, pipe = _fleet_pipeline(
+        tmp_path, "ml.g5.xlarge", "KIND_GPU", gpu_build=GpuBuildOptions(gpu_check=False)
+    )
+    assert pipe.gpu_target is None and _build_actions(Template.from_stack(stack).to_json()) == ["Synth"]
 
 
 def test_fails_tensorrt_model_without_gpu_build_path(tmp_path: Path) -> None:

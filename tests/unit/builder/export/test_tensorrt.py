@@ -59,6 +59,7 @@ def test_tensorrt_fails_clearly_without_gpu() -> None:
 
 
 @pytest.mark.gpu
+@pytest.mark.tensorrt
 def test_tensorrt_plan_builds_on_gpu(tmp_path: Path) -> None:
     decl = write_decl(tmp_path, tiny("p", "tensorrt"))
     result = run_build(decl, out_dir=tmp_path / "out", progress=False)
