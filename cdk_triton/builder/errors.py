@@ -59,7 +59,6 @@ BUILD_ERRORS: dict[str, str] = {
     "ParityMismatch": "the exported artifact's outputs differ from the eager model beyond the tolerance",
     "NoCudaDevice": "cdk-triton gpu-check on a machine where torch sees no CUDA device (or a CPU build of torch)",
     "DeviceParityMismatch": "a GPU-placed model's artifact on CUDA differs from eager beyond the precision's tolerance",
-    "GpuReadingsInvalid": "--report names a file that is not a GPU readings report",
     "DevicePinnedExport": "a GPU-placed model's TorchScript graph names a concrete device (cpu, cuda:N) a trace baked in",
     "SequenceBatchingUnsupported": "a sequence-batched model of another format than python (not built yet)",
     "UploadFailed": "an S3 upload or copy failed",

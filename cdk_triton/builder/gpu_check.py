@@ -27,11 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.builder import device_parity, portability
+from cdk_triton.config import gpu_readings
 from cdk_triton.config.declaration import BuildSpec, ModelSpec
 from cdk_triton.errors import BuildError
 
-REPORT_KIND = "cdk-triton/gpu-readings"
-REPORT_VERSION = 1
+REPORT_KIND = gpu_readings.KIND  # the one reader's format (config/gpu_readings.py)
+REPORT_VERSION = gpu_readings.VERSION
 REPORT_NAME = "gpu-readings.json"
 DEVICE = "cuda:0"
 
@@ -56,17 +57,15 @@ def merge_report(existing: Mapping[str, Any] | None, device: Mapping[str, Any]) 
 
 
 def write_report(path: Path, device: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge ``device`` into the report at ``path`` (a file of another kind is refused) and write it."""
+    """Merge ``device`` into the report at ``path`` and write it. The existing file and the result are
+    read back with the one reader (``config.gpu_readings``): a file of another kind or a malformed entry
+    is refused (``GpuReadingsInvalid``) before anything is written."""
     existing = None
     if path.is_file():
         existing = json.loads(path.read_text("utf-8"))
-        if existing.get("kind") != REPORT_KIND:
-            raise BuildError(
-                f"{path} is not a GPU readings report (kind {existing.get('kind')!r}); pass --report to "
-                "write another file",
-                code="GpuReadingsInvalid",
-            )
+        gpu_readings.readings_from_dict(existing, source=str(path))
     report = merge_report(existing, device)
+    gpu_readings.readings_from_dict(report, source=str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", "utf-8")

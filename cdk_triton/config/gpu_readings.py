@@ -43,7 +43,7 @@ class ModelReading:
     max_batch_size: int | None
     manifest_memory_bytes: int | None
     loaded_allocated_bytes: int | None
-    peak_allocated_bytes: int
+    peak_allocated_bytes: int | None  # None: torch's allocator cannot see the backend (ONNX Runtime)
     reserved_bytes: int | None
     process_bytes: int | None
 
@@ -79,7 +79,7 @@ def _bad(source: str, where: str, value: Any, problem: str, allowed: str) -> Tri
         value=f"{source} {where}: {value!r}",
         problem=problem,
         allowed=allowed,
-        fix="write the report with the GPU check (`cdk-triton check-gpu`), or fix the entry by hand",
+        fix="write the report with the GPU check (`cdk-triton gpu-check`), or fix the entry by hand",
     )
 
 
@@ -119,13 +119,15 @@ def readings_from_dict(data: Any, *, source: str = "gpu-readings.json") -> GpuRe
             mw = f"{where}.models.{name}"
             if not isinstance(m, dict):
                 raise _bad(source, mw, m, "is not a reading", "a mapping")
+            if FIGURE not in m:  # present always; null where torch's allocator cannot see the backend
+                raise _bad(source, f"{mw}.{FIGURE}", None, "is missing", "an integer >= 0, or null")
             readings[name] = ModelReading(
                 name=name,
                 format=m.get("format") if isinstance(m.get("format"), str) else None,
                 max_batch_size=m.get("max_batch_size") if isinstance(m.get("max_batch_size"), int) else None,
                 manifest_memory_bytes=_int(m, "manifest_memory_bytes", source, mw),
                 loaded_allocated_bytes=_int(m, "loaded_allocated_bytes", source, mw),
-                peak_allocated_bytes=_int(m, FIGURE, source, mw, required=True) or 0,
+                peak_allocated_bytes=_int(m, FIGURE, source, mw),
                 reserved_bytes=_int(m, "reserved_bytes", source, mw),
                 process_bytes=_int(m, "process_bytes", source, mw),
             )
@@ -178,4 +180,7 @@ def model_reading(
     device = readings.for_instance_type(instance_type)
     if device is None or model not in device.models:
         return None
-    return device.models[model].peak_allocated_bytes, reading_label(device)
+    peak = device.models[model].peak_allocated_bytes
+    if peak is None:  # a backend torch's allocator cannot see: the manifest's figure stands
+        return None
+    return peak, reading_label(device)

@@ -399,7 +399,6 @@ def test_catalogue_is_complete() -> None:
         "WorkerDied",
         "NoCudaDevice",  # test_gpu_check.py (CUDA faked)
         "DeviceParityMismatch",
-        "GpuReadingsInvalid",
     }  # tested in the unit files of their steps (or GPU only)
     # the inference-component rules of the declaration: tests/unit/config/test_components.py
     tested |= {

@@ -14,7 +14,7 @@ import pytest
 
 from cdk_triton.builder import device_parity, gpu_check
 from cdk_triton.cli import main
-from cdk_triton.errors import BuildError
+from cdk_triton.errors import BuildError, TritonValidationError
 from tests.capabilities import has_cuda, skip_reasons
 from tests.unit.builder.helpers import tiny, write_decl
 
@@ -112,7 +112,7 @@ def test_the_command_exits_1_on_this_machine(tmp_path: Path, capsys: pytest.Capt
 
 
 def _device(name: str, model: str = "m") -> dict[str, Any]:
-    return {"name": name, "compute_capability": "9.0", "models": {model: {}}}
+    return {"name": name, "compute_capability": "9.0", "models": {model: {"peak_allocated_bytes": 1}}}
 
 
 def test_report_merges_devices_by_name(tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ def test_report_merges_devices_by_name(tmp_path: Path) -> None:
 def test_report_refuses_another_kind_of_file(tmp_path: Path) -> None:
     path = tmp_path / "manifest.json"
     path.write_text('{"schema_version": 3}')
-    with pytest.raises(BuildError, match=r"is not a GPU readings report.*\[GpuReadingsInvalid\]"):
+    with pytest.raises(TritonValidationError, match=r"GpuReadingsInvalid"):
         gpu_check.write_report(path, _device("x"))
     assert path.read_text() == '{"schema_version": 3}'
 

@@ -125,3 +125,29 @@ def test_the_fixed_terms_come_from_the_h100_reading() -> None:
         "libtorch",
     ]
     assert all(c.source for c in gpu_costs.server_costs(gpu_costs.FORMAT_BACKENDS))
+
+
+def test_a_reading_without_an_allocator_figure_leaves_the_manifest_figure() -> None:
+    """ONNX Runtime's memory is invisible to torch's allocator: the GPU check writes null there."""
+    from cdk_triton.config import gpu_readings
+
+    report = {
+        "kind": gpu_readings.KIND,
+        "version": gpu_readings.VERSION,
+        "devices": [
+            {
+                "name": "NVIDIA A10G",
+                "compute_capability": "8.6",
+                "models": {
+                    "ort": {"format": "onnx", "peak_allocated_bytes": None, "process_bytes": 900_000_000},
+                    "ts": {"format": "torchscript", "peak_allocated_bytes": 400_000_000},
+                },
+            }
+        ],
+    }
+    readings = gpu_readings.readings_from_dict(report)
+    assert gpu_readings.model_reading(readings, "ml.g5.xlarge", "ort") is None
+    assert gpu_readings.model_reading(readings, "ml.g5.xlarge", "ts") == (
+        400_000_000,
+        "reading:NVIDIA A10G peak allocated",
+    )
