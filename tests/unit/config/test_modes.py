@@ -195,3 +195,14 @@ def test_the_lambda_handlers_mode_words_are_the_registrys() -> None:
         and n.value in {*modes.names(), "SingleModel"}
     }
     assert seen == set(modes.names())
+
+
+def test_the_metric_table_and_the_rows_name_the_same_mode_only_metrics() -> None:
+    """``constructs.metrics`` defines the metrics; the rows name the ones only their mode publishes."""
+    from cdk_triton.constructs import metrics
+
+    table = {v.name for v in vars(metrics).values() if isinstance(v, metrics.MetricDef)}
+    for row in modes.MODES.values():
+        assert set(row.metrics) <= table, row.name
+    flagged = {v.name for v in vars(metrics).values() if isinstance(v, metrics.MetricDef) and v.multi_model}
+    assert flagged == set(modes.only(loads_on_demand=True).metrics)
