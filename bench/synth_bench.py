@@ -190,7 +190,7 @@ def _model(
     ``log_group_acks``: findings the app acknowledges on the metrics log group, with the public API
     the example app uses (``cdk.Validations.of(group).acknowledge``).
     """
-    mme = entry.is_multi_model
+    mme = entry.hosting_mode.loads_on_demand
     uri = entry.s3_prefix if mme else entry.s3_uri
     assert uri is not None
     statements = _statements(uri, endpoint_name)
@@ -506,7 +506,7 @@ def define_l1(
         manifest.triton_version, acknowledged=manifest.acknowledged_advisories, region=stack.region
     ).acknowledged
     for name, entry in manifest.endpoints.items():
-        mme = entry.is_multi_model
+        mme = entry.hosting_mode.loads_on_demand
         endpoint_name = f"{prefix}{name}"
         model = _model(stack, name, endpoint_name, entry, network, log_group_acks)
         if accepted:  # the written acceptance of the release's NVIDIA advisories, as the construct records it

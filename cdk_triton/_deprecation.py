@@ -4,13 +4,15 @@ From 0.2.0 on, a public name that is renamed keeps working under its old name fo
 each use warns with a ``DeprecationWarning`` that names the new name and the version the old one goes
 away in, and CHANGELOG.md lists it under "Deprecated" (tests/unit/test_deprecation.py checks both).
 
-Two shapes cover the public API:
+Three shapes cover the public API:
 
 - a renamed function or method: ``old = deprecated_function(new, old="pkg.old", since="0.3.0")``;
 - a renamed module attribute (a class, a constant, a function imported by name): the module defines
   ``__getattr__ = deprecated_attributes(__name__, {"OldName": Renamed("NewName", since="0.3.0")}, globals())``
   (PEP 562), so ``from pkg import OldName`` and ``pkg.OldName`` both warn and return the new object
-  itself (``isinstance`` keeps working).
+  itself (``isinstance`` keeps working);
+- a renamed read-only property: ``old = deprecated_property(getter, old="pkg.Class.old", new="new",
+  since="0.2.0")`` in the class body.
 """
 
 from __future__ import annotations
@@ -90,3 +92,18 @@ def deprecated_attributes(
         return namespace[r.new]
 
     return __getattr__
+
+
+def deprecated_property(getter: Callable[[Any], Any], *, old: str, new: str, since: str) -> property:
+    """A read-only property under its old name ``old`` (qualified: ``"pkg.Class.old"``) that warns and
+    returns ``getter(self)``; ``new`` names what to use instead (``"hosting_mode.loads_on_demand"``)."""
+    text = message(old, new, since)
+    DECLARED[old] = (new, removal_version(since))
+
+    def get(self: Any) -> Any:
+        warnings.warn(text, DeprecationWarning, stacklevel=2)
+        return getter(self)
+
+    get.__name__ = old.rsplit(".", 1)[-1]
+    get.__doc__ = f"Deprecated: {text}."
+    return property(get)

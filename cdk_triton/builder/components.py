@@ -59,7 +59,7 @@ def record_components(ctx: BuildContext) -> StepOutput:
     done = 0
     for ep in ctx.endpoints:
         entry = ctx.endpoint_entries.get(ep.name)
-        if ep.is_inference_components and entry is not None:
+        if ep.hosting_mode.components and entry is not None:
             ctx.endpoint_entries[ep.name] = with_components(ep, entry)
             done += 1
     _check_fit(ctx)
@@ -74,14 +74,14 @@ def fit_problems(
     return [
         p
         for e in entries
-        if e.is_inference_components
+        if e.hosting_mode.components
         for p in sizing.component_fit_problems(built, e, path=f"endpoint {e.name}")
     ]
 
 
 def _check_fit(ctx: BuildContext) -> None:
     """Raise :func:`fit_problems` of this build's components endpoints (before upload and manifest)."""
-    if not any(e.is_inference_components for e in ctx.endpoint_entries.values()):
+    if not any(e.hosting_mode.components for e in ctx.endpoint_entries.values()):
         return
     built = {
         n: outputs.model_entry(ctx.record(n), None, d) for n, d in ctx.model_dirs(list(ctx.built)).items()

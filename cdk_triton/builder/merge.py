@@ -107,7 +107,7 @@ def read_all(
             have = endpoints.get(name)
             if have is None:
                 endpoints[name] = ep
-            elif have.is_multi_model and ep.is_multi_model:
+            elif have.hosting_mode.loads_on_demand and ep.hosting_mode.loads_on_demand:
                 for t, target in ep.target_models.items():
                     mine = have.target_models.get(t)
                     if mine is not None and mine.sha256 != target.sha256:

@@ -279,7 +279,11 @@ def prune_outputs(out: Path, manifest: Manifest) -> None:
             continue
         for d in sorted((out / mode).iterdir()):
             ep = manifest.endpoints.get(d.name)
-            if d.name.startswith(".") or not d.is_dir() or (ep is not None and ep.is_multi_model == multi):
+            if (
+                d.name.startswith(".")
+                or not d.is_dir()
+                or (ep is not None and ep.hosting_mode.loads_on_demand == multi)
+            ):
                 continue
             old = d.with_name(f".{d.name}.{os.urandom(16).hex()}.old")
             os.replace(d, old)

@@ -322,7 +322,7 @@ def _package_mme(
     ctx: BuildContext, ep: EndpointSpec, roots: list[str]
 ) -> tuple[EndpointEntry, list[Artifact], int]:
     """MME target models, and inference components packaged the same way (under ``ic/<endpoint>/``)."""
-    ic = ep.is_inference_components
+    ic = ep.hosting_mode.components
     folder = ctx.out / (layout.ic_folder(ep.name) if ic else layout.mme_folder(ep.name))
     index_path = folder / "index.json"
     index = _read_json(index_path)

@@ -37,7 +37,7 @@ def measure(manifest: Manifest, endpoint: str, names: Sequence[str]) -> ColdLoad
     without the archives) gets ``skipped`` with the reason; the report then estimates every miss."""
     if not names:
         return ColdLoads(skipped="nothing to measure")
-    if not manifest.endpoint(endpoint).is_multi_model:
+    if not manifest.endpoint(endpoint).hosting_mode.loads_on_demand:
         return ColdLoads(skipped="cold loads are measured on multi-model endpoints only")
     try:
         from cdk_triton.local import CpuOverlay, LocalEndpoint

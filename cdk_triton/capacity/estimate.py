@@ -18,7 +18,7 @@ from cdk_triton.capacity import recommend
 from cdk_triton.capacity.traffic import NONE, Traffic
 from cdk_triton.config import residency, sizing, tables
 from cdk_triton.config.gpu_readings import GpuReadings
-from cdk_triton.config.manifest import MULTI_MODEL, EndpointEntry, Manifest
+from cdk_triton.config.manifest import EndpointEntry, Manifest
 from cdk_triton.config.residency import Footprint, Usable
 from cdk_triton.errors import TritonValidationError
 
@@ -123,7 +123,8 @@ def endpoint_entry(manifest: Manifest, name: str | None) -> EndpointEntry:
     if name not in manifest.endpoints:
         raise _endpoint_error(name, f"is not in the manifest {manifest.path or ''}".rstrip(), sized)
     entry = manifest.endpoints[name]
-    if not entry.target_models:
+    refusal = entry.hosting_mode.capacity
+    if refusal is not None or not entry.target_models:
         raise _endpoint_error(name, f"is a {entry.mode} endpoint: nothing loads on demand", sized)
     return entry
 
@@ -379,7 +380,7 @@ def _notes(
         )
     if traffic.unlisted:
         notes.append(f"no traffic given for {len(traffic.unlisted)} model(s): counted as never requested")
-    if entry.mode != MULTI_MODEL:
+    if not entry.hosting_mode.loads_on_demand:
         notes.append(
             f"endpoint '{entry.name}' is {entry.mode}: the residency figures are those of an MME of its models"
         )

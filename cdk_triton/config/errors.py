@@ -156,6 +156,15 @@ REGISTRY_ERRORS: dict[str, str] = {
     "no leading or trailing '-')",
 }
 
+#: The refusals of the hosting modes' rows (``config.modes``): a feature a mode does not support.
+MODE_ERRORS: dict[str, str] = {
+    "ModeUnsupported": "a feature the endpoint's hosting mode does not support (its row's refusal names why)",
+    "ShadowOnMultiModel": "a shadow variant on a multi-model endpoint (SageMaker refuses it; deploy the candidate "
+    "to a second endpoint instead)",
+    "AutoScaleOnComponentsEndpoint": "auto_scale() of the variant's instances on an inference-components endpoint "
+    "(managed instance scaling owns them)",
+}
+
 #: Every code of this catalogue.
 ALL_CODES: dict[str, str] = {
     **DECLARATION_FILE_ERRORS,
@@ -166,6 +175,7 @@ ALL_CODES: dict[str, str] = {
     **HOST_ERRORS,
     **SERVER_OPTIONS_ERRORS,
     **REGISTRY_ERRORS,
+    **MODE_ERRORS,
 }
 
 

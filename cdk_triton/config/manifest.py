@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from cdk_triton._deprecation import deprecated_property
+from cdk_triton.config import modes
 from cdk_triton.config.arns import check_kms_key_arn
 from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
 from cdk_triton.config.sizing import MEMORY_SOURCES
@@ -31,11 +33,12 @@ SCHEMA_VERSION = 4
 READABLE_SCHEMA_VERSIONS = (1, 2, 3, 4)
 MANIFEST_FILENAME = "manifest.json"
 
-SINGLE_MODEL = "SingleModel"
-MULTI_MODEL = "MultiModel"
-INFERENCE_COMPONENTS = "InferenceComponents"
-#: Every endpoint mode a manifest may record.
-ENDPOINT_MODES = (SINGLE_MODEL, MULTI_MODEL, INFERENCE_COMPONENTS)
+#: The persisted words of the three first modes (their rows are ``config.modes``; kept for importers).
+SINGLE_MODEL = modes.SINGLE_MODEL.name
+MULTI_MODEL = modes.MULTI_MODEL.name
+INFERENCE_COMPONENTS = modes.INFERENCE_COMPONENTS.name
+#: The endpoint modes of ``config.modes`` when this module was imported (the reader asks the registry).
+ENDPOINT_MODES = modes.names()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -151,23 +154,34 @@ class ComponentEntry:
 
 
 class EndpointMode:
-    """What an endpoint's ``mode`` says (one rule for the models.yaml spec and the manifest entry)."""
+    """What an endpoint's ``mode`` says: its row of ``config.modes`` (one rule for the models.yaml spec and
+    the manifest entry)."""
 
     __slots__ = ()
     mode: str
 
     @property
-    def is_multi_model(self) -> bool:
-        return self.mode == MULTI_MODEL
+    def hosting_mode(self) -> modes.HostingMode:
+        """The mode's row (``config.modes``): what it packages, routes, publishes and supports."""
+        return modes.get(self.mode)
 
-    @property
-    def is_inference_components(self) -> bool:
-        return self.mode == INFERENCE_COMPONENTS
+    is_multi_model = deprecated_property(
+        lambda self: self.hosting_mode.loads_on_demand,
+        old="cdk_triton.config.manifest.EndpointEntry.is_multi_model",
+        new="hosting_mode.loads_on_demand",
+        since="0.2.0",
+    )
+    is_inference_components = deprecated_property(
+        lambda self: self.hosting_mode.components,
+        old="cdk_triton.config.manifest.EndpointEntry.is_inference_components",
+        new="hosting_mode.components",
+        since="0.2.0",
+    )
 
     @property
     def per_model_archives(self) -> bool:
-        """Whether each model has its own archive (``target_models``): MME and inference components."""
-        return self.mode in (MULTI_MODEL, INFERENCE_COMPONENTS)
+        """Whether each model has its own archive (``target_models``): the row's ``per_model_archives``."""
+        return self.hosting_mode.per_model_archives
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -469,8 +483,9 @@ def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
     w = f"endpoints.{name}"
     e = _object(e, w, fail, _ENDPOINT_KEYS)
     mode = required(e, "mode", str, w, fail)
-    if mode not in ENDPOINT_MODES:
-        raise fail(f"{w}.mode", mode, "is not an endpoint mode", ", ".join(ENDPOINT_MODES))
+    row = modes.lookup(mode)
+    if row is None:
+        raise fail(f"{w}.mode", mode, "is not an endpoint mode", modes.listed())
     targets = {
         tname: _target_model(f"{w}.target_models.{tname}", t, fail)
         for tname, t in (optional(e, "target_models", dict, w, fail) or {}).items()
@@ -498,18 +513,19 @@ def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
         min_instances=optional(e, "min_instances", int, w, fail),
         max_instances=optional(e, "max_instances", int, w, fail),
     )
-    if mode == SINGLE_MODEL:
-        _check_single_model_layout(w, entry, fail)
-    else:
+    if row.per_model_archives:
         _check_multi_model_layout(w, entry, fail)
-    if mode == INFERENCE_COMPONENTS:
+    else:
+        _check_single_model_layout(w, entry, fail)
+    if row.components:
         _check_components_layout(w, entry, fail)
     elif entry.components or entry.min_instances is not None or entry.max_instances is not None:
+        with_components = [m.name for m in modes.where(components=True)]
         raise fail(
             f"{w}.components",
             entry.mode,
-            "holds components but the mode is not InferenceComponents",
-            INFERENCE_COMPONENTS,
+            f"holds components but the mode is not {' or '.join(with_components)}",
+            ", ".join(with_components),
         )
     return entry
 

@@ -239,7 +239,7 @@ class _ManifestArtifacts(ModelArtifacts):
                 "other endpoint of this stack built from it) are not uploaded yet (uploaded: false); "
                 "run `cdk-triton build --upload` before deploying",
             )
-        if entry.mode != SINGLE_MODEL:  # MME and inference components: a prefix of archives
+        if entry.per_model_archives:  # MME and inference components: a prefix of archives
             bucket_name, key = _split_s3_uri(entry.s3_prefix or "")
             compression = "None"
         else:
@@ -289,7 +289,7 @@ def _data_sizes(manifest: Manifest, entry: EndpointEntry) -> dict[str, Any]:
         sizes = [manifest.models[m].size_bytes if m in manifest.models else None for m in models]
         return None if not sizes or None in sizes else sum(s for s in sizes if s is not None)
 
-    if entry.mode != SINGLE_MODEL:
+    if entry.per_model_archives:
         largest = max(entry.target_models.values(), key=lambda t: t.size_bytes, default=None)
         if largest is None:
             return {}

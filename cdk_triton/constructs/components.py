@@ -23,8 +23,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from cdk_triton.config import components as component_rules
-from cdk_triton.config import layout, tables
-from cdk_triton.config.manifest import INFERENCE_COMPONENTS, SINGLE_MODEL
+from cdk_triton.config import layout, modes, tables
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
@@ -158,17 +157,17 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             self._raise(self._check_deployment(deployment, plans))
         self._define_endpoint(art, inference_ami_version, routing_strategy, volume_encryption_key)
         alarms = self._rollback_alarms(deployment)
-        self.components: dict[str, TritonInferenceComponent] = {}
+        self._components: dict[str, TritonInferenceComponent] = {}
         holder = Construct(self, "Components")
         for plan in plans:
-            self.components[plan.logical] = self._define_component(
+            self._components[plan.logical] = self._define_component(
                 holder,
                 plan,
                 art,
                 model_props,
                 render_component_deployment(deployment, alarms) if deployment is not None else None,
             )
-        self.component_names: dict[str, str] = {p.logical: p.name for p in plans}
+        self._component_names: dict[str, str] = {p.logical: p.name for p in plans}
         self._publish_names()
 
     # ------------------------------------------------------------------ checks and plans
@@ -177,7 +176,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
 
     def _check_source(self, art: ArtifactsConfig, routing_strategy: str) -> list[TritonValidationError]:
         errs = []
-        if art.mode == SINGLE_MODEL or not art.archives:
+        if not art.per_model_archives or not art.archives:
             errs.append(
                 catalogued(
                     "ComponentModeNotSupported",
@@ -495,7 +494,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             endpoint=self.resource,
             endpoint_name=self.endpoint_name,
             endpoint_arn=self.endpoint_arn,
-            mode=INFERENCE_COMPONENTS,
+            mode=modes.INFERENCE_COMPONENTS.name,
             checks=recorded,
             components=self.component_names,
             component_arns=[c.component_arn for c in self.components.values()],
@@ -523,13 +522,24 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         return self.instance_info.gpu_count if self.instance_info else 0
 
     @property
-    def is_multi_model(self) -> bool:
-        return False
+    def hosting_mode(self) -> modes.HostingMode:
+        """``InferenceComponents`` (its row of ``config.modes``)."""
+        return modes.INFERENCE_COMPONENTS
+
+    @property
+    def component_names(self) -> dict[str, str]:
+        """Logical (model) name -> InferenceComponentName."""
+        return self._component_names
+
+    @property
+    def components(self) -> dict[str, TritonInferenceComponent]:
+        """Logical (model) name -> its inference component."""
+        return self._components
 
     @property
     def attributes(self) -> EndpointAttributes:
-        """This endpoint's attributes (mode 'IC', its component names), to import it in another stack."""
-        return dataclasses.replace(super().attributes, mode="IC", component_names=dict(self.component_names))
+        """This endpoint's attributes (its mode, its component names), to import it in another stack."""
+        return dataclasses.replace(super().attributes, component_names=dict(self.component_names))
 
     @property
     def metrics_namespace(self) -> str | None:
@@ -548,17 +558,16 @@ class TritonComponentsEndpoint(TritonEndpointBase):
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
         """Refused: managed instance scaling owns the instances of a components endpoint; scale copies
         with ``ComponentOptions(min_copies=..., max_copies=...)`` or ``component(name).auto_scale(...)``."""
-        raise catalogued(
-            "AutoScaleOnComponentsEndpoint",
+        refusal = self.hosting_mode.auto_scale
+        if refusal is None:  # pragma: no cover - the row refuses it
+            return super().auto_scale(min_capacity=min_capacity, max_capacity=max_capacity)
+        raise refusal.error(
             prop="auto_scale",
             value=(min_capacity, max_capacity),
-            problem="would register the variant's instances with Application Auto Scaling, fighting the managed "
-            "instance scaling that places the components' copies",
             allowed="copy scaling per component; the instance range as min_instances / max_instances",
             fix="pass ComponentOptions(min_copies=..., max_copies=...) or call endpoint.component(name)"
             ".auto_scale(...), and min_instances / max_instances on the endpoint",
-            path=self.node.path,
-        )
+        ).at(self.node.path)
 
     def grant_invoke(self, grantee: iam.IGrantable) -> iam.Grant:
         """``sagemaker:InvokeEndpoint`` on the endpoint ARN (InvokeEndpoint authorizes on the endpoint;

@@ -19,7 +19,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from cdk_triton.config import tables
+from cdk_triton.config import modes, tables
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import is_token, pseudo, remember_stack_info
@@ -310,7 +310,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         errs = check_shadow(
             shadow,
             production_variant=self.variant_name,
-            multi_model=self.model.is_multi_model,
+            mode=self.model.hosting_mode,
             deployment=deployment,
         )
         if errs:
@@ -339,13 +339,13 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             triton_version=self.model.triton_version,
             gpu_architectures=art.gpu_architectures,
             packaged_instance_types=art.packaged_instance_types,
-            multi_model=art.is_multi_model,
+            multi_model=art.hosting_mode.loads_on_demand,
         )
         sizes = model_checks.model_sizes(
             art.built_models, readings=art.gpu_readings, instance_type=instance_type
         )
         placed, placement_warnings = model_checks.check_gpu_placement_of_models(
-            instance_type, art.built_models, sizes=sizes, multi_model=art.is_multi_model
+            instance_type, art.built_models, sizes=sizes, multi_model=art.hosting_mode.loads_on_demand
         )
         found += placed
         self._host_limits = HostLimits()
@@ -358,7 +358,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         found += model_checks.check_sequence_batching_instances(
             art.built_models, instance_count, prop="instance_count"
         )
-        if art.is_multi_model:
+        if art.hosting_mode.loads_on_demand:
             warnings += check_working_set(
                 instance_type,
                 instance_count,
@@ -464,8 +464,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         return self._attr_endpoint_name
 
     @property
-    def is_multi_model(self) -> bool:
-        return self.model.is_multi_model
+    def hosting_mode(self) -> modes.HostingMode:
+        """The model's hosting mode (its row of ``config.modes``)."""
+        return self.model.hosting_mode
 
     @property
     def rollback_alarm(self) -> cloudwatch.CfnAlarm | None:
@@ -495,7 +496,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         """The MME's logical name -> TargetModel map, published when the endpoint is multi-model."""
         self.target_model_map: dict[str, str] = dict(art.target_models)
         self.target_model_parameters: list[ssm.CfnParameter] = []
-        if art.is_multi_model and self.target_model_map:
+        if art.hosting_mode.routing == modes.ROUTE_TARGET_MODEL and self.target_model_map:
             self._publish_target_models()
 
     def _publish_target_models(self) -> None:
@@ -570,7 +571,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         """
         art = self.model.artifacts
         selection = None
-        if checks is None and art.is_multi_model:
+        if checks is None and art.hosting_mode.loads_on_demand:
             checks = recorded_checks(self, self.model.artifacts_source)
             selection = self._verification_selection(checks, sample or VerificationSample())
         return TritonVerification(

@@ -22,7 +22,8 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from constructs import Construct, Node
 
-from cdk_triton.config import layout, tables
+from cdk_triton._deprecation import deprecated_property
+from cdk_triton.config import layout, modes, tables
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.checks.imported import check_imported
@@ -31,8 +32,9 @@ from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.errors import TritonValidationError, raise_all
 
-#: The endpoint modes of ``EndpointAttributes``: single-model, multi-model, inference components.
-MODES = ("SME", "MME", "IC")
+#: The endpoint modes ``EndpointAttributes.mode`` accepts: the names of ``config.modes``' rows (the
+#: abbreviations SME, MME and IC still read, with a DeprecationWarning).
+MODES = modes.names()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -46,11 +48,11 @@ class EndpointAttributes:
     variant_name            scaling, every ``metric_*``, the dashboard, the alarms
     gpu_count (or           ``scale_on_gpu_utilization`` (target = percent x GPUs), the
     instance_type)          dashboard's GPU graph and the alarms' GPU-memory alarm
-    mode (SME / MME)        the MME-only ``metric_*``; the dashboard's MME graphs
+    mode                    the mode-only ``metric_*``; the dashboard's mode graphs
     instance_type           the burstable check of ``auto_scale``
     instance_count          the dashboard's initial-count line, the capacity warning
     metrics_namespace       the dashboard's graphs of Triton's own metrics
-    component_names (IC)    ``component_name`` / ``component_arn`` by logical name, the
+    component_names         ``component_name`` / ``component_arn`` by logical name, the
                             alarms' per-component alarms, verification checks' names
     ======================  ==========================================================
 
@@ -60,10 +62,12 @@ class EndpointAttributes:
         variant_name: the production variant. Default: unknown.
         instance_type: Default: unknown (no burstable check; GPU count from ``gpu_count``).
         gpu_count: GPUs per instance. Default: the instance type's, else unknown.
-        mode: 'SME', 'MME' or 'IC' (inference components: no ``auto_scale`` of instances). Default: unknown.
+        mode: a hosting mode of ``config.modes``: 'SingleModel', 'MultiModel' or 'InferenceComponents'
+            (no ``auto_scale`` of instances); the abbreviations 'SME', 'MME', 'IC' are deprecated. Default:
+            unknown.
         instance_count: the variant's instance count. Default: unknown.
         metrics_namespace: where Triton's own metrics are published. Default: none.
-        component_names: an 'IC' endpoint's components, logical (model) name -> real
+        component_names: an 'InferenceComponents' endpoint's components, logical (model) name -> real
             InferenceComponentName (``TritonComponentsEndpoint.attributes`` carries them). Default: none.
     """
 
@@ -101,7 +105,13 @@ class ITritonEndpoint(Protocol):
     def gpu_count(self) -> int | None: ...
 
     @property
-    def is_multi_model(self) -> bool | None: ...
+    def hosting_mode(self) -> modes.HostingMode | None: ...
+
+    @property
+    def component_names(self) -> Mapping[str, str]: ...
+
+    @property
+    def components(self) -> Mapping[str, Any]: ...
 
     @property
     def instance_count(self) -> int | None: ...
@@ -184,7 +194,7 @@ class TritonEndpointBase(Construct):
     """The shared implementation of ``ITritonEndpoint``: metrics, grants and scaling from attributes.
 
     Subclasses set ``endpoint_name``, ``variant_name``, ``instance_type``, ``instance_count`` and
-    ``scaling``, and define ``endpoint_arn``, ``gpu_count``, ``is_multi_model``,
+    ``scaling``, and define ``endpoint_arn``, ``gpu_count``, ``hosting_mode``,
     ``metrics_namespace`` and ``_scaling_endpoint_name``.
     """
 
@@ -203,8 +213,26 @@ class TritonEndpointBase(Construct):
         raise NotImplementedError
 
     @property
-    def is_multi_model(self) -> bool | None:
+    def hosting_mode(self) -> modes.HostingMode | None:
+        """The endpoint's hosting mode (its row of ``config.modes``); None when unknown (imported without it)."""
         raise NotImplementedError
+
+    is_multi_model = deprecated_property(
+        lambda self: None if self.hosting_mode is None else self.hosting_mode.loads_on_demand,
+        old="cdk_triton.constructs.TritonEndpoint.is_multi_model",
+        new="hosting_mode.loads_on_demand",
+        since="0.2.0",
+    )
+
+    @property
+    def component_names(self) -> Mapping[str, str]:
+        """Logical (model) name -> InferenceComponentName; empty for an endpoint without components."""
+        return {}
+
+    @property
+    def components(self) -> Mapping[str, Any]:
+        """Logical (model) name -> the inference component defined in this app; empty when none."""
+        return {}
 
     @property
     def metrics_namespace(self) -> str | None:
@@ -213,13 +241,13 @@ class TritonEndpointBase(Construct):
     @property
     def attributes(self) -> EndpointAttributes:
         """This endpoint's attributes, to import it in another stack (the ARN is derived there)."""
-        multi = self.is_multi_model
+        row = self.hosting_mode
         return EndpointAttributes(
             endpoint_name=self.endpoint_name,
             variant_name=self.variant_name,
             instance_type=self.instance_type,
             gpu_count=self.gpu_count,
-            mode=None if multi is None else MODES[int(multi)],
+            mode=None if row is None else row.name,
             instance_count=self.instance_count,
             metrics_namespace=self.metrics_namespace,
         )
@@ -252,8 +280,18 @@ class TritonEndpointBase(Construct):
 
     def _metric(self, spec: m.MetricDef, **kw: Any) -> cloudwatch.Metric:
         variant = require(self, "variant_name", f"metric {spec.name}")
-        if spec.multi_model:
-            require(self, "is_multi_model", f"the multi-model metric {spec.name} (pass mode='MME')")
+        publishers = [r for r in modes.MODES.values() if spec.name in r.metrics]
+        if publishers and self.hosting_mode is None:
+            raise catalogued(
+                "MissingEndpointAttribute",
+                prop="mode",
+                value=None,
+                problem=f"is needed for the {publishers[0].label} metric {spec.name} (pass "
+                f"mode='{publishers[0].name}'), and the endpoint was imported without it",
+                allowed="an endpoint imported with mode=..., or one defined with TritonEndpoint",
+                fix="pass EndpointAttributes(mode=...) to TritonEndpoint.from_endpoint_attributes",
+                path=self.node.path,
+            )
         return m.metric_of(spec, self.endpoint_name, variant, **kw)
 
     def metric_invocations(self, **kw: Any) -> cloudwatch.Metric:
@@ -356,23 +394,25 @@ class ImportedTritonEndpoint(TritonEndpointBase):
         a = attributes
         errs = check_names(a.endpoint_name, a.variant_name or "AllTraffic")
         errs += check_imported(a.instance_type, a.gpu_count, a.instance_count)
-        if a.mode is not None and a.mode not in MODES:
+        row = None if a.mode is None else modes.from_abbreviation(a.mode)
+        if a.mode is not None and row is None:
             errs.append(
                 catalogued(
                     "InvalidEndpointMode",
                     prop="mode",
                     value=a.mode,
                     problem="is not an endpoint mode",
-                    allowed="'SME' (single-model), 'MME' (multi-model) or 'IC' (inference components)",
-                    fix="pass mode='SME', 'MME' or 'IC', or leave it unset",
+                    allowed=", ".join(f"'{m.name}' ({m.label})" for m in modes.MODES.values()),
+                    fix=f"pass mode={' or '.join(repr(m) for m in modes.names())}, or leave it unset",
                 )
             )
-        errs += _check_component_names(a)
+        errs += _check_component_names(a, row)
         if errs:
             path = self.node.path
             raise_all([e.at(path) for e in errs])
-        #: logical (model) name -> InferenceComponentName (an 'IC' endpoint imported with its names)
-        self.component_names: dict[str, str] = dict(a.component_names or {})
+        #: logical (model) name -> InferenceComponentName (a components endpoint imported with its names)
+        self._component_names: dict[str, str] = dict(a.component_names or {})
+        self._hosting_mode = row
         self.endpoint_name = a.endpoint_name
         self.variant_name = a.variant_name
         self.instance_type = a.instance_type
@@ -412,10 +452,14 @@ class ImportedTritonEndpoint(TritonEndpointBase):
         return self._gpu_count
 
     @property
-    def is_multi_model(self) -> bool | None:
-        """True for mode 'MME', False for 'SME', None when the mode was not given."""
-        mode = self._attributes.mode
-        return None if mode is None else mode == "MME"
+    def hosting_mode(self) -> modes.HostingMode | None:
+        """The row of the given mode; None when the mode was not given."""
+        return self._hosting_mode
+
+    @property
+    def component_names(self) -> dict[str, str]:
+        """Logical (model) name -> InferenceComponentName, as given in the attributes."""
+        return self._component_names
 
     @property
     def metrics_namespace(self) -> str | None:
@@ -451,35 +495,39 @@ class ImportedTritonEndpoint(TritonEndpointBase):
         )
 
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
-        """The variant's scalable target; refused for an inference-components endpoint (mode 'IC')."""
-        if self._attributes.mode == "IC" or self.component_names:
-            raise catalogued(
-                "AutoScaleOnComponentsEndpoint",
+        """The variant's scalable target; refused where the mode's row refuses it (inference components)."""
+        row = self.hosting_mode
+        if row is None and self.component_names:  # components imported without a mode
+            row = modes.only(components=True)
+        refusal = None if row is None else row.auto_scale
+        if refusal is not None:
+            raise refusal.error(
                 prop="auto_scale",
                 value=(min_capacity, max_capacity),
-                problem="would register the variant's instances with Application Auto Scaling, fighting the "
-                "managed instance scaling that places the components' copies",
                 allowed="copy scaling per component (ComponentScaling on inference-component/<name>)",
                 fix="define ComponentScaling(component_name=..., min_copies=..., max_copies=...) instead",
-                path=self.node.path,
-            )
+            ).at(self.node.path)
         return super().auto_scale(min_capacity=min_capacity, max_capacity=max_capacity)
 
 
-def _check_component_names(a: EndpointAttributes) -> list[TritonValidationError]:
-    """``component_names`` only on an 'IC' endpoint (or one of unknown mode), each an InferenceComponentName."""
+def _check_component_names(
+    a: EndpointAttributes, row: modes.HostingMode | None
+) -> list[TritonValidationError]:
+    """``component_names`` only on an endpoint whose mode has components (or of unknown mode), each an
+    InferenceComponentName."""
     if not a.component_names:
         return []
-    if a.mode not in (None, "IC"):
+    if a.mode is not None and row is not None and not row.components:
+        with_components = " or ".join(f"'{m.name}'" for m in modes.where(components=True))
         return [
             catalogued(
                 "InvalidEndpointMode",
                 prop="mode",
                 value=a.mode,
-                problem="is not 'IC', but component_names are given (only an inference-components endpoint "
-                "has components)",
-                allowed="'IC' with component_names; 'SME' or 'MME' without",
-                fix="pass mode='IC', or leave component_names unset",
+                problem=f"is not {with_components}, but component_names are given (only an "
+                "inference-components endpoint has components)",
+                allowed=f"{with_components} with component_names; the other modes without",
+                fix=f"pass mode={with_components}, or leave component_names unset",
             )
         ]
     plain = {k: v for k, v in a.component_names.items() if not is_token(v)}

@@ -91,8 +91,6 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "a tolerance that is negative or not finite, or an empty warm_up name",
     "InvalidVerificationSample": "a VerificationSample whose others_percent is outside 0..100, max_checks outside 1..5000 or parallelism outside 1..64",
     # shadow variants
-    "ShadowOnMultiModel": "a shadow variant on a multi-model endpoint (SageMaker refuses it; deploy the candidate "
-    "to a second endpoint instead)",
     "InvalidShadowSampling": "a shadow sampling percentage outside 1..100",
     "ShadowVariantNameClash": "a shadow variant named like the production variant",
     "ShadowWithRollingUpdate": "rolling deployment guardrails beside a shadow (rolling updates exclude multi-variant "
@@ -105,7 +103,6 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "CopiesExceedInstances": "the components' copies (initial, or at their scaling maxima) need more instances than max_instances",
     "ComponentGpuPlacement": "a model's instance_group gpus: index at or beyond its component's accelerator count",
     "ComponentModeNotSupported": "artifacts a components endpoint cannot serve (a single-model repository: components need one archive per model)",
-    "AutoScaleOnComponentsEndpoint": "auto_scale() of the variant's instances on an inference-components endpoint (managed instance scaling owns them)",
 }
 
 #: Codes of the config layer (and of rules shared with it) that the constructs raise or re-raise
@@ -139,6 +136,9 @@ SURFACED: dict[str, str] = pick(
         "InferenceAmiCannotRunRelease",
         "NoHostForRelease",
         "InvalidModelPackageGroupName",
+        # the refusals of the hosting modes' rows (config.modes)
+        "ShadowOnMultiModel",
+        "AutoScaleOnComponentsEndpoint",
         # the build-and-synth rules, but for an unknown type, which synth warns about (UnknownGpuInstanceType);
         # InvalidComponentName: the names an imported endpoint's EndpointAttributes.component_names give
         *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c != "UnknownInstanceType"),

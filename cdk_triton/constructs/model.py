@@ -13,7 +13,8 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from cdk_triton.config import advisories
+from cdk_triton._deprecation import deprecated_property
+from cdk_triton.config import advisories, modes
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
@@ -305,7 +306,7 @@ class TritonModel(Construct):
             "environment": self.environment,
             "mode": art.mode,
         }
-        if art.is_multi_model or art.compression == "Gzip":
+        if art.hosting_mode.loads_on_demand or art.compression == "Gzip":
             container["model_data_url"] = art.s3_url
         else:
             container["model_data_source"] = props(
@@ -345,8 +346,16 @@ class TritonModel(Construct):
         return self._image
 
     @property
-    def is_multi_model(self) -> bool:
-        return self._artifacts.is_multi_model
+    def hosting_mode(self) -> modes.HostingMode:
+        """The artifacts' hosting mode (its row of ``config.modes``)."""
+        return self._artifacts.hosting_mode
+
+    is_multi_model = deprecated_property(
+        lambda self: self.hosting_mode.loads_on_demand,
+        old="cdk_triton.constructs.TritonModel.is_multi_model",
+        new="hosting_mode.loads_on_demand",
+        since="0.2.0",
+    )
 
     @property
     def role(self) -> iam.IRole:

@@ -25,7 +25,7 @@ def resolve_server_options(
     """The server options the artifacts imply (mode, default model), and what contradicts them."""
     errs: list[TritonValidationError] = []
     opts = server_options or ServerOptions()
-    if server_options is not None and server_options.multi_model and not art.is_multi_model:
+    if server_options is not None and server_options.multi_model and not art.hosting_mode.loads_on_demand:
         errs.append(
             catalogued(
                 "ServerOptionsModeConflict",
@@ -36,7 +36,7 @@ def resolve_server_options(
                 fix="drop multi_model from server_options, or package the models for a multi-model endpoint",
             )
         )
-    opts = dataclasses.replace(opts, multi_model=art.is_multi_model)
+    opts = dataclasses.replace(opts, multi_model=art.hosting_mode.loads_on_demand)
     if not opts.multi_model and opts.default_model_name is None:
         # Always set for SME: the binary's /invocations reads SAGEMAKER_TRITON_DEFAULT_MODEL_NAME
         # itself, even when `serve` could pick the only model of the repository.

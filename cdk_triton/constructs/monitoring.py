@@ -18,6 +18,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from cdk_triton.config import modes
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import StackInfo, is_token, pseudo, seconds, stack_info
 from cdk_triton.constructs.checks.monitoring import check_dashboard_name, check_evaluation, check_period
@@ -108,11 +109,12 @@ class TritonDashboard(Construct):
         """A header, then the endpoint's graphs three to a row (a fixed count per endpoint)."""
         variant = require(ep, "variant_name", "a dashboard")
         dims = ["EndpointName", ep.endpoint_name, "VariantName", variant]
-        components: dict[str, Any] = dict(getattr(ep, "components", None) or {})  # a components endpoint
-        names: dict[str, str] = dict(getattr(ep, "component_names", None) or {})  # defined or imported
-        mode = {True: "multi-model", False: "single-model", None: "mode unknown"}[ep.is_multi_model]
+        row = ep.hosting_mode
+        components: dict[str, Any] = dict(ep.components)  # defined components (with their models)
+        names: dict[str, str] = dict(ep.component_names)  # defined or imported
+        mode = "mode unknown" if row is None else row.label
         if names:
-            mode = f"inference components ({len(names)})"
+            mode = f"{(row or modes.only(components=True)).label} ({len(names)})"
         gpus = "?" if ep.gpu_count is None else ep.gpu_count
         header = {
             "type": "text",
@@ -135,7 +137,7 @@ class TritonDashboard(Construct):
                 )
             )
         graphs.append(self._instances_graph(ep, dims))
-        if ep.is_multi_model:
+        if row is not None and row.loads_on_demand:
             graphs += self._mme_graphs(dims)
         if ep.metrics_namespace:
             graphs += self._triton_graphs(ep.metrics_namespace)
@@ -392,7 +394,7 @@ class TritonAlarms(Construct):
         self._define_alarms(endpoint, period_s, error_rate_percent, latency_ms, gpu_memory_percent)
         self.cache_hit_alarm: cloudwatch.CfnAlarm | None = None
         self.loading_wait_alarm: cloudwatch.CfnAlarm | None = None
-        if mme_loading_alarms and endpoint.is_multi_model:
+        if mme_loading_alarms and endpoint.hosting_mode is not None and endpoint.hosting_mode.loads_on_demand:
             self._define_loading_alarms(endpoint, period_s, cache_hit_ratio, wait_ms)
         self.component_alarms: dict[str, list[cloudwatch.CfnAlarm]] = {}
         if component_alarms:
@@ -454,8 +456,8 @@ class TritonAlarms(Construct):
     ) -> None:
         """Per component (logical name -> its alarms in ``component_alarms``): error rate, p99 latency,
         no capacity; the error-rate alarm added to the component's rollback alarms."""
-        names: dict[str, str] = dict(getattr(endpoint, "component_names", None) or {})
-        defined: dict[str, Any] = dict(getattr(endpoint, "components", None) or {})
+        names: dict[str, str] = dict(endpoint.component_names)
+        defined: dict[str, Any] = dict(endpoint.components)
         rate, latency_ms = thresholds
         here = stack_info(self).node.path
         holder = Construct(self, "Components") if names else self

@@ -23,6 +23,7 @@ import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
+from cdk_triton.config import modes
 from cdk_triton.constructs import metrics
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.errors import catalogued
@@ -61,19 +62,19 @@ def check_shadow(
     shadow: ShadowVariant,
     *,
     production_variant: str,
-    multi_model: bool,
+    mode: modes.HostingMode,
     deployment: DeploymentGuardrails | None,
 ) -> list[TritonValidationError]:
-    """The shadow's own rules (pure; the endpoint adds its path)."""
+    """The shadow's own rules (pure; the endpoint adds its path). ``mode``: the production variant's."""
     errs: list[TritonValidationError] = []
-    if multi_model or shadow.model.is_multi_model:
+    refusal = mode.shadow or shadow.model.hosting_mode.shadow
+    if refusal is not None:
+        supported = " or ".join(m.label for m in modes.MODES.values() if m.shadow is None)
         errs.append(
-            catalogued(
-                "ShadowOnMultiModel",
+            refusal.error(
                 prop="shadow",
                 value=shadow.model.node.path,
-                problem="is a shadow on a multi-model endpoint, which SageMaker refuses",
-                allowed="a shadow on a single-model endpoint",
+                allowed=f"a shadow on a {supported} endpoint",
                 fix="compare MME builds by deploying the candidate to a second endpoint (a staging stage) "
                 "and invoking both, or serve the candidate model from a single-model endpoint first",
             )

@@ -30,8 +30,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from cdk_triton.config import layout
-from cdk_triton.config.manifest import MULTI_MODEL, SINGLE_MODEL, Manifest, Sample
+from cdk_triton.config import layout, modes
+from cdk_triton.config.manifest import Manifest, Sample
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
@@ -161,7 +161,7 @@ def recorded_samples(manifest: Manifest, endpoint: str) -> dict[str, Sample]:
     """
     entry = manifest.endpoint(endpoint)
     found: dict[str, Sample | None] = {}
-    if entry.mode != SINGLE_MODEL:
+    if entry.per_model_archives:
         for name, tm in sorted(entry.target_models.items()):
             model = manifest.models.get(tm.model)
             found[name] = tm.sample or (model.sample if model else None)
@@ -245,7 +245,7 @@ def handler_spec(
         "Checks": [c.to_property() for c in checks],
         "DeadlineSeconds": str(deadline_s),
     }
-    if mode == MULTI_MODEL:
+    if modes.get(mode).routing == modes.ROUTE_TARGET_MODEL:
         spec["TargetModelParameterPath"] = target_model_parameter_path
     if components:
         spec["Components"] = dict(sorted(components.items()))
@@ -336,7 +336,9 @@ class TritonVerification(Construct):
         self._define_log_group(log_retention, log_encryption_key)
         self._define_role(
             endpoint_arn=endpoint_arn,
-            target_model_parameter_path=target_model_parameter_path if mode == MULTI_MODEL else None,
+            target_model_parameter_path=target_model_parameter_path
+            if modes.get(mode).routing == modes.ROUTE_TARGET_MODEL
+            else None,
             artifacts_key_arn=artifacts_key_arn,
             component_arns=component_arns,
         )
@@ -417,7 +419,9 @@ class TritonVerification(Construct):
                 f"{TIMEOUT_MARGIN_S} s margin)",
                 fix="pass deadline=cdk.Duration.minutes(10) or less",
             )
-        if mode == MULTI_MODEL and not path:  # pragma: no cover - TritonEndpoint always publishes the map
+        if (
+            modes.get(mode).routing == modes.ROUTE_TARGET_MODEL and not path
+        ):  # pragma: no cover - TritonEndpoint always publishes the map
             raise ValueError("a multi-model verification needs target_model_parameter_path")
 
     def _define_role(

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.config import residency
-from cdk_triton.config.manifest import MULTI_MODEL, Manifest, read_manifest
+from cdk_triton.config.manifest import Manifest, read_manifest
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest
 
 #: The context key naming the baseline manifest when ``VerificationSample.baseline`` is unset.
@@ -81,7 +81,7 @@ class Selection:
 def target_model_facts(manifest: Manifest, endpoint: str) -> dict[str, tuple[str, int]]:
     """logical name -> (archive sha256, memory bytes: the manifest's memory, else size, of its models)."""
     entry = manifest.endpoint(endpoint)
-    if entry.mode != MULTI_MODEL:
+    if not entry.hosting_mode.loads_on_demand:
         return {}
     facts: dict[str, tuple[str, int]] = {}
     for name, tm in entry.target_models.items():

@@ -158,7 +158,7 @@ def _stage_serve(manifest_path: Path, rep: StageReport) -> None:
     failures = 0
     for name, entry in sorted(manifest.endpoints.items()):
         started = time.perf_counter()
-        kind = ComponentsEndpoint if entry.is_inference_components else LocalEndpoint
+        kind = ComponentsEndpoint if entry.hosting_mode.components else LocalEndpoint
         with kind(manifest, name) as endpoint:
             rep.detail.append(
                 f"endpoint {name} ({entry.mode}) served at {endpoint.url} "
@@ -175,9 +175,9 @@ def _stage_serve(manifest_path: Path, rep: StageReport) -> None:
 
 def _invocations(entry: Any) -> list[tuple[str | None, str | None]]:
     """(TargetModel, InferenceComponentName) of each invocation of an endpoint's samples."""
-    if entry.is_inference_components:
+    if entry.hosting_mode.components:
         return [(None, c.component_name) for _, c in sorted(entry.components.items())]
-    if entry.is_multi_model:
+    if entry.hosting_mode.loads_on_demand:
         return [(t, None) for t in sorted(entry.target_models)]
     return [(None, None)]
 

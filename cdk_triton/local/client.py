@@ -216,7 +216,7 @@ def compare_outputs(
 def resolve_component(entry: EndpointEntry, component: str | None) -> ComponentEntry:
     """The component ``component`` names (its logical name or component name) on an InferenceComponents
     endpoint: ``ComponentOnOtherEndpoint``, ``ComponentRequired`` or ``UnknownInferenceComponent`` otherwise."""
-    if not entry.is_inference_components:
+    if not entry.hosting_mode.components:
         raise TritonValidationError(
             "ComponentOnOtherEndpoint",
             prop="component",
@@ -254,7 +254,7 @@ def resolve_sample(
     """The manifest sample for an endpoint (SME), a target model (MME) or a component, and the header
     (TargetModel, or the component's InferenceComponentName)."""
     entry, manifest = endpoint.entry, endpoint.manifest
-    if component is not None or entry.is_inference_components:
+    if component is not None or entry.hosting_mode.components:
         c = resolve_component(entry, component)
         archive = entry.target_models[c.target_model]
         sample = archive.sample or (
@@ -271,7 +271,7 @@ def resolve_sample(
             )
         return sample, c.component_name
     if target_model is not None:
-        if not entry.is_multi_model:
+        if not entry.hosting_mode.loads_on_demand:
             raise TritonValidationError(
                 "TargetModelOnSingleModelEndpoint",
                 prop="target_model",
@@ -293,7 +293,7 @@ def resolve_sample(
         sample = tm.sample or (manifest.models[tm.model].sample if tm.model in manifest.models else None)
         header: str | None = tm.target_model
     else:
-        if entry.is_multi_model:
+        if entry.hosting_mode.loads_on_demand:
             raise TritonValidationError(
                 "TargetModelRequired",
                 prop="target_model",
@@ -335,7 +335,7 @@ def invoke_sample(
             the manifest's component name).
     """
     sample, header = resolve_sample(endpoint, target_model, component)
-    if endpoint.entry.is_inference_components:
+    if endpoint.entry.hosting_mode.components:
         target_model, component = None, header
         header = None
     request = json.loads(endpoint.manifest.resolve(sample.request).read_text())
@@ -373,10 +373,10 @@ def invoke_file(
     """
     doc = json.loads(path.read_text())
     header = None
-    if target_model is not None and endpoint.entry.is_multi_model:
+    if target_model is not None and endpoint.entry.hosting_mode.loads_on_demand:
         target = endpoint.entry.target_models.get(target_model)
         header = target.target_model if target else target_model
-    if component is not None and endpoint.entry.is_inference_components:
+    if component is not None and endpoint.entry.hosting_mode.components:
         found = endpoint.entry.find_component(component)
         component = found.component_name if found else component
     return invoke_tensors(

@@ -135,7 +135,7 @@ class ComponentsEndpoint(FrontServed):
         self.entry = manifest.endpoint(endpoint)
         self.name = endpoint
         self.port = port
-        if not self.entry.is_inference_components:
+        if not self.entry.hosting_mode.components:
             raise ValueError(f"endpoint {endpoint} is {self.entry.mode}, not InferenceComponents")
         check_components_fit(manifest, self.entry, instance_type)
         self._front_arg = front

@@ -116,7 +116,7 @@ class LocalEndpoint(FrontServed):
     ) -> None:
         self.manifest = manifest
         self.entry = manifest.endpoint(endpoint)
-        if self.entry.is_inference_components:
+        if self.entry.hosting_mode.components:
             raise ValueError(
                 f"endpoint {endpoint} is InferenceComponents: serve it with cdk_triton.local.ComponentsEndpoint"
             )
@@ -128,8 +128,8 @@ class LocalEndpoint(FrontServed):
         self.namespace = namespace
         self.load_wait_timeout = load_wait_timeout
         options = server_options or ServerOptions()
-        options = replace(options, multi_model=self.entry.is_multi_model)
-        if not self.entry.is_multi_model and options.default_model_name is None:
+        options = replace(options, multi_model=self.entry.hosting_mode.loads_on_demand)
+        if not self.entry.hosting_mode.loads_on_demand and options.default_model_name is None:
             options = replace(options, default_model_name=self.entry.default_model)
         options, self.settings_without_effect = options.validated().for_release(
             manifest.triton_version, ping_mode_inherited=ping_mode_inherited
@@ -192,7 +192,7 @@ class LocalEndpoint(FrontServed):
         self.workdir.mkdir(parents=True, exist_ok=True)
         try:
             env = target_release_environment(self.manifest.triton_version)
-            if self.entry.is_multi_model:
+            if self.entry.hosting_mode.loads_on_demand:
                 repo = self.workdir / "empty-repository"
                 repo.mkdir(exist_ok=True)
                 staging = self.workdir / "opt-ml-models"
@@ -351,7 +351,7 @@ class LocalEndpoint(FrontServed):
         Multi-model requests (loads may block) and every error path go to :meth:`handle_invocation`.
         """
         server = self.server
-        if self.entry.is_multi_model or server is None or not self.healthy:
+        if self.entry.hosting_mode.loads_on_demand or server is None or not self.healthy:
             return None
         if headers.get(TARGET_MODEL_HEADER) is not None:
             return None
@@ -369,7 +369,7 @@ class LocalEndpoint(FrontServed):
     def _forward(self, server: TritonServer, body: bytes, headers: dict[str, str]) -> Reply:
         fwd = _forward_headers(headers)
         target = headers.get(TARGET_MODEL_HEADER)
-        if not self.entry.is_multi_model:
+        if not self.entry.hosting_mode.loads_on_demand:
             if target is not None:
                 return aws_error(
                     400,

@@ -69,7 +69,7 @@ class Serving:
             for name in self.names:
                 kind = (
                     ComponentsEndpoint
-                    if self.manifest.endpoint(name).is_inference_components
+                    if self.manifest.endpoint(name).hosting_mode.components
                     else LocalEndpoint
                 )
                 self.endpoints.append(

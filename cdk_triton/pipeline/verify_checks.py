@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from cdk_triton.config import layout
+from cdk_triton.config import layout, modes
 from cdk_triton.config.layout import sample_s3_uris
-from cdk_triton.config.manifest import INFERENCE_COMPONENTS, MULTI_MODEL, Manifest, Sample
+from cdk_triton.config.manifest import Manifest, Sample
 from cdk_triton.errors import TritonValidationError
 
 DEFAULT_DEADLINE_S = 900
@@ -48,13 +48,14 @@ def verify_checks(
     entry = manifest.endpoint(endpoint)
     checks: list[dict[str, Any]] = []
     spec: dict[str, Any] = {"EndpointName": endpoint_name, "Mode": entry.mode}
-    if entry.mode in (MULTI_MODEL, INFERENCE_COMPONENTS):
+    row = entry.hosting_mode
+    if row.per_model_archives:
         for logical, target in sorted(entry.target_models.items()):
             model = manifest.models.get(target.model)
             c = _check(manifest, logical, target.sample or (model.sample if model else None))
             if c:
                 checks.append(c)
-        if entry.mode == MULTI_MODEL:
+        if row.routing == modes.ROUTE_TARGET_MODEL:
             spec["TargetModelParameterPath"] = target_model_parameter_path(endpoint_name)
         else:  # the constructs' names: layout.component_name(<deployed endpoint name>, <model>)
             spec["Components"] = {

@@ -22,12 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from cdk_triton.config import registry as keys
-from cdk_triton.config.manifest import MULTI_MODEL, EndpointEntry, Manifest, TargetModel
+from cdk_triton.config.manifest import EndpointEntry, Manifest, TargetModel
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.errors import TritonValidationError
 
-#: The endpoint mode of inference components (``config.manifest.INFERENCE_COMPONENTS`` once it lands).
-INFERENCE_COMPONENTS = "InferenceComponents"
 #: What the SageMaker Triton container reads at /invocations.
 CONTENT_TYPES = ["application/json", "application/vnd.sagemaker-triton.binary+json"]
 
@@ -49,7 +47,8 @@ class PackageUnit:
 
 
 def is_inference_components(entry: EndpointEntry) -> bool:
-    return entry.mode == INFERENCE_COMPONENTS
+    """Whether ``entry`` holds inference components (one package each): its mode's row says."""
+    return entry.hosting_mode.components
 
 
 def package_units(
@@ -87,7 +86,7 @@ def package_units(
                 keys.ARTIFACT_SHA256_KEY: target.sha256,
             }
             units.append((logical, _archive_container(image_uri, target), meta))
-    elif entry.mode == MULTI_MODEL:
+    elif entry.per_model_archives:
         first = entry.target_models[sorted(entry.target_models)[0]]
         meta = {
             keys.UNIT_KEY: "endpoint",

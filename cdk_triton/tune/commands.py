@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cdk_triton.config import modes
+
 if TYPE_CHECKING:
     from cdk_triton.tune.request import TuneRequest
     from cdk_triton.tune.run import PreparedEndpoint, TuneOutcome
@@ -166,7 +168,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def _print_prepared(prepared: PreparedEndpoint, request: TuneRequest) -> None:
     what = (
         "inference components of endpoint"
-        if prepared.mode == "InferenceComponents"
+        if modes.get(prepared.mode).components
         else "TargetModels of multi-model endpoint"
     )
     print(

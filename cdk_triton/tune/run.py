@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.config import modes
 from cdk_triton.tune import report
 from cdk_triton.tune.apply import render_change, write_atomically
 from cdk_triton.tune.objective import Measurement, Ranking, rank
@@ -59,7 +60,7 @@ class PreparedEndpoint:
     endpoint_name: str
     instance_type: str
     build_out: Path
-    mode: str = "MultiModel"
+    mode: str = modes.MULTI_MODEL.name
 
 
 def prepare_endpoint(
@@ -75,7 +76,7 @@ def prepare_endpoint(
     doc = load_document(config)
     variants = generate(doc, request.model, request.axes)
     instance_type = request.tuning_instance_type
-    mode = "InferenceComponents" if components else "MultiModel"
+    mode = (modes.INFERENCE_COMPONENTS if components else modes.MULTI_MODEL).name
     tdoc = tuning_declaration(
         doc, request.model, variants, endpoint_name=endpoint_name, instance_type=instance_type, mode=mode
     )

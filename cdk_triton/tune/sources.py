@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from cdk_triton.builder import run_build
-from cdk_triton.config import formats, layout
+from cdk_triton.config import formats, layout, modes
 from cdk_triton.config.declaration.view import RawDeclaration
-from cdk_triton.config.manifest import MULTI_MODEL, Manifest, read_manifest
+from cdk_triton.config.manifest import Manifest, read_manifest
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local import CpuOverlay, LocalEndpoint
 from cdk_triton.local.client import build_request, tensors_from_kserve
@@ -124,7 +124,7 @@ class LocalSource:
         doc["endpoints"] = [
             {
                 "name": "tune",
-                "mode": "SingleModel",
+                "mode": modes.SINGLE_MODEL.name,
                 "instance_types": _instance_types(self.base),
                 "models": [self.model],
                 "default_model": self.model,
@@ -158,7 +158,7 @@ def tuning_declaration(
     *,
     endpoint_name: str,
     instance_type: str,
-    mode: str = MULTI_MODEL,
+    mode: str = modes.MULTI_MODEL.name,
 ) -> Any:
     """A ``models.yaml`` whose one endpoint serves every variant: as its own TargetModel of a multi-model
     endpoint, or (``mode="InferenceComponents"``) as its own inference component, each variant then measured
@@ -237,7 +237,7 @@ class EndpointSource:
         tm = entry.target_models[variant.name]
         # a components tuning endpoint: the variant is the component the constructs name on that endpoint
         component = (
-            layout.component_name(self.endpoint_name, variant.name) if entry.is_inference_components else None
+            layout.component_name(self.endpoint_name, variant.name) if entry.hosting_mode.components else None
         )
         if tm.sample is None:
             raise TritonValidationError(

@@ -32,11 +32,11 @@ def test_every_endpoint_and_model_of_the_build_output_answers_its_sample(example
     assert set(manifest.endpoints) == {"classifier", "multi", "running_sum", "components"}
     for name, entry in sorted(manifest.endpoints.items()):
         if (
-            entry.is_inference_components
+            entry.hosting_mode.components
         ):  # served and invoked by `make demo` and tests/local/test_components.py
             continue
         with LocalEndpoint(manifest, name, overlay=CpuOverlay(instance_count=1)) as ep:
-            targets = sorted(entry.target_models) if entry.is_multi_model else [None]
+            targets = sorted(entry.target_models) if entry.hosting_mode.loads_on_demand else [None]
             for target in targets:
                 sample_owner = entry.target_models[target] if target else entry
                 assert sample_owner.sample is not None and sample_owner.sample.response, (name, target)

@@ -78,7 +78,7 @@ def _declared_in_source() -> dict[str, str]:
             if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
                 continue
             kw = {k.arg: k.value for k in node.keywords}
-            if node.func.id == "deprecated_function":
+            if node.func.id in ("deprecated_function", "deprecated_property"):
                 out[ast.literal_eval(kw["old"])] = ast.literal_eval(kw["since"])
             elif node.func.id == "deprecated_attributes":
                 module, renamed = node.args[0], node.args[1]

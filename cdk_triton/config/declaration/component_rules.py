@@ -21,7 +21,7 @@ Problems = list[TritonValidationError]
 
 def check_components_only_in_mode(spec: object, i: int, e: EndpointSpec) -> Problems:
     """``components``, ``min_instances`` and ``max_instances`` only on an InferenceComponents endpoint."""
-    if e.is_inference_components:
+    if e.hosting_mode.components:
         return []
     set_keys = [
         k
@@ -70,7 +70,7 @@ def check_component_models(spec: object, i: int, e: EndpointSpec) -> Problems:
 def check_component_names(spec: object, i: int, e: EndpointSpec) -> Problems:
     """The component names (``layout.component_name(<endpoint>, <model>)``) are distinct: ``a_b`` and
     ``a.b`` collide (``ComponentNameCollision``)."""
-    if not e.is_inference_components:
+    if not e.hosting_mode.components:
         return []
     names = {m: layout.component_name(e.name, m) for m in dict.fromkeys(e.models)}
     return layout.component_name_problems(names, path=f"endpoints[{i}].models")
@@ -79,7 +79,7 @@ def check_component_names(spec: object, i: int, e: EndpointSpec) -> Problems:
 def check_components_fit(spec: object, i: int, e: EndpointSpec) -> Problems:
     """Each component's declared accelerators, CPU cores and memory fit one instance of every instance type
     (``ComponentDoesNotFit``: the deployment could never place a copy)."""
-    if not e.is_inference_components:
+    if not e.hosting_mode.components:
         return []
     out: Problems = []
     for name, v in e.components.items():
@@ -99,7 +99,7 @@ def check_component_sequence_batching(spec: Any, i: int, e: EndpointSpec) -> Pro
     """A sequence-batched (stateful) model keeps each sequence in one server: its component may run one
     copy on one instance only (``max_copies: 1``, ``copies`` at most 1, ``max_instances: 1``); every
     copy is a container of its own, and SageMaker routes each request to any copy."""
-    if not e.is_inference_components:
+    if not e.hosting_mode.components:
         return []
     stateful = {m.name for m in spec.models if m.sequence_batching is not None}
     out: Problems = []

@@ -5,28 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdk_triton.config import components
+from cdk_triton.config import components, modes
 from cdk_triton.config.components import ComponentValues
 from cdk_triton.config.declaration.vocabulary import PACKAGINGS
-from cdk_triton.config.manifest import (
-    ENDPOINT_MODES,
-    INFERENCE_COMPONENTS,
-    MULTI_MODEL,
-    SINGLE_MODEL,
-    EndpointMode,
-)
+from cdk_triton.config.manifest import EndpointMode
 from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, typed
 
-#: The words ``mode`` accepts besides the modes themselves (compared in lower case).
-MODE_ALIASES = {
-    "single": SINGLE_MODEL,
-    "sme": SINGLE_MODEL,
-    "multi": MULTI_MODEL,
-    "mme": MULTI_MODEL,
-    "components": INFERENCE_COMPONENTS,
-    "inference_components": INFERENCE_COMPONENTS,
-    "inferencecomponents": INFERENCE_COMPONENTS,
-}
+#: The words ``mode`` accepts besides the modes themselves (compared in lower case): the rows' aliases.
+MODE_ALIASES = {alias: m.name for m in modes.MODES.values() for alias in m.aliases}
 #: The type of each key of a ``components.<model>`` entry.
 _COMPONENT_TYPES: dict[str, type | tuple[type, ...]] = {
     "copies": int,
@@ -78,6 +64,12 @@ class EndpointSpec(EndpointMode):
     min_instances: int | None = None
     max_instances: int | None = None
 
+    @property
+    def hosting_mode(self) -> modes.HostingMode:
+        """The mode's row; an unknown mode (already reported as ``UnknownEndpointMode``) is checked by
+        the other rules as the first row (one repository, nothing mode-specific), so they still run."""
+        return modes.lookup(self.mode) or next(iter(modes.MODES.values()))
+
     @classmethod
     def from_dict(cls, d: Any, path: str, errs: Errors) -> EndpointSpec | None:
         if not is_mapping(d, path, "endpoint", "name, mode, instance_types, models", errs):
@@ -85,17 +77,21 @@ class EndpointSpec(EndpointMode):
         check_keys(d, cls, path, errs)
         name = typed(d, "name", str, path, errs, required=True)
         mode = typed(d, "mode", str, path, errs, required=True)
-        mode = MODE_ALIASES.get(str(mode).lower(), mode) if mode else mode
+        row = modes.resolve(mode) if mode else None
+        if row is not None and (row.name == mode or str(mode).lower() in row.aliases):
+            mode = row.name
+        else:
+            row = None
         if mode is not None:
             one_of(
                 errs,
                 path,
                 "mode",
                 mode,
-                ENDPOINT_MODES,
+                modes.names(),
                 "UnknownEndpointMode",
                 "an endpoint mode",
-                "use SingleModel, MultiModel or InferenceComponents",
+                f"use {modes.spoken()}",
             )
         its = typed(d, "instance_types", list, path, errs, required=True) or []
         models = typed(d, "models", list, path, errs, required=True) or []
@@ -103,13 +99,13 @@ class EndpointSpec(EndpointMode):
         one_of(
             errs, path, "packaging", packaging, PACKAGINGS, "InvalidPackaging", "a packaging", "use directory"
         )
-        if mode in (MULTI_MODEL, INFERENCE_COMPONENTS) and "packaging" in d and packaging != "tar.gz":
+        if row is not None and row.per_model_archives and "packaging" in d and packaging != "tar.gz":
             errs.add(
                 "InvalidPackaging",
                 f"{path}.packaging",
                 "packaging",
                 packaging,
-                f"is not possible for a {'multi-model' if mode == MULTI_MODEL else 'components'} endpoint",
+                f"is not possible for a{'n' if row.label[0] in 'aeiou' else ''} {row.label} endpoint",
                 "tar.gz (one archive per target model)",
                 "remove packaging",
             )
@@ -125,7 +121,7 @@ class EndpointSpec(EndpointMode):
             instance_types=tuple(str(x) for x in its),
             models=tuple(str(m) for m in models),
             default_model=typed(d, "default_model", str, path, errs),
-            packaging="tar.gz" if mode in (MULTI_MODEL, INFERENCE_COMPONENTS) else packaging,
+            packaging="tar.gz" if row is not None and row.per_model_archives else packaging,
             inference_ami_version=typed(d, "inference_ami_version", str, path, errs),
             components=comps,
             min_instances=min_i,

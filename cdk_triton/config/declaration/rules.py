@@ -385,7 +385,7 @@ def check_endpoint_models_declared(spec: DeclarationView, i: int, e: EndpointSpe
 
 def check_mme_archives_disjoint(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     """MME: no model is in two target models' archives (their metrics would merge)."""
-    if not e.is_multi_model:
+    if not e.hosting_mode.loads_on_demand:
         return []
     out: Problems = []
     owner: dict[str, str] = {}
@@ -421,7 +421,7 @@ def check_mme_targets_unique(spec: DeclarationView, i: int, e: EndpointSpec) -> 
             f"endpoints[{i}].models",
             "models",
             list(e.models),
-            "lists a target model twice" if e.is_multi_model else "lists a component model twice",
+            "lists a component model twice" if e.hosting_mode.components else "lists a target model twice",
             "unique entries",
             "remove the duplicate",
         )
@@ -469,7 +469,7 @@ def check_sequence_batching_endpoint(spec: DeclarationView, i: int, e: EndpointS
     sequence must reach the same instance. A multi-model endpoint routes a target model to any
     instance that loaded it and unloads idle models, so it cannot serve one. (A single-model
     endpoint must run one instance: the constructs check the instance count and autoscaling.)"""
-    if not e.is_multi_model:
+    if not e.hosting_mode.loads_on_demand:
         return []
     by_name = _by_name(spec)
     stateful = []
@@ -503,7 +503,7 @@ def check_instance_types(spec: DeclarationView, i: int, e: EndpointSpec) -> Prob
         err.at(f"endpoints[{i}].instance_types[{j}]")
         for j, it in enumerate(e.instance_types)
         for err in instance_rules.check_declared_instance_type(
-            it, multi_model=e.is_multi_model, triton_version=spec.triton_version
+            it, multi_model=e.hosting_mode.loads_on_demand, triton_version=spec.triton_version
         )
     ]
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from cdk_triton.config import arns, digest, layout
-from cdk_triton.config.manifest import SINGLE_MODEL, EndpointEntry, Manifest
+from cdk_triton.config.manifest import EndpointEntry, Manifest
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.errors import TritonValidationError
@@ -152,7 +152,7 @@ def check_manifest_entry(manifest: Manifest, key: str) -> list[TritonValidationE
     where = f"endpoints.{key}"
     errs = _check_references(manifest, entry, key)
     errs += check_gpu_architectures(entry.gpu_architectures)
-    if entry.mode == SINGLE_MODEL:  # MME and inference components: a prefix of archives
+    if not entry.per_model_archives:  # MME and inference components: a prefix of archives
         uri_errs = _uri(f"{where}.s3_uri", entry.s3_uri)
         sha_errs = _sha(f"{where}.sha256", entry.sha256)
         errs += uri_errs + sha_errs

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from cdk_triton.config import sizing, tables
+from cdk_triton.config import modes, sizing, tables
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.errors import TritonValidationError
@@ -22,7 +22,7 @@ class BoundData(Protocol):
     """What the check reads of bound artifacts (``ArtifactsConfig`` has it; no import of the module)."""
 
     @property
-    def is_multi_model(self) -> bool: ...
+    def hosting_mode(self) -> modes.HostingMode: ...
 
     @property
     def data_bytes(self) -> int | None: ...
@@ -71,7 +71,7 @@ def host_limits_of(
     return check_host_limits(
         instance_type=instance_type,
         local_storage=local_storage,
-        multi_model=art.is_multi_model,
+        multi_model=art.hosting_mode.loads_on_demand,
         data_bytes=art.data_bytes,
         unpacked_bytes=art.unpacked_bytes,
         packaging=art.packaging,

@@ -53,7 +53,7 @@ def test_built_manifest_matches_schema_and_reads_back(example_build) -> None:  #
 def test_components_endpoint_reuses_the_mme_archives(example_build) -> None:  # type: ignore[no-untyped-def]
     m = example_build.manifest
     ics, mme = m.endpoint("components"), m.endpoint("multi")
-    assert ics.is_inference_components and sorted(ics.components) == ["bert", "classifier"]
+    assert ics.hosting_mode.components and sorted(ics.components) == ["bert", "classifier"]
     for name in ("classifier", "bert"):  # the same bytes as the MME's archive, one component each
         assert ics.target_models[name].sha256 == mme.target_models[name].sha256
         assert ics.components[name].min_copies == 0 and ics.components[name].copies == 1

@@ -31,7 +31,7 @@ def test_components_endpoint_reads_mode_aliases_settings_and_scaling() -> None:
     for alias in ("components", "inference_components", "InferenceComponents"):
         spec = BuildSpec.from_dict(document([model(), ensemble()], [endpoint("ics", alias, ["tiny", "ens"])]))
         e = spec.endpoints[0]
-        assert (e.mode, e.is_inference_components, e.per_model_archives, e.packaging) == (
+        assert (e.mode, e.hosting_mode.components, e.per_model_archives, e.packaging) == (
             INFERENCE_COMPONENTS,
             True,
             True,
@@ -199,7 +199,7 @@ def _components_manifest() -> dict[str, Any]:
 def test_manifest_schema_3_records_components_and_reads_them_back() -> None:
     m = manifest_from_dict(_components_manifest())
     e = m.endpoint("ics")
-    assert e.is_inference_components and not e.is_multi_model and e.min_instances == 0
+    assert e.hosting_mode.components and not e.hosting_mode.loads_on_demand and e.min_instances == 0
     assert e.components["tiny"] == ComponentEntry(
         logical_name="tiny", component_name="ics-tiny", target_model="tiny", copies=1, min_copies=0
     )

@@ -26,7 +26,7 @@ def test_reads_fixture(example_manifest_path: Path) -> None:
     sme = m.endpoint("classifier")
     assert sme.mode == "SingleModel" and sme.default_model == "classifier" and sme.compression == "None"
     mme = m.endpoint("multi")
-    assert mme.is_multi_model and mme.s3_prefix and mme.s3_prefix.endswith("/")
+    assert mme.hosting_mode.loads_on_demand and mme.s3_prefix and mme.s3_prefix.endswith("/")
     assert set(mme.target_model_map()) == {"classifier", "resnet_ts"}
     assert m.resolve(sme.local_path or "") == example_manifest_path.parent / "sme/classifier/repository"
 

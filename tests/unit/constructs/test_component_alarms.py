@@ -120,7 +120,7 @@ def test_each_components_rolling_update_rolls_back_on_its_own_error_rate_alarm_t
 
 def test_the_import_round_trip_keeps_the_component_names(app: dict[str, Any]) -> None:
     imported = app["imported"]
-    assert imported.attributes.component_names == REAL and imported.attributes.mode == "IC"
+    assert imported.attributes.component_names == REAL and imported.attributes.mode == "InferenceComponents"
     assert (
         imported.component_name("resnet_ts")
         == imported.component_name(REAL["resnet_ts"])
@@ -150,8 +150,8 @@ def test_the_import_round_trip_keeps_the_component_names(app: dict[str, Any]) ->
 @pytest.mark.parametrize(
     ("attributes", "code"),
     [
-        ({"mode": "SME", "component_names": {"a": "ep-a"}}, "InvalidEndpointMode"),
-        ({"mode": "IC", "component_names": {"a_b": "ep_a"}}, "InvalidComponentName"),
+        ({"mode": "SingleModel", "component_names": {"a": "ep-a"}}, "InvalidEndpointMode"),
+        ({"mode": "InferenceComponents", "component_names": {"a_b": "ep_a"}}, "InvalidComponentName"),
     ],
 )
 def test_import_refuses_component_names_that_cannot_be(attributes: dict[str, Any], code: str) -> None:

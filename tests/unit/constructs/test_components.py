@@ -405,7 +405,7 @@ def test_pipeline_verify_spec_names_the_components_of_the_deployed_endpoint(mani
 
 def test_an_imported_components_endpoint_refuses_instance_autoscaling(default: Any) -> None:
     ep, _ = default
-    assert ep.attributes.mode == "IC"
+    assert ep.attributes.mode == "InferenceComponents"
     other = new_stack("Other")
     imported = TritonEndpoint.from_endpoint_attributes(other, "Imported", ep.attributes)
     with pytest.raises(TritonValidationError) as info:

@@ -48,11 +48,12 @@ def test_stack_b_scales_watches_and_grants_an_endpoint_of_stack_a() -> None:
             endpoint_name="classifier-prod",
             variant_name="AllTraffic",
             instance_type="ml.g5.12xlarge",
-            mode="SME",
+            mode="SingleModel",
             instance_count=1,
         ),
     )
-    assert imported.gpu_count == 4 and imported.is_multi_model is False
+    assert imported.gpu_count == 4 and imported.hosting_mode is not None
+    assert imported.hosting_mode.loads_on_demand is False
     scaling = imported.auto_scale(max_capacity=4)
     scaling.scale_on_gpu_utilization(60)
     scaling.scale_on_invocations_per_instance(500)
@@ -143,13 +144,13 @@ def test_features_name_the_attribute_they_miss() -> None:
     err = _missing(lambda: no_gpus.auto_scale(max_capacity=2).scale_on_gpu_utilization(60))
     assert err.prop == "gpu_count"
     err = _missing(lambda: no_gpus.metric_loaded_model_count())
-    assert err.prop == "is_multi_model" and "mode='MME'" in err.problem
+    assert err.prop == "mode" and "mode='MultiModel'" in err.problem
 
 
 def test_a_variant_only_import_gets_a_dashboard_and_alarms_without_gpu_parts() -> None:
     _, b, _ = _two_stacks()
     ep = TritonEndpoint.from_endpoint_attributes(
-        b, "Ep", EndpointAttributes(endpoint_name="e", variant_name="AllTraffic", mode="MME")
+        b, "Ep", EndpointAttributes(endpoint_name="e", variant_name="AllTraffic", mode="MultiModel")
     )
     assert ep.metric_model_cache_hit().metric_name == "ModelCacheHit"
     dash = TritonDashboard(b, "Dash", endpoints=[ep])
@@ -164,6 +165,17 @@ def test_a_variant_only_import_gets_a_dashboard_and_alarms_without_gpu_parts() -
     ]
     assert "MME: loaded models" in text and "GPU utilization" not in text and "instance type unknown" in text
     assert dash.widget_count > 0
+
+
+def test_an_abbreviated_mode_still_reads_with_a_deprecation_warning() -> None:
+    _, b, _ = _two_stacks()
+    with pytest.warns(DeprecationWarning, match="mode='MultiModel'"):
+        ep = TritonEndpoint.from_endpoint_attributes(
+            b, "Ep", EndpointAttributes(endpoint_name="e", variant_name="AllTraffic", mode="MME")
+        )
+    assert ep.hosting_mode is not None and ep.hosting_mode.name == "MultiModel"
+    with pytest.warns(DeprecationWarning, match="is_multi_model is deprecated"):
+        assert ep.is_multi_model is True
 
 
 def test_an_invalid_mode_is_refused() -> None:
@@ -184,7 +196,7 @@ def test_a_defined_endpoints_attributes_import_it_in_another_stack() -> None:
         variant_name="AllTraffic",
         instance_type="ml.g5.xlarge",
         gpu_count=1,
-        mode="SME",
+        mode="SingleModel",
         instance_count=1,
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -196,7 +208,7 @@ def test_a_defined_endpoints_attributes_import_it_in_another_stack() -> None:
         "variant_name",
         "instance_type",
         "gpu_count",
-        "is_multi_model",
+        "hosting_mode",
         "instance_count",
     ):
         assert getattr(imported, name) == getattr(ep, name), name

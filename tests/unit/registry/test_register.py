@@ -12,7 +12,6 @@ import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import boto3
@@ -21,7 +20,7 @@ from botocore.stub import Stubber
 
 from cdk_triton.cli import main
 from cdk_triton.config import registry as keys
-from cdk_triton.config.manifest import read_manifest
+from cdk_triton.config.manifest import ComponentEntry, read_manifest
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors
 from cdk_triton.registry import RegistryError, register_build
 from cdk_triton.registry.packages import EvidenceLinks, client_token, package_units
@@ -286,14 +285,15 @@ def test_an_mme_registers_one_package_naming_the_manifest(manifest_path: Path, s
 
 
 def _components_entry(manifest_path: Path) -> Any:
-    """An InferenceComponents entry as schema 3 describes it (duck-typed until the manifest reads it)."""
+    """An InferenceComponents entry as schema 3 describes it: the multi-model entry's archives as components."""
     multi = read_manifest(manifest_path).endpoints["multi"]
     components = {
-        name: SimpleNamespace(component_name=f"multi-{name.replace('_', '-')}", target_model=name)
+        name: ComponentEntry(
+            logical_name=name, component_name=f"multi-{name.replace('_', '-')}", target_model=name
+        )
         for name in multi.target_models
     }
-    fields = {f.name: getattr(multi, f.name) for f in dataclasses.fields(multi)}
-    return SimpleNamespace(**{**fields, "mode": "InferenceComponents", "components": components})
+    return dataclasses.replace(multi, mode="InferenceComponents", components=components)
 
 
 def test_inference_components_register_one_package_per_component(manifest_path: Path) -> None:

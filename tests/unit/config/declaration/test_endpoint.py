@@ -10,7 +10,7 @@ def test_mode_aliases_and_default_packaging() -> None:
     e, errs = parsed(EndpointSpec.from_dict, endpoint(mode="sme"))
     assert errs == [] and e.mode == "SingleModel" and e.packaging == "directory"
     e, errs = parsed(EndpointSpec.from_dict, endpoint(mode="mme"))
-    assert errs == [] and e.is_multi_model and e.packaging == "tar.gz"
+    assert errs == [] and e.hosting_mode.loads_on_demand and e.packaging == "tar.gz"
 
 
 def test_fails_mode_and_packaging() -> None:

@@ -1,0 +1,35 @@
+"""MultiModel: one archive per model under one S3 prefix, loaded on demand by ``TargetModel`` (MME)."""
+
+from __future__ import annotations
+
+from cdk_triton.config.modes.registry import ROUTE_TARGET_MODEL, HostingMode, Refusal, register
+
+MULTI_MODEL = register(
+    HostingMode(
+        name="MultiModel",
+        abbreviation="MME",
+        label="multi-model",
+        aliases=("multi", "mme"),
+        declaration_fields=(),
+        manifest_fields=("models", "packaging", "s3_prefix", "target_models"),
+        per_model_archives=True,
+        loads_on_demand=True,
+        routing=ROUTE_TARGET_MODEL,
+        components=False,
+        construct="TritonEndpoint",
+        metrics=(
+            "LoadedModelCount",
+            "ModelCacheHit",
+            "ModelLoadingWaitTime",
+            "ModelLoadingTime",
+            "ModelDownloadingTime",
+            "ModelUnloadingTime",
+        ),
+        scaling_dimension="sagemaker:variant:DesiredInstanceCount",
+        shadow=Refusal(
+            code="ShadowOnMultiModel", reason="is a shadow on a multi-model endpoint, which SageMaker refuses"
+        ),
+        instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
+        async_inference=Refusal(code="ModeUnsupported", reason="asynchronous endpoints are not built yet"),
+    )
+)
