@@ -213,7 +213,10 @@ TABLES: dict[str, tuple[str, Callable[[], str]]] = {
     "cdk_triton/local/README.md": ("local", _local),
     "cdk_triton/pipeline/README.md": ("pipeline", _pipeline),
     "cdk_triton/registry/README.md": ("registry", _registry),
-    "cdk_triton/scaffold/README.md": ("scaffold", lambda: config_errors.code_table(scaffold_errors.ALL_CODES)),
+    "cdk_triton/scaffold/README.md": (
+        "scaffold",
+        lambda: config_errors.code_table(scaffold_errors.ALL_CODES),
+    ),
 }
 
 
