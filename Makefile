@@ -8,7 +8,7 @@ export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
 
-.PHONY: install demo test compat lint format bench clean gpu-check
+.PHONY: install demo test compat lint format bench clean gpu-check docs
 
 install: $(STAMP) node_modules/.installed
 
@@ -38,6 +38,10 @@ test: install
 compat: install
 	.ci/compat
 
+## docs: the API reference and user guide (mkdocs-material + mkdocstrings) into site/, warnings as errors
+docs: install
+	$(PY) -m mkdocs build --strict
+
 lint: install
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
@@ -64,4 +68,4 @@ gpu-check:
 	PYTHONPATH=$(CURDIR) $(GPU_PY) -m cdk_triton.cli gpu-check $(GPU_CHECK_ARGS)
 
 clean:
-	rm -rf build/out cdk.out cdk.out.pipeline cdk.out.promotion .cdk-triton .venv-compat
+	rm -rf site build/out cdk.out cdk.out.pipeline cdk.out.promotion .cdk-triton .venv-compat

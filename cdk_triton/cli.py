@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "cdk_triton.capacity.commands",
     "cdk_triton.demo.commands",
     "cdk_triton.registry.commands",
+    "cdk_triton.scaffold.commands",
 )
 
 #: subcommands parsed with their own module alone: `cdk-triton build` never imports the other layers

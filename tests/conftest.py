@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.capabilities import has_cuda, has_tensorrt, skip_reasons
+from tests.release_artifacts import artifacts  # noqa: F401  (a session fixture: the sdist and wheel)
 
 pytest_plugins = ["tests.goldens_hook"]
 

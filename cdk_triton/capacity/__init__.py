@@ -5,3 +5,29 @@ model: models resident per instance, instances to keep every model warm or to re
 the cost of a miss (a local cold load, a CPU proxy), the cost per hour, and per model a recommendation:
 an inference component (hot) or the MME (the long tail). See README.md in this folder.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cdk_triton.capacity.estimate import CapacityReport, Options, build_report
+    from cdk_triton.capacity.recommend import Advice
+
+#: public name -> the module defining it (imported on first use: the package stays light)
+_LAZY = {
+    "CapacityReport": "cdk_triton.capacity.estimate",
+    "Options": "cdk_triton.capacity.estimate",
+    "build_report": "cdk_triton.capacity.estimate",
+    "Advice": "cdk_triton.capacity.recommend",
+}
+
+__all__ = ["Advice", "CapacityReport", "Options", "build_report"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -81,6 +81,8 @@ class CurvePoint:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class CapacityReport:
+    """One endpoint's capacity: models resident per instance, instances to keep them warm, cost, advice per model."""
+
     endpoint: str
     mode: str
     instance_type: str

@@ -40,6 +40,8 @@ LARGE_FRACTION = 0.5
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Advice:
+    """Where one model should be served: an inference component (with its copies), the MME, or neither, and why."""
+
     placement: str  # COMPONENT, MME or NEITHER
     copies: int | None  # components only
     why: str

@@ -8,3 +8,28 @@ budget, repeats, progress), ``variants`` (what is compared), ``objective`` (the 
 Importing this package is light; the build stage, the local endpoint, matplotlib and ruamel.yaml
 load only when a tuning run needs them.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cdk_triton.tune.request import TuneRequest
+    from cdk_triton.tune.run import TuneOutcome, run_tune
+
+#: public name -> the module defining it (imported on first use: the package stays light)
+_LAZY = {
+    "TuneRequest": "cdk_triton.tune.request",
+    "TuneOutcome": "cdk_triton.tune.run",
+    "run_tune": "cdk_triton.tune.run",
+}
+
+__all__ = ["TuneOutcome", "TuneRequest", "run_tune"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

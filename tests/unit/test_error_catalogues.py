@@ -23,6 +23,7 @@ from cdk_triton.constructs import errors as construct_errors
 from cdk_triton.local import errors as local_errors
 from cdk_triton.pipeline import errors as pipeline_errors
 from cdk_triton.registry import errors as registry_errors
+from cdk_triton.scaffold import errors as scaffold_errors
 from cdk_triton.tune import errors as tune_errors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,6 +39,7 @@ OWNED: dict[str, Mapping[str, str]] = {
     "tune": tune_errors.ALL_CODES,
     "registry": registry_errors.ALL_CODES,
     "capacity": capacity_errors.ALL_CODES,
+    "scaffold": scaffold_errors.ALL_CODES,
 }
 #: package -> the config codes it raises or re-raises.
 SURFACED: dict[str, Mapping[str, str]] = {
@@ -49,6 +51,7 @@ SURFACED: dict[str, Mapping[str, str]] = {
     "tune": tune_errors.SURFACED,
     "registry": registry_errors.SURFACED,
     "capacity": capacity_errors.SURFACED,
+    "scaffold": scaffold_errors.SURFACED,
 }
 
 #: Calls whose n-th positional argument is an error code.
@@ -210,6 +213,10 @@ TABLES: dict[str, tuple[str, Callable[[], str]]] = {
     "cdk_triton/local/README.md": ("local", _local),
     "cdk_triton/pipeline/README.md": ("pipeline", _pipeline),
     "cdk_triton/registry/README.md": ("registry", _registry),
+    "cdk_triton/scaffold/README.md": (
+        "scaffold",
+        lambda: config_errors.code_table(scaffold_errors.ALL_CODES),
+    ),
 }
 
 

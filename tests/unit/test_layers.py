@@ -53,6 +53,7 @@ def _fake_package(root: Path, files: dict[str, str]) -> None:
         "tune/__init__.py": "import cdk_triton.local\n",
         "registry/__init__.py": "import cdk_triton.config\n",
         "capacity/__init__.py": "import cdk_triton.config\n",
+        "scaffold/__init__.py": "import cdk_triton.config\n",
     }
     layout.update(files)
     for rel, body in layout.items():

@@ -17,8 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import subprocess
 import sys
 import tarfile
 import tomllib
@@ -35,6 +33,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 import cdk_triton
+from tests.release_artifacts import run as _run
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -193,73 +192,7 @@ def test_one_source_of_the_version_and_a_changelog_that_names_it() -> None:
 # ---------------------------------------------------------------------------------------------- artifacts
 
 
-def _tracked() -> list[str]:
-    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True)
-    return [p for p in out.stdout.split("\0") if p]
-
-
-def _run(cmd: list[str], cwd: Path, env: dict[str, str] | None = None) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
-    assert proc.returncode == 0, f"{cmd}\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout
-
-
-@pytest.fixture(scope="module")
-def artifacts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """An sdist from a copy of the tracked tree, then a wheel built from the unpacked sdist (as
-    ``python -m build`` does), without build isolation (the running environment has setuptools)."""
-    if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.skip("needs a git checkout")
-    tmp = tmp_path_factory.mktemp("release")
-    tracked = _tracked()
-    src = tmp / "src"
-    for rel in tracked:
-        if rel.startswith("node_modules/") or not (ROOT / rel).exists():
-            continue
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        if (ROOT / rel).is_symlink():
-            os.symlink(os.readlink(ROOT / rel), src / rel)
-        else:
-            shutil.copy2(ROOT / rel, src / rel)
-    dist = tmp / "dist"
-    build = "from setuptools import build_meta as b; import sys; print(b.build_sdist(sys.argv[1]))"
-    sdist = dist / _run([sys.executable, "-c", build, str(dist)], src).strip().splitlines()[-1]
-    with tarfile.open(sdist) as tar:
-        tar.extractall(tmp / "unpacked", filter="data")
-    (unpacked,) = (tmp / "unpacked").iterdir()
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(dist),
-            ".",
-        ],
-        unpacked,
-    )
-    # and from the checkout copy, as `pip wheel .` in a clone does (the build/ folder's promise)
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(tmp),
-            ".",
-        ],
-        src,
-    )
-    (wheel,) = dist.glob("cdk_triton-*.whl")
-    return {"src": src, "tracked": tracked, "sdist": sdist, "wheel": wheel, "tmp": tmp}
+# the `artifacts` fixture (session-scoped, shared with tests/release): tests/release_artifacts.py
 
 
 @pytest.mark.release
@@ -282,6 +215,11 @@ RUNTIME_DATA = [
     "cdk_triton/pipeline/data/cdk-triton-deploy-policy.json",
     "cdk_triton/local/backends/onnxruntime/model.py",
     "cdk_triton/local/backends/pytorch/model.py",
+    # cdk-triton init's project files
+    *(
+        f"cdk_triton/scaffold/templates/{t}"
+        for t in ("Makefile.tmpl", "models.single.yaml.tmpl", "gitignore.tmpl")
+    ),
 ]
 
 

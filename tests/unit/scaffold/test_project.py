@@ -1,0 +1,106 @@
+"""``cdk-triton init``: what it writes, what it refuses (before writing), and the pins it carries.
+
+The project's whole path (build, synth with cdk-nag, serve + invoke, its tests) from the wheel alone is
+tests/release/test_consumer_smoke.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cdk_triton.cli import main
+from cdk_triton.config import advisories, tables
+from cdk_triton.errors import TritonValidationError
+from cdk_triton.scaffold import MODES, init_project
+from cdk_triton.scaffold import project as scaffold
+
+ROOT = Path(__file__).resolve().parents[3]
+EXPECTED = {
+    ".gitignore",
+    "Makefile",
+    "README.md",
+    "app.py",
+    "cdk.json",
+    "package.json",
+    "build/models.py",
+    "build/models.yaml",
+    "tests/test_app.py",
+}
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_writes_a_project_whose_files_parse(tmp_path: Path, mode: str) -> None:
+    result = init_project(tmp_path / "app", mode=mode)
+    assert set(result.files) == EXPECTED
+    assert {
+        p.relative_to(result.directory).as_posix() for p in result.directory.rglob("*") if p.is_file()
+    } == EXPECTED
+    for py in ("app.py", "build/models.py", "tests/test_app.py"):
+        ast.parse((result.directory / py).read_text())
+    json.loads((result.directory / "cdk.json").read_text())
+    declared = yaml.safe_load((result.directory / "build" / "models.yaml").read_text())
+    assert declared["triton_version"] == tables.DEFAULT_TRITON_VERSION
+    (endpoint,) = declared["endpoints"]
+    assert endpoint["name"] == MODES[mode][1]
+    assert endpoint["mode"] == {"single": "SingleModel", "multi": "MultiModel"}[mode]
+    assert "{{" not in "".join((result.directory / f).read_text() for f in EXPECTED)
+    assert "/build/out/" in (result.directory / ".gitignore").read_text().splitlines()
+
+
+def test_the_declaration_acknowledges_every_critical_advisory_of_its_release(tmp_path: Path) -> None:
+    declared = yaml.safe_load((init_project(tmp_path).directory / "build" / "models.yaml").read_text())
+    acks = declared["acknowledged_advisories"]
+    assert acks and len(set(acks.values())) == 1 and all(len(r) > 40 for r in acks.values())
+    assert advisories.check_acknowledgments(acks) == []
+    assert advisories.check_release(declared["triton_version"], acknowledged=acks).errors == []
+    assert advisories.check_release(declared["triton_version"], acknowledged={}).errors  # the rule bites
+
+
+def test_pins_the_cdk_cli_and_tools_this_repository_pins(tmp_path: Path) -> None:
+    repo_cli = json.loads((ROOT / "package.json").read_text())["devDependencies"]["aws-cdk"]
+    written = json.loads((init_project(tmp_path).directory / "package.json").read_text())
+    assert written["devDependencies"]["aws-cdk"] == repo_cli == scaffold.CDK_CLI_VERSION
+    pins = dict(
+        line.split("==") for line in (ROOT / "requirements.txt").read_text().splitlines() if "==" in line
+    )
+    assert (pins["cdk-nag"], pins["pytest"]) == (scaffold.CDK_NAG_VERSION, scaffold.PYTEST_VERSION)
+    makefile = (tmp_path / "Makefile").read_text()
+    assert "CDK_TRITON ?= cdk-triton[build,local]==" in makefile and "\ndemo: synth serve\n" in makefile
+
+
+def test_fails_on_a_non_empty_directory_and_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(TritonValidationError, match=r"notes\.txt.*--force.*\[ScaffoldDirectoryNotEmpty\]"):
+        init_project(tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_force_writes_the_scaffold_and_keeps_other_files(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    (tmp_path / "app.py").write_text("old")
+    init_project(tmp_path, force=True)
+    assert (tmp_path / "notes.txt").read_text() == "mine" and "TritonEndpoint" in (
+        tmp_path / "app.py"
+    ).read_text()
+
+
+def test_fails_on_a_file_and_an_unknown_mode_together(tmp_path: Path) -> None:
+    (tmp_path / "f").write_text("")
+    with pytest.raises(TritonValidationError) as err:
+        init_project(tmp_path / "f", mode="serverless")
+    assert "[UnknownScaffoldMode]" in str(err.value) and "[ScaffoldTargetNotADirectory]" in str(err.value)
+
+
+def test_the_command_names_what_it_wrote_and_exits_2_on_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["init", str(tmp_path / "p"), "--mode", "multi"]) == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in EXPECTED) and "make demo" in out
+    assert main(["init", str(tmp_path / "p")]) == 2
+    assert "[ScaffoldDirectoryNotEmpty]" in capsys.readouterr().err
