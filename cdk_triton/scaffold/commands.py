@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from cdk_triton.scaffold.project import DEFAULT_MODE, MODES, init_project
+from cdk_triton.config import modes
+from cdk_triton.scaffold.project import DEFAULT_MODE, init_project
 
 
 def register(subparsers: Any) -> None:
@@ -19,10 +20,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--mode",
-        choices=sorted(MODES),
         default=DEFAULT_MODE,
-        help=f"single: one ONNX model behind a single-model endpoint; multi: ONNX and TorchScript behind a "
-        f"multi-model endpoint (default: {DEFAULT_MODE})",
+        help="the hosting mode, a word of the mode registry: single (SingleModel): one ONNX model behind a "
+        "single-model endpoint; multi (MultiModel): ONNX and TorchScript behind a multi-model endpoint "
+        f"(default: {DEFAULT_MODE})",
     )
     p.add_argument(
         "--force", action="store_true", help="write into a non-empty directory, replacing same-named files"
@@ -32,7 +33,7 @@ def register(subparsers: Any) -> None:
 
 def cmd_init(args: argparse.Namespace) -> int:
     result = init_project(args.directory, mode=args.mode, force=args.force)
-    print(f"wrote a {result.mode}-model cdk-triton project in {result.directory}:")
+    print(f"wrote a {modes.get(result.mode).label} cdk-triton project in {result.directory}:")
     for name in result.files:
         print(f"  {name}")
     print(f"next: cd {result.directory} && make demo")

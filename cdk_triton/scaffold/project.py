@@ -15,13 +15,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import cdk_triton
-from cdk_triton.config import advisories, tables
+from cdk_triton.config import advisories, modes, tables
 from cdk_triton.errors import TritonValidationError, raise_all
 
-#: The modes ``--mode`` offers: mode -> (models.yaml template, endpoint key, invoke arguments).
-MODES: dict[str, tuple[str, str, str]] = {
-    "single": ("models.single.yaml.tmpl", "classifier", ""),
-    "multi": ("models.multi.yaml.tmpl", "multi", " --target-model classifier"),
+#: The hosting modes ``--mode`` offers, by the row's name (``config.modes``; the CLI takes any word the
+#: registry resolves: ``single``, ``SingleModel``, ``multi``, ...) -> (models.yaml template, endpoint key,
+#: invoke arguments).
+TEMPLATES: dict[str, tuple[str, str, str]] = {
+    modes.SINGLE_MODEL.name: ("models.single.yaml.tmpl", "classifier", ""),
+    modes.MULTI_MODEL.name: ("models.multi.yaml.tmpl", "multi", " --target-model classifier"),
 }
 DEFAULT_MODE = "single"
 #: The CDK CLI the project pins: the version this repository's package.json pins (a test checks it).
@@ -81,16 +83,23 @@ def _stack_class(project: str) -> str:
     return (name if name[0].isalpha() else f"App{name}") + "Stack"
 
 
+def scaffold_mode(word: str) -> modes.HostingMode | None:
+    """The hosting mode ``--mode`` names (any word the registry resolves), when the scaffold has a
+    template for it; None otherwise."""
+    row = modes.resolve(word)
+    return row if row is not None and row.name in TEMPLATES else None
+
+
 def _check(directory: Path, mode: str, force: bool) -> None:
     problems = []
-    if mode not in MODES:
+    if scaffold_mode(mode) is None:
         problems.append(
             TritonValidationError(
                 "UnknownScaffoldMode",
                 prop="mode",
                 value=mode,
-                problem="is not a scaffold mode",
-                allowed=", ".join(MODES),
+                problem="is not a hosting mode the scaffold has a template for",
+                allowed=", ".join(f"{name} ({modes.get(name).aliases[0]})" for name in TEMPLATES),
                 fix=f"pass --mode {DEFAULT_MODE} (one model, a single-model endpoint) or --mode multi",
                 path="cdk-triton init",
             )
@@ -135,7 +144,8 @@ def init_project(directory: str | Path, *, mode: str = DEFAULT_MODE, force: bool
 
     Args:
         directory: where to write; created if missing. It must be empty unless ``force``.
-        mode: ``single`` (one ONNX model, a single-model endpoint) or ``multi`` (the model as ONNX and
+        mode: the hosting mode, any word ``config.modes`` resolves: ``single`` / ``SingleModel`` (one
+            ONNX model, a single-model endpoint) or ``multi`` / ``MultiModel`` (the model as ONNX and
             TorchScript behind a multi-model endpoint). Default: ``single``.
         force: write the scaffold's files into a non-empty directory, replacing files of the same names
             and keeping the others. Default: refuse a non-empty directory.
@@ -149,12 +159,14 @@ def init_project(directory: str | Path, *, mode: str = DEFAULT_MODE, force: bool
     """
     directory = Path(directory)
     _check(directory, mode, force)
-    yaml_template, endpoint, invoke_args = MODES[mode]
+    row = scaffold_mode(mode)
+    assert row is not None  # _check refused anything else
+    yaml_template, endpoint, invoke_args = TEMPLATES[row.name]
     project = _project_name(directory)
     version = tables.DEFAULT_TRITON_VERSION
     values = {
         "project": project,
-        "mode": mode,
+        "mode": row.name,
         "version": cdk_triton.__version__,
         "triton_version": version,
         "acknowledged_advisories": acknowledgments_yaml(version),
@@ -174,4 +186,4 @@ def init_project(directory: str | Path, *, mode: str = DEFAULT_MODE, force: bool
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(rendered[target])
         written.append(target)
-    return ScaffoldResult(directory=directory, files=tuple(written), mode=mode)
+    return ScaffoldResult(directory=directory, files=tuple(written), mode=row.name)

@@ -16,7 +16,7 @@ import yaml
 from cdk_triton.cli import main
 from cdk_triton.config import advisories, tables
 from cdk_triton.errors import TritonValidationError
-from cdk_triton.scaffold import MODES, init_project
+from cdk_triton.scaffold import TEMPLATES, init_project, scaffold_mode
 from cdk_triton.scaffold import project as scaffold
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -33,7 +33,7 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("mode", ["single", "multi", "SingleModel", "MultiModel"])
 def test_writes_a_project_whose_files_parse(tmp_path: Path, mode: str) -> None:
     result = init_project(tmp_path / "app", mode=mode)
     assert set(result.files) == EXPECTED
@@ -46,8 +46,10 @@ def test_writes_a_project_whose_files_parse(tmp_path: Path, mode: str) -> None:
     declared = yaml.safe_load((result.directory / "build" / "models.yaml").read_text())
     assert declared["triton_version"] == tables.DEFAULT_TRITON_VERSION
     (endpoint,) = declared["endpoints"]
-    assert endpoint["name"] == MODES[mode][1]
-    assert endpoint["mode"] == {"single": "SingleModel", "multi": "MultiModel"}[mode]
+    row = scaffold_mode(mode)
+    assert row is not None and result.mode == row.name
+    assert endpoint["name"] == TEMPLATES[row.name][1]
+    assert endpoint["mode"] == row.name
     assert "{{" not in "".join((result.directory / f).read_text() for f in EXPECTED)
     assert "/build/out/" in (result.directory / ".gitignore").read_text().splitlines()
 
@@ -94,6 +96,9 @@ def test_fails_on_a_file_and_an_unknown_mode_together(tmp_path: Path) -> None:
     with pytest.raises(TritonValidationError) as err:
         init_project(tmp_path / "f", mode="serverless")
     assert "[UnknownScaffoldMode]" in str(err.value) and "[ScaffoldTargetNotADirectory]" in str(err.value)
+    with pytest.raises(TritonValidationError, match=r"InferenceComponents.*UnknownScaffoldMode"):
+        init_project(tmp_path / "ic", mode="InferenceComponents")  # a mode, but no template for it
+    assert not (tmp_path / "ic").exists()
 
 
 def test_the_command_names_what_it_wrote_and_exits_2_on_bad_input(
