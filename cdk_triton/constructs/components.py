@@ -25,6 +25,7 @@ from constructs import Construct
 from cdk_triton.config import components as component_rules
 from cdk_triton.config import layout, modes, tables
 from cdk_triton.constructs import _nag
+from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.checks import components as checks
@@ -301,6 +302,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
 
     def _check_deployment(self, d: DeploymentGuardrails, plans: list[_Plan]) -> list[TritonValidationError]:
         """Components roll out by copies: a rolling policy only, its batch within SageMaker's shares."""
+        refused = mode_constructs.behaviour(self.hosting_mode).guardrails_problems(d)
+        if refused:
+            return refused
         if d.traffic_routing is not None:
             return [
                 catalogued(

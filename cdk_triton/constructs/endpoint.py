@@ -22,6 +22,7 @@ from constructs import Construct
 from cdk_triton.config import modes, tables
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
+from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import is_token, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.checks import limits as limit_checks
@@ -34,7 +35,6 @@ from cdk_triton.constructs.checks.instance import check_instance, has_local_stor
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.checks.variant import check_variant
 from cdk_triton.constructs.checks.verification import check_verification_sample
-from cdk_triton.constructs.checks.working_set import check_working_set
 from cdk_triton.constructs.deployment import (
     DEFAULT_WAIT_INTERVAL,
     DataCapture,
@@ -194,6 +194,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         )
         art = self.model.artifacts
         model_errs = self._check_against_models(instance_type, instance_count, variant_props)
+        model_errs += mode_constructs.behaviour(art.hosting_mode).guardrails_problems(deployment)
         self._variant = self._build_variant(
             inference_ami_version if inference_ami_version is not None else art.inference_ami_version,
             volume_size,
@@ -358,14 +359,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         found += model_checks.check_sequence_batching_instances(
             art.built_models, instance_count, prop="instance_count"
         )
-        if art.hosting_mode.loads_on_demand:
-            warnings += check_working_set(
-                instance_type,
-                instance_count,
-                art.target_model_entries,
-                art.built_models,
-                readings=art.gpu_readings,
-            )
+        warnings += mode_constructs.behaviour(art.hosting_mode).instance_warnings(
+            instance_type, instance_count, art
+        )
         for warning_id, message in warnings + placement_warnings:
             cdk.Annotations.of(self).add_warning_v2(warning_id, message)
         return found
@@ -571,7 +567,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         """
         art = self.model.artifacts
         selection = None
-        if checks is None and art.hosting_mode.loads_on_demand:
+        if checks is None and mode_constructs.behaviour(art.hosting_mode).samples_verification():
             checks = recorded_checks(self, self.model.artifacts_source)
             selection = self._verification_selection(checks, sample or VerificationSample())
         return TritonVerification(

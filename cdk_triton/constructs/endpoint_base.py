@@ -25,6 +25,7 @@ from constructs import Construct, Node
 from cdk_triton._deprecation import deprecated_property
 from cdk_triton.config import layout, modes, tables
 from cdk_triton.constructs import metrics as m
+from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.checks.imported import check_imported
 from cdk_triton.constructs.checks.names import check_names
@@ -370,19 +371,19 @@ class TritonEndpointBase(Construct):
         )
 
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
-        """Define the scalable target of the variant; add policies on the returned TritonScaling."""
+        """Define the scalable target of the variant (the mode's, ``constructs.modes``); add policies on the
+        returned TritonScaling. Refused where the mode's row refuses it (inference components)."""
+        mode = mode_constructs.of_endpoint(self.hosting_mode, self.component_names)
+        mode.check_auto_scale(self.node.path, min_capacity=min_capacity, max_capacity=max_capacity)
         variant = require(self, "variant_name", "auto_scale")
-        self.scaling = TritonScaling(
-            self,
-            "Scaling",
+        target = mode_constructs.ScalingTarget(
             endpoint_name=self._scaling_endpoint_name(),
             variant_name=variant,
             instance_type=self.instance_type,
             gpu_count=self.gpu_count,
             instance_count=self.instance_count,
-            min_capacity=min_capacity,
-            max_capacity=max_capacity,
         )
+        self.scaling = mode.auto_scale(self, target, min_capacity=min_capacity, max_capacity=max_capacity)
         return self.scaling
 
 
@@ -493,21 +494,6 @@ class ImportedTritonEndpoint(TritonEndpointBase):
             resource="inference-component",
             resource_name=real if is_token(real) else real.lower(),
         )
-
-    def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
-        """The variant's scalable target; refused where the mode's row refuses it (inference components)."""
-        row = self.hosting_mode
-        if row is None and self.component_names:  # components imported without a mode
-            row = modes.only(components=True)
-        refusal = None if row is None else row.auto_scale
-        if refusal is not None:
-            raise refusal.error(
-                prop="auto_scale",
-                value=(min_capacity, max_capacity),
-                allowed="copy scaling per component (ComponentScaling on inference-component/<name>)",
-                fix="define ComponentScaling(component_name=..., min_copies=..., max_copies=...) instead",
-            ).at(self.node.path)
-        return super().auto_scale(min_capacity=min_capacity, max_capacity=max_capacity)
 
 
 def _check_component_names(

@@ -20,6 +20,7 @@ from constructs import Construct
 
 from cdk_triton.config import modes
 from cdk_triton.constructs import metrics as m
+from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import StackInfo, is_token, pseudo, seconds, stack_info
 from cdk_triton.constructs.checks.monitoring import check_dashboard_name, check_evaluation, check_period
 from cdk_triton.constructs.endpoint_base import ITritonEndpoint, require
@@ -94,7 +95,8 @@ class TritonDashboard(Construct):
         # node.default_child is self.dashboard: CDK finds the child with id "Resource" by itself.
 
     # ------------------------------------------------------------------ widgets
-    def _graph(self, title: str, metrics: list[list[Any]], **extra: Any) -> dict[str, Any]:
+    def graph(self, title: str, metrics: list[list[Any]], **extra: Any) -> dict[str, Any]:
+        """One time-series widget of this dashboard's region and period (the modes' graphs use it)."""
         props: dict[str, Any] = {
             "view": "timeSeries",
             "title": title,
@@ -110,7 +112,6 @@ class TritonDashboard(Construct):
         variant = require(ep, "variant_name", "a dashboard")
         dims = ["EndpointName", ep.endpoint_name, "VariantName", variant]
         row = ep.hosting_mode
-        components: dict[str, Any] = dict(ep.components)  # defined components (with their models)
         names: dict[str, str] = dict(ep.component_names)  # defined or imported
         mode = "mode unknown" if row is None else row.label
         if names:
@@ -128,7 +129,7 @@ class TritonDashboard(Construct):
         graphs = self._invocation_graphs(dims)
         if ep.gpu_count:
             graphs.append(
-                self._graph(
+                self.graph(
                     f"GPU utilization (%, 0-{100 * ep.gpu_count})",
                     [
                         m.widget_metric(m.GPU_UTILIZATION, dims),
@@ -137,15 +138,7 @@ class TritonDashboard(Construct):
                 )
             )
         graphs.append(self._instances_graph(ep, dims))
-        if row is not None and row.loads_on_demand:
-            graphs += self._mme_graphs(dims)
-        if ep.metrics_namespace:
-            graphs += self._triton_graphs(ep.metrics_namespace)
-        if names:
-            graphs += self._component_graphs(list(names.values()))
-            for c in components.values():  # Triton's own metrics: one namespace per component's model
-                if c.model.metrics_namespace:
-                    graphs += self._triton_graphs(c.model.metrics_namespace)
+        graphs += mode_constructs.of_endpoint(row, names).dashboard_graphs(self, ep, dims)
         rows: list[list[dict[str, Any]]] = [[header]]
         for i in range(0, len(graphs), 3):
             rows.append(graphs[i : i + 3])
@@ -153,13 +146,13 @@ class TritonDashboard(Construct):
 
     def _invocation_graphs(self, dims: list[str]) -> list[dict[str, Any]]:
         def latency(spec: m.MetricDef) -> dict[str, Any]:
-            return self._graph(
+            return self.graph(
                 f"{spec.name} (us)",
                 [m.widget_metric(spec, dims, s, label=f"{spec.name} {s}") for s in _PERCENTILES],
             )
 
         return [
-            self._graph(
+            self.graph(
                 "Invocations and errors",
                 [
                     m.widget_metric(spec, dims)
@@ -168,7 +161,7 @@ class TritonDashboard(Construct):
             ),
             latency(m.MODEL_LATENCY),
             latency(m.OVERHEAD_LATENCY),
-            self._graph(
+            self.graph(
                 "CPU / memory / disk utilization (%)",
                 [
                     m.widget_metric(spec, dims)
@@ -187,7 +180,7 @@ class TritonDashboard(Construct):
                 {"value": scaling.min_capacity, "label": "min capacity"},
                 {"value": scaling.max_capacity, "label": "max capacity"},
             ]
-        return self._graph(
+        return self.graph(
             "Instances: serving vs desired range",
             [
                 [
@@ -203,46 +196,7 @@ class TritonDashboard(Construct):
             annotations={"horizontal": annotations},
         )
 
-    def _component_graphs(self, names: list[str]) -> list[dict[str, Any]]:
-        """Per component (dimension InferenceComponentName): invocations and no-capacity failures, p99 model
-        latency, and the utilization normalized to what each copy reserved."""
-
-        def each(spec: m.MetricDef, stat: str | None = None, **opts: Any) -> list[list[Any]]:
-            return [
-                m.widget_metric(spec, ["InferenceComponentName", n], stat, label=n, **opts) for n in names
-            ]
-
-        return [
-            self._graph(
-                "Components: invocations / no-capacity failures",
-                each(m.INVOCATIONS) + each(m.NO_CAPACITY_INVOCATION_FAILURES, yAxis="right"),
-            ),
-            self._graph("Components: ModelLatency p99 (us)", each(m.MODEL_LATENCY, "p99")),
-            self._graph(
-                "Components: GPU / CPU utilization (% of the reservation)",
-                each(m.COMPONENT_GPU_UTILIZATION) + each(m.COMPONENT_CPU_UTILIZATION, yAxis="right"),
-            ),
-        ]
-
-    def _mme_graphs(self, dims: list[str]) -> list[dict[str, Any]]:
-        return [
-            self._graph(
-                "MME: loaded models and cache hits",
-                [
-                    m.widget_metric(m.LOADED_MODEL_COUNT, dims),
-                    m.widget_metric(m.MODEL_CACHE_HIT, dims, yAxis="right"),
-                ],
-            ),
-            self._graph(
-                "MME: loading wait / download / unload (us)",
-                [
-                    m.widget_metric(spec, dims)
-                    for spec in (m.MODEL_LOADING_WAIT_TIME, m.MODEL_DOWNLOADING_TIME, m.MODEL_UNLOADING_TIME)
-                ],
-            ),
-        ]
-
-    def _triton_graphs(self, ns: str) -> list[dict[str, Any]]:
+    def triton_graphs(self, ns: str) -> list[dict[str, Any]]:
         """Triton's own metrics, by SEARCH over the published namespace."""
         p = self.period
 
@@ -254,21 +208,21 @@ class TritonDashboard(Construct):
             f"SUM({m.search(ns, m.TRITON_EXEC_COUNT, 'Sum', p)})"
         )
         return [
-            self._graph(
+            self.graph(
                 "Triton: request success / failure",
                 [
                     expr(m.TRITON_REQUEST_SUCCESS, "success", "ok"),
                     expr(m.TRITON_REQUEST_FAILURE, "failure", "fail"),
                 ],
             ),
-            self._graph(
+            self.graph(
                 "Triton: queue and compute time (us)",
                 [
                     expr(m.TRITON_QUEUE_DURATION, "queue", "queue"),
                     expr(m.TRITON_COMPUTE_INFER_DURATION, "compute", "compute"),
                 ],
             ),
-            self._graph(
+            self.graph(
                 "Triton: batch / exec ratio",
                 [[{"expression": ratio, "label": "inferences per execution", "id": "ratio"}]],
             ),
@@ -394,14 +348,20 @@ class TritonAlarms(Construct):
         self._define_alarms(endpoint, period_s, error_rate_percent, latency_ms, gpu_memory_percent)
         self.cache_hit_alarm: cloudwatch.CfnAlarm | None = None
         self.loading_wait_alarm: cloudwatch.CfnAlarm | None = None
-        if mme_loading_alarms and endpoint.hosting_mode is not None and endpoint.hosting_mode.loads_on_demand:
-            self._define_loading_alarms(endpoint, period_s, cache_hit_ratio, wait_ms)
         self.component_alarms: dict[str, list[cloudwatch.CfnAlarm]] = {}
-        if component_alarms:
-            thresholds = (error_rate_percent, latency_ms)
-            self._define_component_alarms(
-                endpoint, period_s, thresholds, no_capacity_alarms, component_rollback
-            )
+        options = mode_constructs.AlarmOptions(
+            period_s=period_s,
+            error_rate_percent=error_rate_percent,
+            latency_ms=latency_ms,
+            cache_hit_ratio=cache_hit_ratio,
+            wait_ms=wait_ms,
+            mme_loading_alarms=mme_loading_alarms,
+            component_alarms=component_alarms,
+            no_capacity_alarms=no_capacity_alarms,
+            component_rollback=component_rollback,
+        )
+        mode = mode_constructs.of_endpoint(endpoint.hosting_mode, endpoint.component_names)
+        mode.define_alarms(self, endpoint, options)
 
     def _define_alarms(
         self,
@@ -412,13 +372,13 @@ class TritonAlarms(Construct):
         gpu_memory_percent: float,
     ) -> None:
         """The 5XX error rate (metric math), p99 ModelLatency and per-GPU memory alarms."""
-        self.error_rate_alarm = self._alarm(
+        self.error_rate_alarm = self.alarm(
             "ErrorRate",
             f"5XX errors above {error_rate_percent} % of invocations on {endpoint.endpoint_name}",
             error_rate_percent,
-            metrics=_rate_metrics(self._dims, period_s),
+            metrics=mode_constructs.rate_metrics(self._dims, period_s),
         )
-        self.latency_alarm = self._alarm(
+        self.latency_alarm = self.alarm(
             "ModelLatencyP99",
             f"p99 ModelLatency above {latency_ms} ms on {endpoint.endpoint_name}",
             latency_ms * 1000,
@@ -435,7 +395,7 @@ class TritonAlarms(Construct):
                 "no GPU-memory alarm is defined",
             )
         if endpoint.gpu_count:
-            self.gpu_memory_alarm = self._alarm(
+            self.gpu_memory_alarm = self.alarm(
                 "GpuMemory",
                 f"GPU memory above {gpu_memory_percent} % per GPU on {endpoint.endpoint_name} "
                 f"({endpoint.gpu_count} GPU)",
@@ -445,90 +405,6 @@ class TritonAlarms(Construct):
                 period=period_s,
                 dimensions=self._dims,
             )
-
-    def _define_component_alarms(
-        self,
-        endpoint: ITritonEndpoint,
-        period_s: int,
-        thresholds: tuple[float, float],
-        no_capacity: bool,
-        rollback: bool,
-    ) -> None:
-        """Per component (logical name -> its alarms in ``component_alarms``): error rate, p99 latency,
-        no capacity; the error-rate alarm added to the component's rollback alarms."""
-        names: dict[str, str] = dict(endpoint.component_names)
-        defined: dict[str, Any] = dict(endpoint.components)
-        rate, latency_ms = thresholds
-        here = stack_info(self).node.path
-        holder = Construct(self, "Components") if names else self
-        for logical, real in sorted(names.items()):
-            scope = Construct(holder, logical)
-            dims = [{"name": "InferenceComponentName", "value": real}]
-            alarms = [
-                self._alarm(
-                    "ErrorRate",
-                    f"5XX errors above {rate} % of invocations of component {real}",
-                    rate,
-                    scope=scope,
-                    metrics=_rate_metrics(dims, period_s),
-                ),
-                self._alarm(
-                    "ModelLatencyP99",
-                    f"p99 ModelLatency above {latency_ms} ms on component {real}",
-                    latency_ms * 1000,
-                    scope=scope,
-                    **m.alarm_metric(m.MODEL_LATENCY),
-                    extended_statistic=m.MODEL_LATENCY.statistic,
-                    period=period_s,
-                    dimensions=dims,
-                ),
-            ]
-            component = defined.get(logical)
-            scaling = getattr(component, "scaling", None)
-            if (
-                no_capacity
-                and component is not None
-                and getattr(scaling, "scale_from_zero_alarm", None) is None
-            ):
-                alarms.append(
-                    self._alarm(
-                        "NoCapacity",
-                        f"requests to component {real} found no copy to take them (NoCapacityInvocationFailures)",
-                        0,
-                        scope=scope,
-                        **m.alarm_metric(m.NO_CAPACITY_INVOCATION_FAILURES),
-                        statistic=m.NO_CAPACITY_INVOCATION_FAILURES.statistic,
-                        period=period_s,
-                        dimensions=dims,
-                    )
-                )
-            if rollback and component is not None and stack_info(component).node.path == here:
-                component.add_rollback_alarm(alarms[0].ref)
-            self.component_alarms[logical] = alarms
-
-    def _define_loading_alarms(
-        self, endpoint: ITritonEndpoint, period_s: int, cache_hit_ratio: float, wait_ms: float
-    ) -> None:
-        """The MME's loading alarms: few cache hits (misses load models), long waits for a model's load."""
-        self.cache_hit_alarm = self._alarm(
-            "CacheHitRatio",
-            f"cache-hit ratio (ModelCacheHit Average) below {cache_hit_ratio} on {endpoint.endpoint_name}",
-            cache_hit_ratio,
-            comparison="LessThanThreshold",
-            **m.alarm_metric(m.MODEL_CACHE_HIT),
-            statistic="Average",
-            period=period_s,
-            dimensions=self._dims,
-        )
-        self.loading_wait_alarm = self._alarm(
-            "LoadingWait",
-            f"mean ModelLoadingWaitTime above {wait_ms:g} ms on {endpoint.endpoint_name}",
-            wait_ms * 1000,
-            **m.alarm_metric(m.MODEL_LOADING_WAIT_TIME),
-            statistic=m.MODEL_LOADING_WAIT_TIME.statistic,
-            period=period_s,
-            dimensions=self._dims,
-        )
 
     @property
     def topic(self) -> sns.ITopic | None:
@@ -604,7 +480,12 @@ class TritonAlarms(Construct):
         """The alarm names (e.g. for ``DeploymentGuardrails`` rollback alarms of another endpoint)."""
         return [a.ref for a in self.alarms]
 
-    def _alarm(
+    @property
+    def dims(self) -> list[dict[str, str]]:
+        """The endpoint variant's dimensions (EndpointName, VariantName) as the alarms write them."""
+        return self._dims
+
+    def alarm(
         self,
         cid: str,
         description: str,
@@ -614,6 +495,8 @@ class TritonAlarms(Construct):
         scope: Construct | None = None,
         **props: Any,
     ) -> cloudwatch.CfnAlarm:
+        """One more alarm with this construct's actions and evaluation periods (the modes' alarms,
+        ``constructs.modes``, are defined with it)."""
         alarm = cloudwatch.CfnAlarm(
             scope or self,
             cid,
@@ -628,29 +511,6 @@ class TritonAlarms(Construct):
         )
         self.alarms.append(alarm)
         return alarm
-
-
-def _rate_metrics(dims: list[dict[str, str]], period_s: int) -> list[dict[str, Any]]:
-    """The metric math of a 5XX error rate (%) over ``dims``."""
-
-    def stat(spec: m.MetricDef, qid: str) -> dict[str, Any]:
-        metric = {"namespace": spec.namespace, "metricName": spec.name, "dimensions": dims}
-        return {
-            "id": qid,
-            "returnData": False,
-            "metricStat": {"metric": metric, "period": period_s, "stat": spec.statistic},
-        }
-
-    return [
-        {
-            "id": "rate",
-            "expression": "IF(inv > 0, 100 * err / inv, 0)",
-            "label": "5XX error rate (%)",
-            "returnData": True,
-        },
-        stat(m.INVOCATION_5XX_ERRORS, "err"),
-        stat(m.INVOCATIONS, "inv"),
-    ]
 
 
 def _threshold_errors(

@@ -10,12 +10,24 @@ from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
-from cdk_triton.config import tables
+from cdk_triton.config import modes, tables
 from cdk_triton.constructs._kwargs import refuse_unknown
 from cdk_triton.constructs._tokens import is_token, known_duration, props, seconds
 from cdk_triton.constructs.errors import validation_error
 from cdk_triton.constructs.metrics import GPU_UTILIZATION, NO_CAPACITY_INVOCATION_FAILURES, dimension_list
 from cdk_triton.errors import TritonValidationError, raise_all
+
+
+def variant_dimension() -> str:
+    """The dimension a variant's instance count scales on: the ``scaling_dimension`` of the hosting modes
+    whose variant auto-scales (their rows agree; a row that scales otherwise refuses ``auto_scale``)."""
+    found = {m.scaling_dimension for m in modes.MODES.values() if m.auto_scale is None}
+    if len(found) != 1:
+        raise LookupError(
+            f"the modes that auto-scale their variant scale on {sorted(found)}, not one dimension"
+        )
+    return found.pop()
+
 
 #: Seed example of the service docs: scale in slowly, scale out fast.
 DEFAULT_SCALE_IN_COOLDOWN = known_duration(cdk.Duration.seconds(600), 600)
@@ -51,7 +63,8 @@ def _tracking(owner: str, options: TargetTrackingOptions) -> dict[str, Any]:
 
 
 class TritonScaling(Construct):
-    """Defines the scalable target (``sagemaker:variant:DesiredInstanceCount``) of an endpoint variant.
+    """Defines the scalable target (the mode's ``scaling_dimension``, ``sagemaker:variant:DesiredInstanceCount``)
+    of an endpoint variant.
 
     Created by ``TritonEndpoint.auto_scale(...)``; add target-tracking policies with
     ``scale_on_gpu_utilization`` and ``scale_on_invocations_per_instance``. Like aws-cdk's
@@ -70,6 +83,7 @@ class TritonScaling(Construct):
         instance_count: int | None = None,
         min_capacity: int = 1,
         max_capacity: int,
+        scalable_dimension: str | None = None,
     ) -> None:
         """Define the scalable target.
 
@@ -83,6 +97,8 @@ class TritonScaling(Construct):
                 Default: unknown, not checked.
             min_capacity: Default: 1.
             max_capacity: the most instances.
+            scalable_dimension: the endpoint's mode's ``scaling_dimension`` (``constructs.modes`` passes
+                it). Default: :func:`variant_dimension` (an endpoint imported without its mode).
         """
         super().__init__(scope, construct_id)
         self.endpoint_name = endpoint_name
@@ -128,7 +144,7 @@ class TritonScaling(Construct):
             self,
             "Target",
             service_namespace="sagemaker",
-            scalable_dimension="sagemaker:variant:DesiredInstanceCount",
+            scalable_dimension=scalable_dimension or variant_dimension(),
             resource_id=self.resource_id,
             min_capacity=min_capacity,
             max_capacity=max_capacity,
@@ -261,8 +277,9 @@ class TritonScaling(Construct):
 
 # ---------------------------------------------------------------------------- inference components
 
-#: The copy-count dimension of an inference component (Application Auto Scaling, botocore's enum).
-COPY_COUNT_DIMENSION = "sagemaker:inference-component:DesiredCopyCount"
+#: The copy-count dimension of an inference component (Application Auto Scaling, botocore's enum): the
+#: ``scaling_dimension`` of the mode whose endpoints hold components.
+COPY_COUNT_DIMENSION = modes.only(components=True).scaling_dimension
 #: The target a copy-scaled component tracks unless told: concurrent requests per copy (an assumption:
 #: a Triton copy with dynamic batching keeps a few requests in flight; load-test and pass your own).
 DEFAULT_CONCURRENT_REQUESTS_PER_COPY = 5.0

@@ -33,6 +33,7 @@ from constructs import Construct
 from cdk_triton.config import layout, modes
 from cdk_triton.config.manifest import Manifest, Sample
 from cdk_triton.constructs import _nag
+from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
 from cdk_triton.constructs.checks.verification import check_verification_spec
@@ -245,8 +246,7 @@ def handler_spec(
         "Checks": [c.to_property() for c in checks],
         "DeadlineSeconds": str(deadline_s),
     }
-    if modes.get(mode).routing == modes.ROUTE_TARGET_MODEL:
-        spec["TargetModelParameterPath"] = target_model_parameter_path
+    spec.update(mode_constructs.behaviour(modes.get(mode)).verification_spec(target_model_parameter_path))
     if components:
         spec["Components"] = dict(sorted(components.items()))
     if warm_up:
@@ -336,9 +336,9 @@ class TritonVerification(Construct):
         self._define_log_group(log_retention, log_encryption_key)
         self._define_role(
             endpoint_arn=endpoint_arn,
-            target_model_parameter_path=target_model_parameter_path
-            if modes.get(mode).routing == modes.ROUTE_TARGET_MODEL
-            else None,
+            target_model_parameter_path=mode_constructs.behaviour(
+                modes.get(mode)
+            ).verification_parameter_path(target_model_parameter_path),
             artifacts_key_arn=artifacts_key_arn,
             component_arns=component_arns,
         )
@@ -420,7 +420,8 @@ class TritonVerification(Construct):
                 fix="pass deadline=cdk.Duration.minutes(10) or less",
             )
         if (
-            modes.get(mode).routing == modes.ROUTE_TARGET_MODEL and not path
+            "TargetModelParameterPath" in mode_constructs.behaviour(modes.get(mode)).verification_spec(path)
+            and not path
         ):  # pragma: no cover - TritonEndpoint always publishes the map
             raise ValueError("a multi-model verification needs target_model_parameter_path")
 

@@ -10,7 +10,6 @@ INFERENCE_COMPONENTS = register(
         abbreviation="IC",
         label="inference components",
         aliases=("components", "inference_components", "inferencecomponents"),
-        declaration_fields=("components", "min_instances", "max_instances"),
         manifest_fields=(
             "models",
             "packaging",

@@ -10,7 +10,6 @@ MULTI_MODEL = register(
         abbreviation="MME",
         label="multi-model",
         aliases=("multi", "mme"),
-        declaration_fields=(),
         manifest_fields=("models", "packaging", "s3_prefix", "target_models"),
         per_model_archives=True,
         loads_on_demand=True,

@@ -1,7 +1,7 @@
 """The hosting-mode registry: one frozen row per way SageMaker hosts the models of one endpoint.
 
 A mode's row holds everything that differs between modes: the word ``models.yaml`` and the manifest
-write, the aliases a declaration may use, which declaration and manifest fields it fills, how its
+write, the aliases a declaration may use, which manifest fields it fills, how its
 models are packaged (one repository or one archive per model), what picks the model of a request
 (local routing, the deploy verification), the metrics only it publishes, its scaling dimension, and
 which features it supports: a feature a mode does not support is a :class:`Refusal` (reason and error
@@ -61,9 +61,9 @@ class HostingMode:
             (SME, MME, IC); read, never written.
         label: the mode in prose ("multi-model").
         aliases: the other words ``models.yaml`` accepts (compared in lower case).
-        declaration_fields: the ``models.yaml`` endpoint keys only this mode reads.
         manifest_fields: the manifest endpoint fields this mode fills (besides name, mode, instance
-            types and the sample).
+            types, GPU architectures, the AMI version and the sample); the manifest reader does not refuse
+            the others, ``tests/unit/config/test_modes.py`` checks the fixture manifests against it.
         per_model_archives: each model has its own archive (``target_models``, packaging tar.gz);
             else one model repository (directory or tar.gz).
         loads_on_demand: the container runs in SageMaker's multi-model mode
@@ -89,7 +89,6 @@ class HostingMode:
     abbreviation: str
     label: str
     aliases: tuple[str, ...]
-    declaration_fields: tuple[str, ...]
     manifest_fields: tuple[str, ...]
     per_model_archives: bool
     loads_on_demand: bool

@@ -10,7 +10,6 @@ SINGLE_MODEL = register(
         abbreviation="SME",
         label="single-model",
         aliases=("single", "sme"),
-        declaration_fields=("default_model", "packaging"),
         manifest_fields=(
             "default_model",
             "models",

@@ -206,3 +206,35 @@ def test_the_metric_table_and_the_rows_name_the_same_mode_only_metrics() -> None
         assert set(row.metrics) <= table, row.name
     flagged = {v.name for v in vars(metrics).values() if isinstance(v, metrics.MetricDef) and v.multi_model}
     assert flagged == set(modes.only(loads_on_demand=True).metrics)
+
+
+#: The manifest endpoint fields every mode may fill (the rows list the rest: ``manifest_fields``).
+COMMON_MANIFEST_FIELDS = {
+    "name",
+    "mode",
+    "instance_types",
+    "gpu_architectures",
+    "sample",
+    "inference_ami_version",
+}
+
+
+def test_the_fixture_manifests_fill_only_their_rows_manifest_fields() -> None:
+    """``manifest_fields`` is what a mode's entries fill: the reader does not refuse the others, so the
+    recorded manifests are checked against the rows here (a field a mode starts filling joins its row)."""
+    from dataclasses import fields as dc_fields
+
+    from cdk_triton.config.manifest import EndpointEntry, read_manifest
+
+    checked = 0
+    for path in sorted((ROOT / "tests" / "fixtures" / "manifests").glob("*.json")):
+        for entry in read_manifest(path).endpoints.values():
+            filled = {
+                f.name for f in dc_fields(EndpointEntry) if getattr(entry, f.name) not in (None, "", [], {})
+            }
+            row = entry.hosting_mode
+            assert filled - COMMON_MANIFEST_FIELDS <= set(row.manifest_fields), (path.name, entry.name)
+            checked += 1
+    assert checked
+    with_components = modes.only(components=True).manifest_fields
+    assert {"components", "min_instances", "max_instances"} <= set(with_components)
