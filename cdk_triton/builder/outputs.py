@@ -187,6 +187,7 @@ def write_build_manifest(ctx: BuildContext) -> StepOutput:
         },
         endpoints=ctx.endpoint_entries,
         tool_versions=ctx.tools,
+        shard=ctx.shard,
     )
     if ctx.only is not None:
         manifest = merge_previous(manifest, path)

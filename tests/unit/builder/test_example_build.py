@@ -234,7 +234,7 @@ def test_every_model_entry_records_its_memory_and_how_it_was_found(example_build
     """memory_bytes (schema 2): the weight files plus I/O at the largest batch; measured for ONNX with
     fixed dimensions, estimated for python and ensemble models."""
     m = example_build.manifest
-    assert m.schema_version == 3
+    assert m.schema_version == 4
     resnet, pre, ens = m.models["resnet"], m.models["preprocess"], m.models["classifier"]
     assert resnet.memory_source == "measured" and resnet.memory_bytes > resnet.size_bytes  # type: ignore[operator]
     assert (pre.memory_source, ens.memory_source) == ("estimated", "estimated")

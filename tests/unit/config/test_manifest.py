@@ -142,7 +142,7 @@ def test_schema_2_records_model_memory_and_schema_1_still_reads(example_manifest
     schema = json.loads(
         (Path(__file__).resolve().parents[3] / "cdk_triton/config/data/manifest.schema.json").read_text()
     )
-    assert schema["properties"]["schema_version"] == {"enum": [1, 2, 3]}
+    assert schema["properties"]["schema_version"] == {"enum": [1, 2, 3, 4]}
     props = schema["$defs"]["model"]["properties"]
     assert props["memory_source"]["enum"] == ["measured", "estimated"]
 
