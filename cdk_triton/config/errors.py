@@ -147,6 +147,8 @@ SERVER_OPTIONS_ERRORS: dict[str, str] = {
 
 #: The model registry's shared rules (``config.registry``): the construct and the registration check them.
 REGISTRY_ERRORS: dict[str, str] = {
+    "InvalidAccountId": "an AWS account id that is not 12 digits (a model package group's read_accounts / "
+    "write_accounts, a promotion stage's account, the accounts of the promotion's bucket and key policies)",
     "InvalidModelPackageGroupName": "a model package group name SageMaker refuses (1-63 of [a-zA-Z0-9-], "
     "no leading or trailing '-')",
 }

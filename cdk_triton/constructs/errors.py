@@ -98,8 +98,6 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "ShadowWithRollingUpdate": "rolling deployment guardrails beside a shadow (rolling updates exclude multi-variant "
     "endpoints)",
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
-    # model registry
-    "InvalidAccountId": "a TritonModelPackageGroup read_accounts / write_accounts value that is not a 12-digit account id",
     # inference components (the value limits, names and the fit of one copy are config's: surfaced below)
     "UnknownComponent": "component options for a model the components endpoint's artifacts do not hold",
     "CopiesExceedInstances": "the components' copies (initial, or at their scaling maxima) need more instances than max_instances",
@@ -139,6 +137,7 @@ SURFACED: dict[str, str] = pick(
         "InferenceAmiCannotRunRelease",
         "NoHostForRelease",
         "InvalidModelPackageGroupName",
+        "InvalidAccountId",
         # the build-and-synth rules, but for an unknown type, which synth warns about (UnknownGpuInstanceType);
         # InvalidComponentName: the names an imported endpoint's EndpointAttributes.component_names give
         *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c != "UnknownInstanceType"),
