@@ -93,6 +93,9 @@ BUILD_AND_SYNTH_RULE_ERRORS: dict[str, str] = {
     "become '-')",
     "InvalidComponentName": "a component name that is not an InferenceComponentName ([a-zA-Z0-9]([-a-zA-Z0-9]*"
     "[a-zA-Z0-9])?, at most 63 characters)",
+    "CopiesExceedInstances": "an inference-components endpoint whose copies (initial, or at their scaling maxima) "
+    "need more instances than max_instances (checked at build on the declared requirements, at synth on the "
+    "derived ones)",
     "ComponentDoesNotFit": "an inference component whose accelerators, CPU cores or memory exceed one instance of the "
     "endpoint's type (checked at build, synth and serve: no copy could ever be placed)",
 }

@@ -100,7 +100,6 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
     # inference components (the value limits, names and the fit of one copy are config's: surfaced below)
     "UnknownComponent": "component options for a model the components endpoint's artifacts do not hold",
-    "CopiesExceedInstances": "the components' copies (initial, or at their scaling maxima) need more instances than max_instances",
     "ComponentGpuPlacement": "a model's instance_group gpus: index at or beyond its component's accelerator count",
     "ComponentModeNotSupported": "artifacts a components endpoint cannot serve (a single-model repository: components need one archive per model)",
     "AutoScaleOnComponentsEndpoint": "auto_scale() of the variant's instances on an inference-components endpoint (managed instance scaling owns them)",

@@ -49,10 +49,10 @@ def test_components_endpoint_reads_mode_aliases_settings_and_scaling() -> None:
             "data_cache": True,
             "startup_timeout_s": 600,
         },
-        "ens": None,
+        "ens": {"min_copies": 0},  # min_instances 0 needs every component able to reach 0 copies
     }
     e = BuildSpec.from_dict(
-        document([model(), ensemble()], [_ic(components=settings, min_instances=0, max_instances=2)])
+        document([model(), ensemble()], [_ic(components=settings, min_instances=0, max_instances=5)])
     ).endpoints[0]
     tiny = e.components["tiny"]
     assert (tiny.copies, tiny.max_copies, tiny.memory_mb, tiny.cpu_cores, tiny.data_cache) == (
@@ -62,8 +62,8 @@ def test_components_endpoint_reads_mode_aliases_settings_and_scaling() -> None:
         1.0,
         True,
     )
-    assert e.components["ens"] == components.ComponentValues()
-    assert (e.min_instances, e.max_instances) == (0, 2)
+    assert e.components["ens"] == components.ComponentValues(min_copies=0)
+    assert (e.min_instances, e.max_instances) == (0, 5)  # tiny x 4 + ens x 1, one GPU each
 
 
 BAD_VALUES = [
@@ -207,7 +207,7 @@ def test_manifest_schema_3_records_components_and_reads_them_back() -> None:
     assert e.find_component("nope") is None and e.component_map() == {"tiny": "ics-tiny"}
     assert manifest_from_dict(m.to_dict()) == m
     schema = json.loads((ROOT / "cdk_triton/config/data/manifest.schema.json").read_text())
-    assert schema["properties"]["schema_version"]["enum"] == [1, 2, 3]
+    assert schema["properties"]["schema_version"]["enum"] == [1, 2, 3, 4]
     assert set(schema["$defs"]["component"]["properties"]) == set(ComponentEntry.__dataclass_fields__)
 
 
