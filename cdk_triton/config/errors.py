@@ -96,6 +96,8 @@ BUILD_AND_SYNTH_RULE_ERRORS: dict[str, str] = {
     "CopiesExceedInstances": "an inference-components endpoint whose copies (initial, or at their scaling maxima) "
     "need more instances than max_instances (checked at build on the declared requirements, at synth on the "
     "derived ones)",
+    "ComponentMemoryTooSmall": "an inference component whose min_memory_mb is below the weights (size_bytes) of "
+    "its models (below their memory_bytes: the warning ComponentMemoryBelowModel, at build and synth)",
     "ComponentDoesNotFit": "an inference component whose accelerators, CPU cores or memory exceed one instance of the "
     "endpoint's type (checked at build, synth and serve: no copy could ever be placed)",
 }

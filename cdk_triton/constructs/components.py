@@ -22,8 +22,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from cdk_triton.config import component_memory, layout, tables
 from cdk_triton.config import components as component_rules
-from cdk_triton.config import layout, tables
 from cdk_triton.config.manifest import INFERENCE_COMPONENTS, SINGLE_MODEL
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, remember_stack_info
@@ -250,6 +250,15 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             min_memory_mb=o.min_memory_mb, max_memory_mb=o.max_memory_mb,
         )  # fmt: skip
         errs += found
+        # the declared memory against the models' record (config: one author with the build)
+        memory_warnings, memory_errs = component_memory.memory_floor_findings(
+            logical,
+            o.min_memory_mb,
+            {n: art.built_models[n] for n in archive.models if n in art.built_models},
+        )
+        errs += [_under(where, e) for e in memory_errs]
+        for text in memory_warnings:
+            cdk.Annotations.of(self).add_warning_v2(f"cdk-triton:{component_memory.MEMORY_BELOW_MODEL}", text)
         if req is None or errs:
             return None, errs
         if not is_token(self.instance_type):
