@@ -136,6 +136,31 @@ def auto_jobs(
     return max(1, min(cores, by_memory, todo // MODELS_PER_WORKER))
 
 
+#: how long ``idle_cores`` watches the machine's CPU time (``/proc/stat``) before ``auto`` starts workers
+IDLE_SAMPLE_SECONDS = 0.25
+
+
+def idle_cores(sample: float = IDLE_SAMPLE_SECONDS) -> float | None:
+    """The cores other processes leave idle now: the idle share of the machine's CPU time over
+    ``sample`` seconds (``/proc/stat``) times its cores, plus the one this build runs on (None where
+    there is no ``/proc/stat``). Workers on cores that other processes hold only add their start."""
+
+    def read() -> tuple[int, int]:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        values = [int(v) for v in fields[:8]]
+        return values[3] + values[4], sum(values)
+
+    try:
+        idle0, total0 = read()
+        time.sleep(sample)
+        idle1, total1 = read()
+    except (OSError, ValueError, IndexError):
+        return None
+    if total1 <= total0:
+        return None
+    return (idle1 - idle0) / (total1 - total0) * (os.cpu_count() or 1) + 1
+
+
 def timings_path() -> Path:
     """Where builds on this machine keep what exporting cost (outside ``out/``, whose bytes must not
     depend on timing): ``$XDG_CACHE_HOME/cdk-triton/export-timings.json``."""
@@ -219,15 +244,24 @@ def plan_jobs(
     memory: int | None = None,
     peak: int | None = None,
     timings: Timings | None = None,
+    idle: float | None = None,
 ) -> int:
     """``--jobs auto`` for a queue of models of ``formats`` (one entry per model to export): the
     :func:`auto_jobs` bound, then the ``k`` of least estimated time, kept only when it saves at least
-    ``1 - WORKERS_MUST_SAVE`` of exporting in this process (else 1: no worker is started)."""
+    ``1 - WORKERS_MUST_SAVE`` of exporting in this process (else 1: no worker is started); ``k`` at most
+    the cores other processes leave idle (``idle``, else :func:`idle_cores` when workers would pay)."""
     bound = auto_jobs(len(formats), cores=cores, memory=memory, peak=peak)
     if bound < 2:
         return 1
     t = timings if timings is not None else measured_timings()
     serial = sum(t.export_seconds(f) for f in formats)
+    if t.start_seconds + serial / bound > WORKERS_MUST_SAVE * serial:
+        return 1  # not even every core repays a worker's start: no need to look at the machine
+    free = idle if idle is not None else (idle_cores() if cores is None else None)
+    if free is not None:
+        bound = max(1, min(bound, int(free + 0.25)))  # a core three quarters free counts
+    if bound < 2:
+        return 1
     best, best_time = 1, serial
     for k in range(2, bound + 1):
         parallel_time = t.start_seconds + serial / k
