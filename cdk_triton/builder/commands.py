@@ -49,6 +49,12 @@ def register(subparsers: Any) -> None:
         "fleet); its models are taken from its cache, not exported again",
     )
     p.add_argument(
+        "--build-missing",
+        action="store_true",
+        help="with --merge-manifest of --shard manifests: export here the models no shard holds (a failed "
+        "shard), each with a warning (default: an incomplete shard set is IncompleteShardSet)",
+    )
+    p.add_argument(
         "--jobs",
         default="auto",
         metavar="N",
@@ -138,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         verify=args.verify,
         jobs=args.jobs,
         shard=args.shard,
+        build_missing=args.build_missing,
         on_success=write_stamp,
     )
     text = noop_text(result)
@@ -171,8 +178,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _totals(result: Any) -> str:
+    missing = getattr(result, "built_missing", [])
+    apart = f" ({len(missing)} of them in no merged shard: --build-missing)" if missing else ""
     return (
-        f"exported {result.exported}, reconfigured {result.reconfigured}, packaged {result.packaged}, uploaded {result.uploaded}, "
+        f"exported {result.exported}{apart}, reconfigured {result.reconfigured}, packaged {result.packaged}, uploaded {result.uploaded}, "
         f"copied {result.copied}, up to date {result.skipped}; "
         f"manifest: {result.manifest_path} (uploaded: {str(result.manifest.uploaded).lower()})"
     )
@@ -195,5 +204,6 @@ def list_shards(config: str, count: str) -> int:
 
     n = shards.parse_count(count)
     spec = load_spec(config)
+    shards.check_count(spec, n, prop="--list-shards", value=count)
     print(json.dumps({"shards": n, "assignment": shards.assign(spec, n)}))
     return 0

@@ -6,7 +6,9 @@ per archive, the :class:`~cdk_triton.config.manifest.ComponentEntry` (the compon
 ``config.layout``, the copies and compute settings of ``models.yaml``) and the instance scaling bounds,
 then refuses (``ComponentDoesNotFit``, before anything is uploaded or the manifest written) a component
 one instance cannot hold, with the memory derived from the built models by the rule synth and serve
-apply (``config.sizing.component_fit_problems``).
+apply (``config.sizing.component_fit_problems``), and a declared ``memory_mb`` below the built models'
+weights (``ComponentMemoryTooSmall``; below their memory_bytes a warning, ``ComponentMemoryBelowModel``:
+``config.components.memory_floor_findings``, which synth runs again).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import replace
 
 from cdk_triton.builder import outputs
 from cdk_triton.builder.context import BuildContext, StepOutput, StepStatus
-from cdk_triton.config import layout, sizing
+from cdk_triton.config import component_memory, layout, sizing
 from cdk_triton.config.components import ComponentValues
 from cdk_triton.config.declaration import EndpointSpec
 from cdk_triton.config.manifest import ComponentEntry, EndpointEntry, ModelEntry
@@ -86,4 +88,18 @@ def _check_fit(ctx: BuildContext) -> None:
     built = {
         n: outputs.model_entry(ctx.record(n), None, d) for n, d in ctx.model_dirs(list(ctx.built)).items()
     }
-    raise_all(fit_problems(ctx.endpoint_entries.values(), built))
+    errs = fit_problems(ctx.endpoint_entries.values(), built)
+    for e in ctx.endpoint_entries.values():
+        for c in e.components.values() if e.is_inference_components else ():
+            target = e.target_models.get(c.target_model)
+            members = {n: built[n] for n in (target.models if target else []) if n in built}
+            warnings, found = component_memory.memory_floor_findings(
+                c.logical_name,
+                c.min_memory_mb,
+                members,
+                path=f"endpoint {e.name}.components.{c.logical_name}",
+            )
+            errs += found
+            for w in warnings:
+                ctx.warn(f"endpoint '{e.name}': {w}")
+    raise_all(errs)

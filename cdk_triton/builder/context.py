@@ -15,7 +15,7 @@ from cdk_triton.builder.cache import ModelCache
 from cdk_triton.builder.reference import Runner
 from cdk_triton.builder.report import Reporter
 from cdk_triton.config.declaration import BuildSpec, EndpointSpec, ModelSpec
-from cdk_triton.config.manifest import EndpointEntry, Manifest, Sample
+from cdk_triton.config.manifest import EndpointEntry, Manifest, Sample, ShardInfo
 
 #: a file in every ensemble's version folder ``1/``: Triton needs the folder, S3 has no empty folders,
 #: and SageMaker refuses a zero-byte "folder marker" key ending in '/' under an uncompressed S3 prefix
@@ -37,6 +37,8 @@ class BuildResult:
     copied: int = 0
     skipped: int = 0
     skipped_models: dict[str, str] = field(default_factory=dict)  # optional models not built, and why
+    #: models a merge of shard manifests found in no shard and exported itself (``--build-missing``)
+    built_missing: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     rows: list[dict[str, str]] = field(default_factory=list)  # summary table
 
@@ -187,6 +189,8 @@ class BuildContext:
     merged_dirs: dict[str, Path] = field(
         default_factory=dict
     )  # model -> output dir of the manifest holding it
+    shard: ShardInfo | None = None  # ``--shard I/N``: recorded in the manifest (a merge checks the set)
+    missing: list[str] = field(default_factory=list)  # ``--build-missing``: models no merged shard holds
     config_path: Path | None = None  # the declaration file (what a worker process loads again)
     jobs: int | None = 1  # worker processes exporting models (None: auto, ``parallel.auto_jobs``)
     s3_client: Any | None = None

@@ -20,7 +20,7 @@ from cdk_triton.config.errors import (
 VALIDATION_ERRORS: dict[str, str] = {
     "UnknownOnlyModel": "--only naming a model or endpoint that is not declared",
     "InvalidJobs": "--jobs that is neither auto nor a positive integer",
-    "InvalidShard": "--shard that is not I/N with 0 <= I < N, or --shard/--list-shards with --only or --merge-manifest",
+    "InvalidShard": "--shard that is not I/N with 0 <= I < N, an N above the declaration's shard groups, or --shard/--list-shards with --only or --merge-manifest",
 }
 
 #: The declaration's codes (``cdk_triton.config.errors``) a build reports: reading models.yaml and
@@ -65,6 +65,7 @@ BUILD_ERRORS: dict[str, str] = {
     "BuildLocked": "another build is writing to the same output directory",
     "ManifestMergeMismatch": "--merge-manifest names a manifest of another triton_version or artifact_location",
     "NoSpaceLeft": "the disk filled up while writing (the message names the path, the size and the space left)",
+    "IncompleteShardSet": "--merge-manifest of shard manifests that miss a shard of the plan (or hold plans of different N), or a declared model in no merged manifest (without --build-missing)",
     "ManifestMergeConflict": "an entry both this build and --merge-manifest have, with different contents",
     "ModelsFailed": "several models failed (each is listed with its own error), or a model whose step failed",
     "WorkerDied": "a --jobs worker process died while exporting a model (killed for memory?)",

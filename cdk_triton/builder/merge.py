@@ -9,6 +9,11 @@ hash of an endpoint or target model, the config and file hashes of a model), els
 naming both manifests. The merged manifest must have been built for the same ``triton_version``
 and ``artifact_location``. Paths in merged entries are rewritten relative to this build's output
 directory.
+
+Shard manifests (schema 4 records ``shard: {index, count}``) are a set: when any merged manifest is one,
+:func:`check_shard_set` refuses (``IncompleteShardSet``, before anything is written) a set that misses a
+shard of the plan or a declared model this build would build, naming the shards and models, unless
+``build_missing`` (``--build-missing``) lets this build export them itself, each with a warning.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from cdk_triton.config.manifest import (
     Manifest,
     ModelEntry,
     Sample,
+    ShardInfo,
     TargetModel,
     read_manifest,
 )
@@ -82,18 +88,29 @@ def read_merged(path: str | os.PathLike[str], spec: BuildSpec) -> Manifest:
     return merged
 
 
+def read_each(
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], spec: BuildSpec
+) -> list[Manifest]:
+    """Read every ``--merge-manifest`` (repeatable), each checked by :func:`read_merged`."""
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    return [read_merged(p, spec) for p in items]
+
+
 def read_all(
     paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], spec: BuildSpec
 ) -> tuple[Manifest, dict[str, Path]]:
-    """Read every ``--merge-manifest`` (repeatable) and join them into one manifest (paths made
-    absolute, so each still names its own build's files); an entry two of them hold must agree.
-    Returns it with, per model, the output directory of the manifest holding it (whose cache the
-    build takes the model from instead of exporting it)."""
-    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    manifests = [read_merged(p, spec) for p in items]
+    """:func:`join` of :func:`read_each`."""
+    return join(read_each(paths, spec))
+
+
+def join(manifests: Sequence[Manifest]) -> tuple[Manifest, dict[str, Path]]:
+    """Join the manifests read by :func:`read_each` into one manifest (paths made absolute, so each still
+    names its own build's files); an entry two of them hold must agree. Returns it with, per model, the
+    output directory of the manifest holding it (whose cache the build takes the model from instead of
+    exporting it)."""
     dirs = {n: m.base_dir for m in reversed(manifests) for n in m.models}
     if len(manifests) == 1:
-        return manifests[0], dirs
+        return replace(manifests[0], shard=None), dirs
     models: dict[str, ModelEntry] = {}
     endpoints: dict[str, EndpointEntry] = {}
     for m in manifests:
@@ -122,8 +139,61 @@ def read_all(
         models=models,
         endpoints=endpoints,
         uploaded=all(m.uploaded for m in manifests),
+        shard=None,
     )
     return joined, dirs
+
+
+def check_shard_set(
+    manifests: Sequence[Manifest], spec: BuildSpec, names: Sequence[str], *, build_missing: bool
+) -> list[str]:
+    """When any of ``manifests`` is a shard manifest: the models of ``names`` (what this build builds)
+    that no manifest holds, in build order, each a shard's model left out or in no shard. Without
+    ``build_missing`` a missing shard of the plan or such a model is ``IncompleteShardSet`` naming them
+    (raised before anything is written); with it they are returned (this build exports them). Manifests
+    without a shard (a whole build, the GPU build's ``--formats tensorrt``, schema 1 to 3) are not a set:
+    nothing is checked when none is a shard manifest (returns [])."""
+    from cdk_triton.builder import shards
+
+    infos: list[tuple[ShardInfo, Manifest]] = [(m.shard, m) for m in manifests if m.shard is not None]
+    if not infos:
+        return []
+    counts = sorted({i.count for i, _ in infos})
+    if len(counts) > 1:
+        listing = ", ".join(f"{m.path} ({i.spec})" for i, m in infos)
+        raise BuildError(
+            f"--merge-manifest: the shard manifests come from plans of different N ({listing}); merge the "
+            "shards of one plan (every --shard I/N of one N)",
+            code="IncompleteShardSet",
+        )
+    count = counts[0]
+    shards.check_count(spec, count, prop="--merge-manifest shard", value=f"N={count}")
+    held = {n for m in manifests for n in m.models}
+    plan = shards.assign(spec, count)
+    where = {n: i for i, models in enumerate(plan) for n in models}
+    wanted = set(names)
+    present = {i.index for i, _ in infos}
+    absent = [i for i in range(count) if i not in present and wanted.intersection(plan[i])]
+    missing = [n for n in names if n not in held]
+    if not missing and not absent:
+        return []
+    if build_missing:
+        return missing
+    shard_text = ", ".join(f"{i}/{count}" for i in absent) or "none"
+    by_shard: dict[int, list[str]] = {}
+    for n in missing:
+        by_shard.setdefault(where[n], []).append(n)
+    model_text = "; ".join(
+        f"shard {i}/{count}: {', '.join(ms[:20])}{f' (+{len(ms) - 20} more)' if len(ms) > 20 else ''}"
+        for i, ms in sorted(by_shard.items())
+    )
+    raise BuildError(
+        f"--merge-manifest: the shard set of plan N={count} is incomplete: shards missing: {shard_text}; "
+        f"{len(missing)} declared models in no merged manifest: {model_text or 'none'}; pass every shard's "
+        "manifest (rebuild the failed shards with --shard I/N), or add --build-missing to export them in "
+        "this build (each with a warning)",
+        code="IncompleteShardSet",
+    )
 
 
 def _absolute_endpoint(ep: EndpointEntry, m: Manifest) -> EndpointEntry:

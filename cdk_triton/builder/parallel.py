@@ -11,7 +11,12 @@ threads for the rest, so ``jobs x threads`` fits the cores and no recorded byte 
 ``jobs="auto"`` (the CLI's default): the usable cores (CPU affinity and the cgroup quota), bounded by
 the available memory over a worker's peak RSS (the largest measured by an earlier build on this
 machine, :func:`peak_rss_path`, else :data:`DEFAULT_WORKER_RSS`) and by the models to export over
-:data:`MODELS_PER_WORKER`; fewer than 8 models to export run in the build's own process.
+:data:`MODELS_PER_WORKER` (:func:`auto_jobs`); then :func:`plan_jobs` starts workers only when the
+queue repays their start: the models' export seconds (per format, as measured by earlier builds on
+this machine, :func:`timings_path`, else :data:`DEFAULT_EXPORT_SECONDS`) over ``k`` workers plus a
+worker's start (:data:`DEFAULT_WORKER_START_SECONDS` until measured) must be at most
+:data:`WORKERS_MUST_SAVE` of the export seconds in this process, else the build exports in its own
+process (a fleet of tiny models: a worker's start costs more than it saves).
 """
 
 from __future__ import annotations
@@ -42,6 +47,27 @@ AUTO = "auto"
 #: ``auto`` starts a worker per this many models to export: a worker's start (an interpreter, torch
 #: imported, the exporter's first run) costs seconds, repaid only over several models
 MODELS_PER_WORKER = 4
+#: a model's export seconds by format before one was measured on this machine (measured here, 2 shared
+#: cores: a tiny torch model to TorchScript ~0.02 s, to ONNX with the dynamo exporter ~0.75 s, a python
+#: model or an ensemble ~0.01 s; TensorRT stays in the build's process anyway)
+DEFAULT_EXPORT_SECONDS: dict[str, float] = {
+    "torchscript": 0.05,
+    "onnx": 0.8,
+    "python": 0.02,
+    "ensemble": 0.02,
+    "tensorrt": 30.0,
+}
+#: a format the table above does not name
+DEFAULT_FORMAT_SECONDS = 0.5
+#: a worker's start before one was measured here: spawn, an interpreter, torch imported, the
+#: exporter's first run (3-4 s measured on 2 shared cores; bench/build_fleet.py)
+DEFAULT_WORKER_START_SECONDS = 3.0
+#: a worker's start over the first-export excess measured in the build's own process (spawn, an
+#: interpreter and the task's IPC on top of torch's import)
+SPAWN_FACTOR = 1.5
+#: ``auto`` starts ``k`` workers only when ``start + export/k <= WORKERS_MUST_SAVE x export``: the
+#: margin covers cores that other processes hold (the estimate assumes idle cores) and the IPC per model
+WORKERS_MUST_SAVE = 0.75
 
 
 def cpu_count() -> int:
@@ -108,6 +134,140 @@ def auto_jobs(
     peak = peak or measured_peak_rss() or DEFAULT_WORKER_RSS
     by_memory = max(1, memory // peak) if memory is not None else cores
     return max(1, min(cores, by_memory, todo // MODELS_PER_WORKER))
+
+
+#: how long ``idle_cores`` watches the machine's CPU time (``/proc/stat``) before ``auto`` starts workers
+IDLE_SAMPLE_SECONDS = 0.25
+
+
+def idle_cores(sample: float = IDLE_SAMPLE_SECONDS) -> float | None:
+    """The cores other processes leave idle now: the idle share of the machine's CPU time over
+    ``sample`` seconds (``/proc/stat``) times its cores, plus the one this build runs on (None where
+    there is no ``/proc/stat``). Workers on cores that other processes hold only add their start."""
+
+    def read() -> tuple[int, int]:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        values = [int(v) for v in fields[:8]]
+        return values[3] + values[4], sum(values)
+
+    try:
+        idle0, total0 = read()
+        time.sleep(sample)
+        idle1, total1 = read()
+    except (OSError, ValueError, IndexError):
+        return None
+    if total1 <= total0:
+        return None
+    return (idle1 - idle0) / (total1 - total0) * (os.cpu_count() or 1) + 1
+
+
+def timings_path() -> Path:
+    """Where builds on this machine keep what exporting cost (outside ``out/``, whose bytes must not
+    depend on timing): ``$XDG_CACHE_HOME/cdk-triton/export-timings.json``."""
+    return peak_rss_path().with_name("export-timings.json")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Timings:
+    """Measured costs: a model's export seconds by format, a worker's start seconds (None: unmeasured)."""
+
+    formats: dict[str, float] = field(default_factory=dict)
+    worker_start: float | None = None
+    #: what the first export in the build's own process cost beyond a typical one (torch imported, the
+    #: exporter's first run): a worker pays it too, plus its spawn; measured under the same load as
+    #: ``formats`` when no worker was measured yet
+    process_start: float | None = None
+
+    def export_seconds(self, fmt: str) -> float:
+        return self.formats.get(fmt, DEFAULT_EXPORT_SECONDS.get(fmt, DEFAULT_FORMAT_SECONDS))
+
+    @property
+    def start_seconds(self) -> float:
+        if self.worker_start is not None:
+            return self.worker_start
+        if self.process_start is not None:
+            return max(DEFAULT_WORKER_START_SECONDS, SPAWN_FACTOR * self.process_start)
+        return DEFAULT_WORKER_START_SECONDS
+
+
+def measured_timings() -> Timings:
+    """The costs earlier builds measured here (the defaults where none did, or the file is unreadable)."""
+    try:
+        data = json.loads(timings_path().read_text())
+        formats = {str(k): float(v) for k, v in data.get("formats", {}).items() if float(v) >= 0}
+        start, first = data.get("worker_start_seconds"), data.get("process_start_seconds")
+        return Timings(
+            formats=formats,
+            worker_start=float(start) if start is not None else None,
+            process_start=float(first) if first is not None else None,
+        )
+    except (OSError, ValueError, TypeError, AttributeError):
+        return Timings()
+
+
+def record_timings(
+    seconds: dict[str, list[float]], worker_start: list[float], process_start: float | None = None
+) -> None:
+    """Keep this build's medians (a model's export by format, a worker's start) and its first-export
+    excess in this process over the earlier ones (a temp file renamed into place; a failure to write is
+    ignored)."""
+    if not seconds and not worker_start:
+        return
+    old = measured_timings()
+    formats = dict(old.formats)
+    formats.update({f: _median(v) for f, v in seconds.items() if v})
+    data = {
+        "formats": formats,
+        "worker_start_seconds": _median(worker_start) if worker_start else old.worker_start,
+        "process_start_seconds": process_start if process_start is not None else old.process_start,
+    }
+    path = timings_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, sort_keys=True) + "\n")
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _median(values: list[float]) -> float:
+    v = sorted(values)
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
+def plan_jobs(
+    formats: list[str],
+    *,
+    cores: int | None = None,
+    memory: int | None = None,
+    peak: int | None = None,
+    timings: Timings | None = None,
+    idle: float | None = None,
+) -> int:
+    """``--jobs auto`` for a queue of models of ``formats`` (one entry per model to export): the
+    :func:`auto_jobs` bound, then the ``k`` of least estimated time, kept only when it saves at least
+    ``1 - WORKERS_MUST_SAVE`` of exporting in this process (else 1: no worker is started); ``k`` at most
+    the cores other processes leave idle (``idle``, else :func:`idle_cores` when workers would pay)."""
+    bound = auto_jobs(len(formats), cores=cores, memory=memory, peak=peak)
+    if bound < 2:
+        return 1
+    t = timings if timings is not None else measured_timings()
+    serial = sum(t.export_seconds(f) for f in formats)
+    if t.start_seconds + serial / bound > WORKERS_MUST_SAVE * serial:
+        return 1  # not even every core repays a worker's start: no need to look at the machine
+    free = idle if idle is not None else (idle_cores() if cores is None else None)
+    if free is not None:
+        bound = max(1, min(bound, int(free + 0.25)))  # a core three quarters free counts
+    if bound < 2:
+        return 1
+    best, best_time = 1, serial
+    for k in range(2, bound + 1):
+        parallel_time = t.start_seconds + serial / k
+        if parallel_time < best_time:
+            best, best_time = k, parallel_time
+    return best if best_time <= WORKERS_MUST_SAVE * serial else 1
 
 
 def parse_jobs(value: int | str | None) -> int | None:
@@ -187,6 +347,7 @@ def worker_result(name: str, run: Callable[[], dict[str, Any]]) -> dict[str, Any
         text = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         out = {"name": name, "code": "ExportFailed", "message": f"model '{name}': {text} [ExportFailed]"}
     out["seconds"] = time.perf_counter() - t0
+    out["pid"] = os.getpid()
     out["peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return out
 
@@ -226,6 +387,9 @@ class Done:
     error: BuildError | None
     warnings: list[str]
     seconds: float
+    #: seconds since the workers were started when the first model of its worker finished (None for
+    #: the later models of a worker): its start plus that model's export
+    first_of_worker: float | None = None
 
 
 def run_workers(
@@ -280,6 +444,8 @@ class _Run:
     running: dict[Any, str] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
     peak: int = 0
+    workers: set[int] = field(default_factory=set)  # the pids that finished a model
+    started: float = field(default_factory=time.perf_counter)
 
     def __post_init__(self) -> None:
         inside = set(self.names)
@@ -314,6 +480,10 @@ class _Run:
             except Exception as exc:  # BrokenProcessPool: the worker was killed (out of memory?)
                 payload = _died(n, exc)
             self.peak = max(self.peak, int(payload.get("peak_rss", 0)))
+            pid = payload.get("pid")
+            if pid is not None and pid not in self.workers:
+                self.workers.add(pid)
+                payload = {**payload, "first_of_worker": time.perf_counter() - self.started}
             self.finished(n, payload)
 
     def finished(self, n: str, payload: dict[str, Any]) -> None:
@@ -327,6 +497,7 @@ class _Run:
                 error=err,
                 warnings=list(payload.get("warnings", [])),
                 seconds=float(payload.get("seconds", 0.0)),
+                first_of_worker=payload.get("first_of_worker"),
             )
         )
         for ds in self.waiting.values():

@@ -54,6 +54,24 @@ def parse_shard(value: str | Shard) -> Shard:
     return Shard(index=index, count=count)
 
 
+def check_count(spec: BuildSpec, count: int, *, prop: str = "--shard", value: object = None) -> int:
+    """``count`` shards for ``spec``: at most one per group (:func:`groups`), else ``InvalidShard`` naming
+    the group count (a shard beyond it would be empty, and ``assign`` weighs every shard per group).
+    Returns the number of groups."""
+    n = len(groups(spec))
+    if count > n:
+        raise TritonValidationError(
+            "InvalidShard",
+            prop=prop,
+            value=value if value is not None else count,
+            problem=f"asks for {count} shards but the declaration has {n} shard groups (a model, or an "
+            "ensemble with every model of its closure): a shard beyond them would build nothing",
+            allowed=f"N from 1 to {n}",
+            fix=f"pass N <= {n}, e.g. --shard 0/{min(n, 4)}",
+        )
+    return n
+
+
 def parse_count(value: str | int) -> int:
     """``--list-shards N``: a positive number of shards."""
     try:

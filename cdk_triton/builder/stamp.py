@@ -44,6 +44,7 @@ NOT_PLAIN = {
     "force": False,
     "formats": None,
     "merge_manifest": None,
+    "build_missing": False,
     "shard": None,
     "list_shards": None,
     "verify": False,

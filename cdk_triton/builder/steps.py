@@ -32,6 +32,7 @@ from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export import step as export_step
 from cdk_triton.builder.report import Reporter
 from cdk_triton.config.declaration import BuildSpec
+from cdk_triton.config.manifest import ShardInfo
 from cdk_triton.errors import TritonValidationError
 
 __all__ = ["ENSEMBLE_PLACEHOLDER", "STEPS", "BuildResult", "Reporter", "run_build"]
@@ -85,6 +86,7 @@ def run_build(
     verify: bool = False,
     jobs: int | str | None = 1,
     shard: str | shards.Shard | None = None,
+    build_missing: bool = False,
     on_success: Callable[[BuildContext], None] | None = None,
 ) -> BuildResult:
     """Build every declared model and endpoint and write ``<out_dir>/manifest.json``.
@@ -110,7 +112,11 @@ def run_build(
             bounded by the available memory over a worker's peak RSS (``parallel.auto_jobs``). The
             outputs are the same bytes whatever it is (TensorRT plans aside). Default: 1 (this process).
         shard: ``"I/N"``: build only the models of shard I of N (``shards.assign``) and no endpoint;
-            the manifest holds those models, to be joined by a build with ``merge_manifest``.
+            the manifest holds those models and records ``shard``, to be joined by a build with
+            ``merge_manifest``.
+        build_missing: when ``merge_manifest`` holds shard manifests, export here the models no shard
+            holds (a missing shard, a model in no shard), each with a warning, counted apart
+            (``BuildResult.built_missing``). Default: such a set is ``IncompleteShardSet``.
         on_success: called with the finished build's context while it still holds the output
             directory's lock (the CLI writes the no-op stamp, :mod:`cdk_triton.builder.stamp`).
 
@@ -123,10 +129,15 @@ def run_build(
     out = Path(out_dir) if out_dir is not None else Path(config_path).resolve().parent / "out"
     out = out.resolve()
     fmts = merge.parse_formats(formats)
-    merged, merged_dirs = merge.read_all(merge_manifest, spec) if merge_manifest else (None, {})
+    each = merge.read_each(merge_manifest, spec) if merge_manifest else []
+    merged, merged_dirs = merge.join(each) if each else (None, {})
     endpoints, names = preflight.select(spec, only)
+    which = None
     if shard is not None:
-        endpoints, names = [], _shard_models(spec, shard, only=only, merging=merged is not None)
+        which = shards.parse_shard(shard)
+        endpoints, names = [], _shard_models(spec, which, only=only, merging=merged is not None)
+    names = merge.filter_formats(spec, preflight.order(spec, names), fmts)
+    missing = merge.check_shard_set(each, spec, names, build_missing=build_missing)  # nothing written yet
     with Reporter(progress) as reporter:
         ctx = BuildContext(
             spec=spec,
@@ -137,14 +148,18 @@ def run_build(
             upload=upload,
             s3_client=s3_client,
             endpoints=endpoints,
-            names=merge.filter_formats(spec, preflight.order(spec, names), fmts),
+            names=names,
             formats=fmts,
             merged=merged,
             merged_dirs=merged_dirs,
             verify=verify,
             config_path=Path(config_path).resolve(),
             jobs=parallel.parse_jobs(jobs),
+            shard=None if which is None else ShardInfo(index=which.index, count=which.count),
+            missing=missing,
         )
+        for n in missing:
+            ctx.warn(f"model '{n}' is in no merged shard manifest: exported by this merge (--build-missing)")
         with gc_paused():
             done = {"preflight": preflight.run(ctx)}  # raises before anything is written
         try:
@@ -164,6 +179,7 @@ def _fill_result(ctx: BuildContext, done: dict[str, StepOutput]) -> None:
     result.packaged = done["package"].done
     result.uploaded, result.copied = done["upload"].done, done["upload"].copied
     result.skipped = sum(done[s].up_to_date for s in ("preflight", "package", "upload"))
+    result.built_missing = [n for n in ctx.missing if n in ctx.fresh or n in ctx.reconfigured]
     result.warnings = list(ctx.warnings)
     result.rows = summary_rows(ctx)
 
@@ -182,6 +198,7 @@ def _shard_models(
             allowed="--shard I/N alone (with --formats, --upload, --jobs, --force, --verify)",
             fix="build each shard with --shard I/N, then join them in one build with --merge-manifest",
         )
+    shards.check_count(spec, which.count, value=f"{which.index}/{which.count}")
     return preflight.order(spec, shards.assign(spec, which.count)[which.index])
 
 

@@ -92,3 +92,32 @@ def check_kms_key_arn(value: object, *, prop: str, path: str | None = None) -> T
     return TritonValidationError(
         "InvalidKmsKeyArn", prop=prop, value=value, problem=problem, allowed=KEY_ARN_FORM, fix=fix, path=path
     )
+
+
+#: what an account id must look like wherever one is accepted
+ACCOUNT_FORM = "12-digit account ids as strings, e.g. '111111111111' (a leading 0 counts)"
+
+
+def account_id_problems(
+    prop: str, values: object, *, path: str | None = None, skip: object = None
+) -> list[TritonValidationError]:
+    """``InvalidAccountId`` for the values of ``values`` (one id or a list) that are not 12 digits: a
+    promotion stage's account, a model package group's read/write accounts, a bucket or key policy's
+    accounts. ``skip(value)`` True leaves a value unjudged (an unresolved CDK token)."""
+    items = list(values) if isinstance(values, (list, tuple, set, frozenset)) else [values]
+    wrong = [v for v in items if not (skip is not None and skip(v)) and not ACCOUNT.fullmatch(str(v))]  # type: ignore[operator]
+    if not wrong:
+        return []
+    return [
+        TritonValidationError(
+            "InvalidAccountId",
+            prop=prop,
+            value=wrong[0] if not isinstance(values, (list, tuple, set, frozenset)) else wrong,
+            problem="is not an AWS account id"
+            if len(wrong) == 1
+            else "holds values that are not AWS account ids",
+            allowed=ACCOUNT_FORM,
+            fix="write the 12-digit id of the account (quoted, so that a leading 0 stays)",
+            path=path,
+        )
+    ]

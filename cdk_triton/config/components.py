@@ -292,3 +292,129 @@ def fit_problems(
     if memory_mb is not None and memory_mb > host_mb:
         no_fit("memory_mb", memory_mb, f"{info.host_memory_gib} GiB host memory", f"<= {host_mb}")
     return out
+
+
+# -- the instances a components endpoint needs (build and synth: one author) --------------------------
+
+#: Accelerators a copy asks for on a GPU type when unset (SageMaker's least, botocore: min 1).
+DEFAULT_ACCELERATORS = 1
+#: CPU cores a copy asks for on a CPU instance type when unset (it needs some compute there).
+DEFAULT_CPU_CORES_ON_CPU = 1.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CopyNeed:
+    """What the packing needs of one component: its name, one copy's needs, its copy counts."""
+
+    name: str
+    accelerators: float
+    cpu_cores: float
+    memory_mb: float
+    copies: int
+    max_copies: int
+
+
+def copy_counts(v: ComponentValues) -> tuple[int, int, int]:
+    """(copies, min_copies, max_copies) as deployed: copies default 1; without copy scaling the bounds
+    are the copies; with it, min_copies defaults to min(copies, 1) and max_copies to max(copies, 1)."""
+    copies = v.copies if v.copies is not None else 1
+    scaled = v.min_copies is not None or v.max_copies is not None
+    lo = v.min_copies if v.min_copies is not None else (min(copies, 1) if scaled else copies)
+    hi = v.max_copies if v.max_copies is not None else max(copies, 1)
+    return copies, lo, hi
+
+
+def instances_needed(info: tables.InstanceTypeInfo, needs: list[CopyNeed], *, at_max: bool) -> int:
+    """Instances that hold every copy (first-fit decreasing over accelerators, CPU cores and memory; at
+    the scaling maxima when ``at_max``). A copy larger than one instance counts one (``fit_problems``
+    reports it)."""
+    cap = (float(info.gpu_count), float(info.vcpus), float(info.host_memory_gib * 1024))
+    copies = [
+        (n.accelerators, n.cpu_cores, n.memory_mb)
+        for n in needs
+        for _ in range(n.max_copies if at_max else n.copies)
+    ]
+    bins: list[list[float]] = []
+    for need in sorted(copies, reverse=True):
+        for free in bins:
+            if all(a <= f for a, f in zip(need, free, strict=True)):
+                for i, a in enumerate(need):
+                    free[i] -= a
+                break
+        else:
+            bins.append([c - a for c, a in zip(cap, need, strict=True)])
+    return len(bins)
+
+
+def copies_fit_problems(
+    instance_type: str,
+    info: tables.InstanceTypeInfo,
+    needs: list[CopyNeed],
+    max_instances: int,
+    path: str | None = None,
+) -> list[TritonValidationError]:
+    """``CopiesExceedInstances``: the copies (initial, then at the scaling maxima) on at most
+    ``max_instances`` instances of ``instance_type``."""
+    for at_max, what in ((False, "the initial copies"), (True, "the copies at their scaling maxima")):
+        need = instances_needed(info, needs, at_max=at_max)
+        if need > max_instances:
+            listing = ", ".join(f"{n.name} x {n.max_copies if at_max else n.copies}" for n in needs)
+            return [
+                _problem(
+                    "CopiesExceedInstances",
+                    _at(path, "max_instances"),
+                    "max_instances",
+                    max_instances,
+                    f"is too few: {what} ({listing}) need {need} x {instance_type}",
+                    f">= {need} instances, or fewer copies or smaller requirements",
+                    f"set max_instances to {need} (or leave it unset: derived), or lower copies / max_copies",
+                )
+            ]
+    return []
+
+
+def instance_floor_problems(
+    min_instances: int, *, every_component_to_zero: bool, path: str | None = None
+) -> list[TritonValidationError]:
+    """``InvalidInstanceScaling``: ``min_instances`` 0 is reachable only when every component may scale
+    in to 0 copies."""
+    if min_instances != 0 or every_component_to_zero:
+        return []
+    return [
+        _problem(
+            "InvalidInstanceScaling",
+            _at(path, "min_instances"),
+            "min_instances",
+            0,
+            "is 0 while a component keeps at least one copy (min_copies >= 1, or no copy scaling): the "
+            "endpoint could never reach zero instances",
+            "0 only when every component has min_copies 0; else >= 1",
+            "set min_copies: 0 on every component, or min_instances: 1 (or leave it unset: derived)",
+        )
+    ]
+
+
+def instance_problems(
+    instance_type: str,
+    needs: list[CopyNeed],
+    *,
+    min_instances: int | None,
+    max_instances: int | None,
+    every_component_to_zero: bool,
+    path: str | None = None,
+) -> tuple[int, int, list[TritonValidationError]]:
+    """The endpoint's instance bounds, given or derived (min: 0 when every component may reach 0 copies,
+    else 1; max: enough for the copies at their maxima), and every problem of them: the scaling bounds
+    (:func:`scaling_problems`), the floor (:func:`instance_floor_problems`), the copies on the instances
+    (:func:`copies_fit_problems`, when the instance table knows the type). The build runs it on what
+    ``models.yaml`` declares (unset memory at its floor: what the build cannot know yet is never larger
+    at synth), synth on the derived requirements."""
+    info = tables.instance_type_info(instance_type)
+    at_max = instances_needed(info, needs, at_max=True) if info is not None else 1
+    lo = min_instances if min_instances is not None else (0 if every_component_to_zero else 1)
+    hi = max_instances if max_instances is not None else max(1, lo, at_max)
+    errs = scaling_problems(lo, hi, path)
+    errs += instance_floor_problems(lo, every_component_to_zero=every_component_to_zero, path=path)
+    if info is not None and not errs:
+        errs += copies_fit_problems(instance_type, info, needs, hi, path)
+    return lo, hi, errs

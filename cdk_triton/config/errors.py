@@ -93,6 +93,11 @@ BUILD_AND_SYNTH_RULE_ERRORS: dict[str, str] = {
     "become '-')",
     "InvalidComponentName": "a component name that is not an InferenceComponentName ([a-zA-Z0-9]([-a-zA-Z0-9]*"
     "[a-zA-Z0-9])?, at most 63 characters)",
+    "CopiesExceedInstances": "an inference-components endpoint whose copies (initial, or at their scaling maxima) "
+    "need more instances than max_instances (checked at build on the declared requirements, at synth on the "
+    "derived ones)",
+    "ComponentMemoryTooSmall": "an inference component whose min_memory_mb is below the weights (size_bytes) of "
+    "its models (below their memory_bytes: the warning ComponentMemoryBelowModel, at build and synth)",
     "ComponentDoesNotFit": "an inference component whose accelerators, CPU cores or memory exceed one instance of the "
     "endpoint's type (checked at build, synth and serve: no copy could ever be placed)",
     "CriticalAdvisory": "a Triton release with an NVIDIA advisory of CVSS >= 9.0 that a SageMaker deployment reaches, "
@@ -152,6 +157,8 @@ SERVER_OPTIONS_ERRORS: dict[str, str] = {
 
 #: The model registry's shared rules (``config.registry``): the construct and the registration check them.
 REGISTRY_ERRORS: dict[str, str] = {
+    "InvalidAccountId": "an AWS account id that is not 12 digits (a model package group's read_accounts / "
+    "write_accounts, a promotion stage's account, the accounts of the promotion's bucket and key policies)",
     "InvalidModelPackageGroupName": "a model package group name SageMaker refuses (1-63 of [a-zA-Z0-9-], "
     "no leading or trailing '-')",
 }

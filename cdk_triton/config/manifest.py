@@ -25,11 +25,14 @@ from cdk_triton.errors import TritonValidationError
 
 #: 2 (issue 20): models gain ``memory_bytes`` and ``memory_source``. 3 (issue 23): the
 #: ``InferenceComponents`` endpoint mode (``components``, ``min_instances``, ``max_instances``).
-#: 4 (issue 29): ``memory_bytes`` counts the activation peak of one inference at max_batch_size where
-#: the build could run the eager module; ``memory_source`` says how (``config.sizing.MEMORY_SOURCES``).
+#: 4 (issues 29, 30; this release): ``memory_bytes`` counts the activation peak of one inference at
+#: max_batch_size where the build could run the eager module, ``memory_source`` says how
+#: (``config.sizing.MEMORY_SOURCES``); a ``--shard I/N`` build's manifest records ``shard: {index, count}``
+#: (a merge then checks the set).
 SCHEMA_VERSION = 4
 #: Versions this reader reads: a version-1 manifest (no memory fields) still reads, its models' memory
-#: unknown (the checks then fall back on ``size_bytes``); a version-2 manifest has no components endpoint.
+#: unknown (the checks then fall back on ``size_bytes``); a version-2 manifest has no components endpoint;
+#: a version-3 manifest records no shard (a merge cannot tell it is one: it is not checked as a set).
 READABLE_SCHEMA_VERSIONS = (1, 2, 3, 4)
 MANIFEST_FILENAME = "manifest.json"
 
@@ -232,6 +235,18 @@ class EndpointEntry(EndpointMode):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
+class ShardInfo:
+    """The ``--shard I/N`` a manifest was built as (0-based ``index`` of ``count``)."""
+
+    index: int
+    count: int
+
+    @property
+    def spec(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Manifest:
     """The whole build output."""
 
@@ -244,6 +259,7 @@ class Manifest:
     tool_versions: dict[str, str] = field(default_factory=dict)
     #: the declaration's acknowledged_advisories (CVE id -> reason); written only when there are some
     acknowledged_advisories: dict[str, str] = field(default_factory=dict)
+    shard: ShardInfo | None = None  # a ``--shard I/N`` build's manifest (schema 4; None: a whole build)
     path: str | None = None  # where it was read from (not serialized)
 
     @property
@@ -408,8 +424,19 @@ def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
         endpoints=endpoints,
         tool_versions=dict(optional(data, "tool_versions", dict, "$", fail) or {}),
         acknowledged_advisories=dict(optional(data, "acknowledged_advisories", dict, "$", fail) or {}),
+        shard=_shard(optional(data, "shard", dict, "$", fail), fail),
         path=source,
     )
+
+
+def _shard(d: dict[str, Any] | None, fail: Fail) -> ShardInfo | None:
+    if d is None:
+        return None
+    known_keys(d, {"index", "count"}, "shard", fail, what="a shard field")
+    index, count = required(d, "index", int, "shard", fail), required(d, "count", int, "shard", fail)
+    if count < 1 or not 0 <= index < count:
+        raise fail("shard", f"{index}/{count}", "is not a shard I/N with 0 <= I < N", "0 <= index < count")
+    return ShardInfo(index=index, count=count)
 
 
 def _artifact_location(loc: dict[str, Any], fail: Fail, source: str | None) -> ArtifactLocation:

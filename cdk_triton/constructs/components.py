@@ -22,6 +22,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from cdk_triton.config import component_memory, layout, tables
 from cdk_triton.config import components as component_rules
 from cdk_triton.config import layout, modes, tables
 from cdk_triton.constructs import _nag
@@ -250,6 +251,15 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             min_memory_mb=o.min_memory_mb, max_memory_mb=o.max_memory_mb,
         )  # fmt: skip
         errs += found
+        # the declared memory against the models' record (config: one author with the build)
+        memory_warnings, memory_errs = component_memory.memory_floor_findings(
+            logical,
+            o.min_memory_mb,
+            {n: art.built_models[n] for n in archive.models if n in art.built_models},
+        )
+        errs += [_under(where, e) for e in memory_errs]
+        for text in memory_warnings:
+            cdk.Annotations.of(self).add_warning_v2(f"cdk-triton:{component_memory.MEMORY_BELOW_MODEL}", text)
         if req is None or errs:
             return None, errs
         if not is_token(self.instance_type):
@@ -267,10 +277,8 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         errs += checks.check_component_placement(
             logical, {e.name: model_checks._groups(e) for e in models}, req.accelerators
         )
-        copies = o.copies if o.copies is not None else 1
+        copies, lo, hi = component_rules.copy_counts(values)
         scaled = o.min_copies is not None or o.max_copies is not None
-        lo = o.min_copies if o.min_copies is not None else (min(copies, 1) if scaled else copies)
-        hi = o.max_copies if o.max_copies is not None else max(copies, 1)
         plan = _Plan(
             logical=logical, name=name, options=o, requirements=req, copies=copies,
             min_copies=lo, max_copies=hi, scaled=scaled,
@@ -283,20 +291,23 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         """(min, max, initial) instances: given, else derived from the copies; checked."""
         to_zero = all(p.min_copies == 0 for p in plans)
         info = self.instance_info
-        copy_plans = [
-            checks.CopyPlan(
-                name=p.logical, requirements=p.requirements, copies=p.copies, max_copies=p.max_copies
+        needs = [
+            component_rules.CopyNeed(
+                name=p.logical,
+                accelerators=float(p.requirements.accelerators or 0),
+                cpu_cores=float(p.requirements.cpu_cores or 0),
+                memory_mb=float(p.requirements.min_memory_mb),
+                copies=p.copies,
+                max_copies=p.max_copies,
             )
             for p in plans
         ]
-        at_max = checks.instances_needed(info, copy_plans, at_max=True) if info is not None else 1
-        at_start = checks.instances_needed(info, copy_plans, at_max=False) if info is not None else 1
-        lo = min_instances if min_instances is not None else (0 if to_zero else 1)
-        hi = max_instances if max_instances is not None else max(1, lo, at_max)
-        errs = component_rules.scaling_problems(lo, hi)
-        errs += checks.check_instance_floor(lo, every_component_to_zero=to_zero)
-        if info is not None and not errs:
-            errs += checks.check_copies_fit(self.instance_type, info, copy_plans, hi)
+        # one author with the build (config.components.instance_problems, run on models.yaml too)
+        lo, hi, errs = component_rules.instance_problems(
+            self.instance_type, needs, min_instances=min_instances, max_instances=max_instances,
+            every_component_to_zero=to_zero,
+        )  # fmt: skip
+        at_start = component_rules.instances_needed(info, needs, at_max=False) if info is not None else 1
         self._raise(errs)
         return lo, hi, max(1, lo, min(at_start, hi))
 

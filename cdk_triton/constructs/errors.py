@@ -96,11 +96,8 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "ShadowWithRollingUpdate": "rolling deployment guardrails beside a shadow (rolling updates exclude multi-variant "
     "endpoints)",
     "InvalidVerificationDeadline": "a verification deadline outside 30..840 s (the Lambda needs 60 s more, 900 s at most)",
-    # model registry
-    "InvalidAccountId": "a TritonModelPackageGroup read_accounts / write_accounts value that is not a 12-digit account id",
     # inference components (the value limits, names and the fit of one copy are config's: surfaced below)
     "UnknownComponent": "component options for a model the components endpoint's artifacts do not hold",
-    "CopiesExceedInstances": "the components' copies (initial, or at their scaling maxima) need more instances than max_instances",
     "ComponentGpuPlacement": "a model's instance_group gpus: index at or beyond its component's accelerator count",
     "ComponentModeNotSupported": "artifacts a components endpoint cannot serve (a single-model repository: components need one archive per model)",
 }
@@ -139,6 +136,7 @@ SURFACED: dict[str, str] = pick(
         # the refusals of the hosting modes' rows (config.modes)
         "ShadowOnMultiModel",
         "AutoScaleOnComponentsEndpoint",
+        "InvalidAccountId",
         # the build-and-synth rules, but for an unknown type, which synth warns about (UnknownGpuInstanceType);
         # InvalidComponentName: the names an imported endpoint's EndpointAttributes.component_names give
         *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c != "UnknownInstanceType"),

@@ -11,7 +11,6 @@ results back, ``UpdateModelPackage`` on the versions. The ARNs keep the name's c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -20,9 +19,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
+from cdk_triton.config.arns import account_id_problems
 from cdk_triton.config.registry import check_model_package_group_name
 from cdk_triton.constructs._tokens import is_token
-from cdk_triton.constructs.errors import catalogued, located
+from cdk_triton.constructs.errors import located
 from cdk_triton.errors import TritonValidationError, raise_all
 
 #: What a stage account may do with the versions it reads.
@@ -35,8 +35,6 @@ READ_ACTIONS = (
 WRITE_ACTIONS = ("sagemaker:UpdateModelPackage",)
 #: What the build step needs to register a build (``cdk-triton register``).
 REGISTER_ACTIONS = ("sagemaker:CreateModelPackage",)
-
-_ACCOUNT = re.compile(r"\d{12}")
 
 
 class ITritonModelPackageGroup(Protocol):
@@ -184,19 +182,7 @@ class TritonModelPackageGroup(_ModelPackageGroupBase):
         if name is not None and not is_token(name) and (bad := check_model_package_group_name(name)):
             errs.append(located(self, bad))
         for prop, accounts in (("read_accounts", read_accounts), ("write_accounts", write_accounts)):
-            wrong = [a for a in accounts if not is_token(a) and not _ACCOUNT.fullmatch(str(a))]
-            if wrong:
-                errs.append(
-                    catalogued(
-                        "InvalidAccountId",
-                        prop=prop,
-                        value=wrong,
-                        problem="holds values that are not AWS account ids",
-                        allowed="12-digit account ids as strings, e.g. '111111111111'",
-                        fix="pass the stage accounts' ids (quoted: a leading 0 counts)",
-                        path=self.node.path,
-                    )
-                )
+            errs += account_id_problems(prop, list(accounts), path=self.node.path, skip=is_token)
         return errs
 
     def _policy(self) -> dict[str, Any]:

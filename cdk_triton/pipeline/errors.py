@@ -26,6 +26,8 @@ VALIDATION_ERRORS: dict[str, str] = {
     "or an artifact prefix with { } ' \\ when the build fans out",
     "PromotionStageEnvMissing": "a promotion stage without a literal account and region (its bootstrap roles are "
     "assumed by name)",
+    "PromotionStageOrder": "a promotion stage with a shadow bake added after the stage that promotes to prod "
+    "(record_live=True): a bake comes before the stage it shadows",
     "PromotionStageInAnotherRegion": "a promotion stage in another region than the pipeline's without "
     "regional_artifacts (model data must be in the model's region)",
     "RegistryForUnknownEndpoint": "registry=RegistryOptions(groups={key: ...}) naming an endpoint models.yaml does "
@@ -54,5 +56,6 @@ SURFACED: dict[str, str] = pick(
         "NoRecordedSamples",
         "InvalidS3Uri",
         "InvalidModelPackageGroupName",
+        "InvalidAccountId",
     )
 )

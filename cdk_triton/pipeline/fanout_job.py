@@ -10,7 +10,8 @@ everything that touches S3, with boto3 and the standard library only (no aws-cdk
 * ``put`` / ``get``: one build output directory as one tar.gz object (written whole or not at all);
 * ``fetch``: the merge step's inputs: every shard output that exists, the ``--merge-manifest`` arguments
   for them, and the summary of the shards that failed (a missing TensorRT shard fails the merge: its
-  plans cannot be built on the merge step's CPU; a missing CPU shard's models are built by the merge);
+  plans cannot be built on the merge step's CPU; a missing CPU shard's models are built by the merge,
+  which is then given ``--build-missing``: without it a merge of shard manifests refuses an incomplete set);
 * ``summary``: the same summary alone, for the state machine's failure path.
 
 Every key comes from ``cdk_triton.config.layout`` (``pipeline/fanout/<run>/...`` under the prefix).
@@ -210,6 +211,8 @@ def fetch(s3: Any, store: Store, run: str, out: Path, *, log: Any = print) -> in
         where = out / f"{item['shard']}-{item['kind']}"
         get_dir(s3, store, item["output_key"], where)
         args += ["--merge-manifest", str(where / "manifest.json")]
+    if failed and not any(f["kind"] == TENSORRT for f in summary["failed_shards"]):
+        args.append("--build-missing")  # the merge exports the failed CPU shards' models, with a warning each
     out.mkdir(parents=True, exist_ok=True)
     (out / MERGE_ARGS).write_text(" ".join(args) + "\n")
     trt = [f for f in summary["failed_shards"] if f["kind"] == TENSORRT]
@@ -220,7 +223,10 @@ def fetch(s3: Any, store: Store, run: str, out: Path, *, log: Any = print) -> in
         )
         return EXIT_TENSORRT_SHARD_FAILED
     if failed:
-        log("the models of the failed CPU shards are built by the merge step")
+        log(
+            "the models of the failed CPU shards are built by the merge step (--build-missing: a warning "
+            "per model, counted apart in its summary)"
+        )
     return 0
 
 

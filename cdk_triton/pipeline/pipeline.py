@@ -47,6 +47,11 @@ CPU_FORMATS = ",".join(formats.where(gpu_only=False))
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 GPU_OUT = "build/out-gpu"
 GPU_INPUT_DIR = "gpu"
+#: what the Synth step's log says before it merges the GPU build's manifest
+GPU_MERGE_NOTE = (
+    "cdk-triton build: merging the GPU build's manifest (TensorRT plans, a whole build, not a shard set); "
+    f"the CPU formats ({CPU_FORMATS}) are built here by design"
+)
 DOCKERFILE = "cdk_triton/pipeline/docker/Dockerfile"
 #: The source tree of the cdk_triton that synthesizes the pipeline (pyproject.toml + cdk_triton/): the image
 #: installs the same code.
@@ -241,6 +246,9 @@ class TritonPipeline(Construct):
         if self.gpu_build_step is not None:  # a check-only step: its ordering (a failed check stops here)
             if self.gpu_target is not None and self.gpu_target.tensorrt:
                 build += f" --merge-manifest {GPU_INPUT_DIR}/manifest.json"
+                # the GPU manifest is a whole build of the TensorRT formats, not a shard: no set check, and
+                # the CPU formats are built here by design; the log says so (issue 30)
+                build = f"echo {GPU_MERGE_NOTE!r} && {build}"
             inputs[GPU_INPUT_DIR] = self.gpu_build_step
         app = f' --app "{cdk_app}"' if cdk_app else ""
         env = {

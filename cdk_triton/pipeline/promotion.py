@@ -41,6 +41,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import pipelines
 from constructs import Construct
 
+from cdk_triton.config.arns import account_id_problems
 from cdk_triton.config.manifest import ArtifactLocation
 from cdk_triton.config.registry import check_model_package_group_name
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -168,7 +169,10 @@ class TritonPromotionPipeline(Construct):
             regional_artifacts: for a stage in another region than the pipeline's: your bucket there.
                 Default: none (the stage must be in the pipeline's region).
         """
-        raise_all(_stage_errors(stage, regional_artifacts, self.stack.region))
+        raise_all(
+            _stage_errors(stage, regional_artifacts, self.stack.region)
+            + _order_errors(stage, bake, [(s, b, live) for s, _v, b, live in self._stages])
+        )
         self._stages.append((stage, list(verify), bake, record_live))
         if regional_artifacts is not None:
             self.regional[stage.stage_name] = regional_artifacts
@@ -517,10 +521,16 @@ class TritonPromotionPipeline(Construct):
 
         The stage's SageMaker models and verification read the artifacts and samples under the prefix.
         """
+        raise_all(
+            account_id_problems("accounts", list(accounts), path=self.node.path, skip=cdk.Token.is_unresolved)
+        )
         return access.bucket_read_policy(self.artifact_bucket.bucket_name, self.artifact_prefix, accounts)
 
     def artifact_key_policy(self, accounts: Sequence[str]) -> dict[str, object]:
         """The statement to add to YOUR artifact key's policy (only through S3, only to decrypt)."""
+        raise_all(
+            account_id_problems("accounts", list(accounts), path=self.node.path, skip=cdk.Token.is_unresolved)
+        )
         return access.key_read_statement(accounts)
 
 
@@ -542,6 +552,8 @@ def _stage_errors(
                     path=stage.node.path,
                 )
             )
+    if stage.account and not cdk.Token.is_unresolved(stage.account):
+        errors += account_id_problems("stage.account", stage.account, path=stage.node.path)
     there = stage.region
     if regional_artifacts is not None:
         try:
@@ -564,6 +576,31 @@ def _stage_errors(
             )
         )
     return errors
+
+
+def _order_errors(
+    stage: cdk.Stage, bake: ShadowBake | None, before: list[tuple[cdk.Stage, ShadowBake | None, bool]]
+) -> list[TritonValidationError]:
+    """The stage order: a shadow bake judges the build beside what prod serves, before prod is promoted;
+    a stage with ``bake`` added after the stage that records the manifest live (``record_live``, the
+    prod stage) would bake what prod already serves (``PromotionStageOrder``). Stages without a bake
+    (staging, verify-only) may come anywhere, and none is required."""
+    live = [s.stage_name for s, _b, rec in before if rec]
+    if bake is None or not live:
+        return []
+    return [
+        TritonValidationError(
+            "PromotionStageOrder",
+            prop="add_stage(bake=...)",
+            value=stage.stage_name,
+            problem=f"bakes a shadow after stage '{live[0]}', which promotes to prod (record_live=True): the "
+            "bake would judge a build prod already serves",
+            allowed="shadow/bake stages before the stage they shadow: add_stage(staging?) -> add_stage(shadow, "
+            "bake=...) -> add_stage(prod, record_live=True)",
+            fix=f"call add_stage for '{stage.stage_name}' before '{live[0]}'",
+            path=stage.node.path,
+        )
+    ]
 
 
 def _check_commands(stage: str, verify: list[EndpointVerification], bake: ShadowBake | None) -> list[str]:

@@ -39,16 +39,20 @@ def export_models(ctx: BuildContext) -> StepOutput:
         elif p.take is not None:  # --merge-manifest: another build's cache entry, copied
             _take(ctx, p, p.take)
     names = [p.spec.name for p in todo if p.record is None]
-    jobs = ctx.jobs if ctx.jobs is not None else parallel.auto_jobs(len(names))
     failures: list[parallel.Failure] = []
     # GPU formats (TensorRT: one GPU, engines not bit-reproducible) and what needs them stay here, after
     gpu = {n for n in names if any(ctx.resolved[c].spec.row.gpu_only for c in ctx.spec.closure(n))}
     here, away = [n for n in names if n in gpu], [n for n in names if n not in gpu]
+    # auto: workers only when the queue repays their start (the formats' measured export seconds)
+    jobs = ctx.jobs if ctx.jobs is not None else parallel.plan_jobs([_format(ctx, n) for n in away])
+    timed: dict[str, list[float]] = {}
+    starts: list[float] = []
     if jobs > 1 and len(away) > 1:
-        _export_in_workers(ctx, away, min(jobs, len(away)), failures)
+        _export_in_workers(ctx, away, min(jobs, len(away)), failures, timed, starts)
     else:
         here = names
-    _export_here(ctx, here, failures)
+    first = _export_here(ctx, here, failures, timed)
+    parallel.record_timings(timed, starts, first)
     ctx.reporter.finish("export")
     if failures:
         raise parallel.failures_error(failures)
@@ -82,9 +86,22 @@ def _deps(ctx: BuildContext, name: str) -> list[str]:
     return [s.model for s in ctx.resolved[name].spec.steps]
 
 
-def _export_here(ctx: BuildContext, names: list[str], failures: list[parallel.Failure]) -> None:
-    """Export in this process, in dependency order (``--jobs 1``, or one model to export)."""
+def _format(ctx: BuildContext, name: str) -> str:
+    return ctx.resolved[name].spec.format
+
+
+def _export_here(
+    ctx: BuildContext,
+    names: list[str],
+    failures: list[parallel.Failure],
+    timed: dict[str, list[float]] | None = None,
+) -> float | None:
+    """Export in this process, in dependency order (``--jobs 1``, or one model to export); each
+    model's seconds go to ``timed`` by format (what ``--jobs auto`` weighs next time). Returns what the
+    first export cost beyond the median of its format (torch imported, the exporter's first run), when
+    at least 3 models of that format were exported here (else None)."""
     failed = {f.model for f in failures}
+    mine: list[tuple[str, float]] = []
     for n in names:
         p = ctx.resolved[n]
         bad = [d for d in _deps(ctx, n) if d in failed]
@@ -100,14 +117,29 @@ def _export_here(ctx: BuildContext, names: list[str], failures: list[parallel.Fa
             ctx.reporter.model(n, "failed", detail=str(exc))
             continue
         ctx.fresh.add(n)
-        ctx.reporter.model(n, "exported", seconds=time.perf_counter() - t0)
+        seconds = time.perf_counter() - t0
+        mine.append((_format(ctx, n), seconds))
+        if timed is not None:
+            timed.setdefault(_format(ctx, n), []).append(seconds)
+        ctx.reporter.model(n, "exported", seconds=seconds)
+    if not mine:
+        return None
+    same = sorted(sec for f, sec in mine if f == mine[0][0])
+    return max(0.0, mine[0][1] - same[len(same) // 2]) if len(same) >= 3 else None
 
 
 def _export_in_workers(
-    ctx: BuildContext, names: list[str], jobs: int, failures: list[parallel.Failure]
+    ctx: BuildContext,
+    names: list[str],
+    jobs: int,
+    failures: list[parallel.Failure],
+    timed: dict[str, list[float]] | None = None,
+    starts: list[float] | None = None,
 ) -> None:
     """Export ``names`` on ``jobs`` worker processes; records come back in completion order and are
-    kept by name (the outputs do not depend on the order)."""
+    kept by name (the outputs do not depend on the order). Each model's seconds go to ``timed`` by
+    format, and each worker's start (its first model's finish, less a model's median export) to
+    ``starts``."""
     assert ctx.config_path is not None, "a parallel export needs the declaration file"
     warnings: dict[str, list[str]] = {}
 
@@ -139,7 +171,12 @@ def _export_in_workers(
         ctx.fresh.add(d.name)
         warnings[d.name] = d.warnings
         ctx.reporter.model(d.name, "exported", seconds=d.seconds)
+        if timed is not None:
+            timed.setdefault(_format(ctx, d.name), []).append(d.seconds)
+        if d.first_of_worker is not None:
+            firsts.append((d.name, d.first_of_worker))
 
+    firsts: list[tuple[str, float]] = []
     parallel.run_workers(
         export_in_worker,
         task,
@@ -149,6 +186,10 @@ def _export_in_workers(
         on_start=lambda n: ctx.reporter.model(n, "exporting"),
         on_done=done,
     )
+    if starts is not None and timed:
+        for n, wall in firsts:
+            typical = sorted(timed.get(_format(ctx, n), [0.0]))
+            starts.append(max(0.0, wall - typical[len(typical) // 2]))
     failures.sort(key=lambda f: names.index(f.model))
     for n in names:  # in build order, whatever order the workers finished in
         for w in warnings.get(n, []):

@@ -600,6 +600,7 @@ ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
     component_rules.check_component_names,
     component_rules.check_components_fit,
     component_rules.check_component_sequence_batching,
+    component_rules.check_component_instances,
 )
 
 

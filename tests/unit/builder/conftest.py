@@ -10,6 +10,15 @@ import pytest
 from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """What builds measure on this machine (workers' peak RSS, export timings: ``parallel``) goes to a
+    temp cache home, not the user's."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def example_build(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """The example declaration built once into a temp directory (~8 s)."""

@@ -18,8 +18,8 @@ ENDPOINTS = """
     mode: components
     instance_types: [ml.g5.xlarge]
     models: [pre, pre_2]
-    min_instances: 0
-    max_instances: 2
+    min_instances: 1
+    max_instances: 4
     components:
       pre: {min_copies: 0, max_copies: 3, memory_mb: 1024, accelerators: 1, data_cache: true}
 """
@@ -46,7 +46,7 @@ def test_components_reuse_the_mme_archives_and_record_each_component(tmp_path: P
     )
     assert (pre.min_memory_mb, pre.accelerators, pre.data_cache) == (1024, 1, True)
     assert (pre2.component_name, pre2.copies, pre2.min_memory_mb) == ("ics-pre-2", 1, None)
-    assert (ics.min_instances, ics.max_instances, m.schema_version) == (0, 2, SCHEMA_VERSION)
+    assert (ics.min_instances, ics.max_instances, m.schema_version) == (1, 4, SCHEMA_VERSION)
     raw = json.loads((tmp_path / "out" / "manifest.json").read_text())["endpoints"]["ics"]
     assert "accelerators" not in raw["components"]["pre_2"]  # unset: derived at synth
     again = run_build(decl, out_dir=tmp_path / "out", progress=False)

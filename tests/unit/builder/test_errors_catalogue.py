@@ -382,6 +382,7 @@ def test_catalogue_is_complete() -> None:
         | {"BuildLocked"}
         | {"InvalidJobs", "InvalidShard"}  # test_parallel.py, test_shards.py
         | {"CriticalAdvisory", "UnknownAdvisory", "AdvisoryReasonMissing"}  # test_advisories.py
+        | {"CopiesExceedInstances", "InvalidInstanceScaling"}  # test_build_rules_first.py
     )
     # tested in test_steps.py (StateDictMismatch, OnnxIrVersionTooNew, Plan*, TensorRTBuildFailed for an
     # unknown precision; the builder returning no engine needs a GPU) or above (UploadFailed)
@@ -394,6 +395,7 @@ def test_catalogue_is_complete() -> None:
         "TensorRTBuildFailed",
         "ManifestMergeMismatch",  # test_merge.py
         "ManifestMergeConflict",
+        "IncompleteShardSet",  # test_shard_set.py
         "NoSpaceLeft",  # test_hardening.py
         "ModelsFailed",  # test_parallel.py
         "WorkerDied",

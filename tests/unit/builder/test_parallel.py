@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import signal
 import subprocess
@@ -326,3 +327,57 @@ def test_a_worker_that_dies_fails_the_build_naming_it(tmp_path: Path) -> None:
         run_build(decl, out_dir=tmp_path / "out", progress=False, jobs=2)
     assert "[WorkerDied]" in str(err.value) and "model 'dies'" in str(err.value)
     assert not (tmp_path / "out" / "manifest.json").exists()
+
+
+# -- --jobs auto pays for itself (issue 30) ------------------------------------------------------------
+
+
+def test_auto_starts_no_worker_when_the_queue_does_not_repay_its_start() -> None:
+    gib = 1 << 30
+    fresh = parallel.Timings()  # nothing measured yet: the stated defaults per format
+    # 120 tiny TorchScript models: 6 s of exports, a worker's start 3 s: two workers would take 6 s
+    assert parallel.plan_jobs(["torchscript"] * 120, cores=2, memory=64 * gib, peak=gib, timings=fresh) == 1
+    # 96 ONNX models: 77 s of exports; two workers 41 s (<= 0.75 x 77)
+    assert parallel.plan_jobs(["onnx"] * 96, cores=2, memory=64 * gib, peak=gib, timings=fresh) == 2
+    assert parallel.plan_jobs(["onnx"] * 96, cores=8, memory=64 * gib, peak=gib, timings=fresh) == 8
+    # measured costs win over the defaults: slow TorchScript exports repay workers, a slow start does not
+    slow_ts = parallel.Timings(formats={"torchscript": 1.0}, worker_start=2.0)
+    assert parallel.plan_jobs(["torchscript"] * 120, cores=4, memory=64 * gib, peak=gib, timings=slow_ts) == 4
+    slow_start = parallel.Timings(formats={"onnx": 0.8}, worker_start=60.0)
+    assert parallel.plan_jobs(["onnx"] * 96, cores=4, memory=64 * gib, peak=gib, timings=slow_start) == 1
+    # cores other processes hold are no cores for workers (2 cores, one of them busy: this process only)
+    assert parallel.plan_jobs(["onnx"] * 96, cores=2, memory=64 * gib, peak=gib, timings=fresh, idle=1.1) == 1
+    assert parallel.plan_jobs(["onnx"] * 96, cores=8, memory=64 * gib, peak=gib, timings=fresh, idle=3.9) == 4
+    assert parallel.idle_cores(0.01) is None or 1 <= parallel.idle_cores(0.01) <= (os.cpu_count() or 1) + 1  # type: ignore[operator]
+    # the resource bound still holds (memory, a worker per 4 models)
+    assert parallel.plan_jobs(["onnx"] * 96, cores=8, memory=3 * gib, peak=gib, timings=fresh) == 3
+    assert parallel.plan_jobs(["onnx"] * 7, cores=8, memory=64 * gib, peak=gib, timings=fresh) == 1
+
+
+def test_builds_record_their_export_timings_and_auto_reads_them(tmp_path: Path) -> None:
+    assert parallel.measured_timings() == parallel.Timings()  # this test's own cache home: nothing yet
+    parallel.record_timings({"onnx": [0.5, 0.7, 9.0]}, [2.0, 4.0])
+    t = parallel.measured_timings()
+    assert t.export_seconds("onnx") == 0.7 and t.start_seconds == 3.0  # medians
+    assert t.export_seconds("torchscript") == parallel.DEFAULT_EXPORT_SECONDS["torchscript"]
+    parallel.record_timings({"torchscript": [0.01]}, [])  # another build: one format, no worker
+    t = parallel.measured_timings()
+    assert t.formats == {"onnx": 0.7, "torchscript": 0.01} and t.start_seconds == 3.0
+    # no worker measured yet: a worker's start follows the first-export excess of the build's own process
+    # (measured under the same load as the exports)
+    assert parallel.Timings(process_start=4.0).start_seconds == 6.0
+    assert parallel.Timings(process_start=0.5).start_seconds == parallel.DEFAULT_WORKER_START_SECONDS
+    parallel.record_timings({"onnx": [0.7]}, [], 4.0)
+    assert parallel.measured_timings().process_start == 4.0
+    assert parallel.measured_timings().start_seconds == 3.0  # a measured worker wins
+    parallel.timings_path().write_text("not json")
+    assert parallel.measured_timings() == parallel.Timings()  # unreadable: the defaults
+
+
+def test_a_build_measures_its_exports_and_workers(mixed: tuple[Path, Path, Path]) -> None:
+    """The ``mixed`` fixture built with --jobs 1 and --jobs 2 in its own cache home: both recorded."""
+    decl, _, _ = mixed
+    data = json.loads((decl.parent.parent / "xdg" / "cdk-triton" / "export-timings.json").read_text())
+    assert {"onnx", "torchscript", "python", "ensemble"} <= set(data["formats"])
+    assert data["worker_start_seconds"] is not None and data["worker_start_seconds"] >= 0
+    assert data["process_start_seconds"] is None or data["process_start_seconds"] >= 0

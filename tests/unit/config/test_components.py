@@ -49,10 +49,10 @@ def test_components_endpoint_reads_mode_aliases_settings_and_scaling() -> None:
             "data_cache": True,
             "startup_timeout_s": 600,
         },
-        "ens": None,
+        "ens": {"min_copies": 0},  # min_instances 0 needs every component able to reach 0 copies
     }
     e = BuildSpec.from_dict(
-        document([model(), ensemble()], [_ic(components=settings, min_instances=0, max_instances=2)])
+        document([model(), ensemble()], [_ic(components=settings, min_instances=0, max_instances=5)])
     ).endpoints[0]
     tiny = e.components["tiny"]
     assert (tiny.copies, tiny.max_copies, tiny.memory_mb, tiny.cpu_cores, tiny.data_cache) == (
@@ -62,8 +62,8 @@ def test_components_endpoint_reads_mode_aliases_settings_and_scaling() -> None:
         1.0,
         True,
     )
-    assert e.components["ens"] == components.ComponentValues()
-    assert (e.min_instances, e.max_instances) == (0, 2)
+    assert e.components["ens"] == components.ComponentValues(min_copies=0)
+    assert (e.min_instances, e.max_instances) == (0, 5)  # tiny x 4 + ens x 1, one GPU each
 
 
 BAD_VALUES = [
@@ -247,3 +247,26 @@ def test_fails_a_stateful_model_in_a_component_that_may_run_several_copies() -> 
     bad = document([stateful], [_ic(["sum"], components={"sum": {"max_copies": 2}})])
     found = [(e.code, e.path) for e in problems(bad) if e.code != "SourceNotFound"]
     assert found == [("SequenceBatchingInstances", "endpoints[0].components.sum")]
+
+
+def test_memory_floor_names_the_component_and_its_models() -> None:
+    from cdk_triton.config import component_memory
+    from cdk_triton.config.manifest import ModelEntry
+
+    def entry(memory: int | None, size: int | None) -> ModelEntry:
+        return ModelEntry(
+            name="m", format="onnx", platform="onnxruntime_onnx", backend=None, config={}, config_sha256="",
+            files={}, memory_bytes=memory, size_bytes=size,
+        )  # fmt: skip
+
+    mib = 1 << 20
+    models = {"a": entry(1000 * mib, 300 * mib), "b": entry(None, 100 * mib)}  # b: its files (model_bytes)
+    assert component_memory.memory_floor_findings("c", 2048, models) == ([], [])
+    warnings, errs = component_memory.memory_floor_findings("c", 512, models)  # below 1100 MB, above 400 MB
+    assert errs == [] and "[ComponentMemoryBelowModel]" in warnings[0] and "a, b" in warnings[0]
+    warnings, errs = component_memory.memory_floor_findings(
+        "c", 256, models, path="endpoints[0].components.c"
+    )
+    assert warnings == [] and [e.code for e in errs] == ["ComponentMemoryTooSmall"]
+    assert "400 MB" in str(errs[0]) and "endpoints[0].components.c.min_memory_mb" in str(errs[0])
+    assert component_memory.memory_floor_findings("c", None, models) == ([], [])  # derived: nothing to judge

@@ -498,3 +498,25 @@ def test_dashboard_and_alarms_of_a_components_endpoint(manifest: Manifest) -> No
     ):
         assert text in body, text
     assert ep.rollback_alarm is not None and ep.rollback_alarm.alarm_actions  # notifies the alarm topic
+
+
+def test_a_component_memory_below_its_models_warns_and_below_their_weights_fails() -> None:
+    """Issue 30: ``min_memory_mb`` a tenth of the recorded memory synthesized without a word."""
+    from aws_cdk.assertions import Annotations, Match
+
+    def heavy(data: dict[str, Any]) -> None:
+        with_components(data)
+        for m in data["models"].values():
+            m.update(memory_bytes=2048 * MIB, size_bytes=150 * MIB)
+
+    big = manifest_with(heavy)
+    archive = big.endpoint("components").target_models["resnet_ts"].models
+    stack = new_stack()
+    _endpoint(big, stack, components={"resnet_ts": ComponentOptions(min_memory_mb=len(archive) * 2048 // 10)})
+    warnings = Annotations.from_stack(stack).find_warning(
+        "*", Match.string_like_regexp("ComponentMemoryBelowModel")
+    )
+    assert warnings and "resnet_ts" in str(warnings[0]) and "memory_bytes" in str(warnings[0])
+    with pytest.raises(TritonValidationError) as err:
+        _endpoint(big, components={"resnet_ts": ComponentOptions(min_memory_mb=128)})
+    assert "ComponentMemoryTooSmall" in _code(err.value) and "weights" in str(err.value)

@@ -131,6 +131,7 @@ def test_fetch_downloads_every_shard_output_and_writes_the_merge_arguments(s3: A
     out = tmp_path / "shards"
     assert fanout_job.fetch(s3, Store(bucket=BUCKET, prefix=PREFIX), RUN, out, log=lambda *_: None) == 0
     args = (out / "merge-args.txt").read_text().split()
+    assert "--build-missing" not in args  # every shard there: the set is complete
     assert args[::2] == ["--merge-manifest"] * 4
     assert args[1::2] == [
         str(out / f"{i}/manifest.json") for i in ("0-cpu", "0-tensorrt", "1-cpu", "1-tensorrt")
@@ -152,6 +153,8 @@ def test_fetch_leaves_a_failed_cpu_shard_to_the_merge_build_and_names_its_models
     out = tmp_path / "shards"
     assert fanout_job.fetch(s3, Store(bucket=BUCKET, prefix=PREFIX), RUN, out, log=log.append) == 0
     assert "0-cpu" not in (out / "merge-args.txt").read_text()
+    # a merge of shard manifests refuses an incomplete set: the fan-out says it builds them (issue 30)
+    assert (out / "merge-args.txt").read_text().split()[-1] == "--build-missing"
     assert "  shard 0/2 (cpu): a, b" in log and any("built by the merge step" in line for line in log)
     summary = json.loads(
         s3.get_object(Bucket=BUCKET, Key=PREFIX + layout.fanout_failures_key(RUN))["Body"].read()

@@ -19,6 +19,7 @@ from aws_cdk import pipelines
 
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.pipeline import TritonPromotionPipeline
+from cdk_triton.pipeline.promotion_access import ShadowBake
 from cdk_triton.pipeline.promotion_tools import copy_plan, relocate, write_checks, write_regional
 from tests.unit.pipeline.support import ROOT, manifest_with_samples
 
@@ -455,3 +456,44 @@ def test_fails_without_a_model_package_group() -> None:
             model_package_groups=["bad_name"],
             artifact_bucket=s3.Bucket.from_bucket_name(stack, "B", "bucket"),
         )
+
+
+# ------------------------------------------------ every promotion input checked (issue 30)
+
+
+@pytest.mark.parametrize("account", ["12345", "6262626262620", "12345678901a"])
+def test_fails_a_stage_account_that_is_not_12_digits(account: str) -> None:
+    app, promotion = _promotion()
+    stage = cdk.Stage(app, "Staging", env=cdk.Environment(account=account, region="us-east-1"))
+    with pytest.raises(TritonValidationError, match="InvalidAccountId") as err:
+        promotion.add_stage(stage)
+    assert account in str(err.value) and "12-digit" in str(err.value) and "Staging" in str(err.value)
+
+
+def test_fails_bucket_and_key_policies_for_accounts_that_are_not_12_digits() -> None:
+    _, promotion = _promotion()
+    for policy in (promotion.artifact_bucket_policy, promotion.artifact_key_policy):
+        with pytest.raises(TritonValidationError, match="InvalidAccountId"):
+            policy([STAGING, "12345"])
+        assert policy([STAGING, PROD])  # 12-digit ids pass
+
+
+def test_a_shadow_bake_after_the_prod_stage_is_refused_and_staging_stays_optional() -> None:
+    bake = ShadowBake(endpoint_name="classifier", alarm_names=["a"])
+    app, promotion = _promotion()
+    prod = cdk.Stage(app, "Prod", env=cdk.Environment(account=PROD, region="us-east-1"))
+    promotion.add_stage(prod, record_live=True)
+    shadow = cdk.Stage(app, "ProdShadow", env=cdk.Environment(account=PROD, region="us-east-1"))
+    with pytest.raises(TritonValidationError, match="PromotionStageOrder") as err:
+        promotion.add_stage(shadow, bake=bake)
+    assert "'ProdShadow' before 'Prod'" in str(err.value)
+    # the order the rule asks for, without a staging stage: fine
+    app, promotion = _promotion()
+    promotion.add_stage(
+        cdk.Stage(app, "ProdShadow", env=cdk.Environment(account=PROD, region="us-east-1")), bake=bake
+    )
+    promotion.add_stage(
+        cdk.Stage(app, "Prod", env=cdk.Environment(account=PROD, region="us-east-1")), record_live=True
+    )
+    # a verify-only stage after prod is no bake: allowed
+    promotion.add_stage(cdk.Stage(app, "After", env=cdk.Environment(account=STAGING, region="us-east-1")))
