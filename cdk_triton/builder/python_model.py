@@ -109,47 +109,37 @@ def _shim() -> types.ModuleType:
     return m
 
 
-class PythonModelRunner:
-    """Loads ``model.py`` with the stand-in utils and runs ``execute`` on one request."""
+class _OnPath:
+    """``site_packages`` first on ``sys.path`` while the model loads or runs (its packed environment,
+    as the environment's ``bin/activate`` puts it on ``PYTHONPATH`` in Triton)."""
 
-    def __init__(self, model_py: Path, config: dict[str, Any], *, name: str) -> None:
+    def __init__(self, site_packages: Path | None) -> None:
+        self.entry = str(site_packages) if site_packages else None
+
+    def __enter__(self) -> None:
+        if self.entry:
+            sys.path.insert(0, self.entry)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.entry and self.entry in sys.path:
+            sys.path.remove(self.entry)
+
+
+class PythonModelRunner:
+    """Loads ``model.py`` with the stand-in utils and runs ``execute`` on one request
+    (``site_packages``: the model's packed environment, unpacked for this Python)."""
+
+    def __init__(
+        self, model_py: Path, config: dict[str, Any], *, name: str, site_packages: Path | None = None
+    ) -> None:
         self.name = name
         self.config = config
+        self._env = _OnPath(site_packages)
         saved = sys.modules.get("triton_python_backend_utils")
         sys.modules["triton_python_backend_utils"] = _shim()
         sys.dont_write_bytecode, old_dwb = True, sys.dont_write_bytecode
         try:
-            spec = importlib.util.spec_from_file_location(
-                f"_cdk_triton_pymodel_{os.urandom(16).hex()}", model_py
-            )
-            assert spec and spec.loader
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            cls = getattr(module, "TritonPythonModel", None)
-            if cls is None or not hasattr(cls, "execute"):
-                raise BuildError(
-                    f"python model '{name}': {model_py} defines no TritonPythonModel.execute",
-                    code="PythonModelInvalid",
-                )
-            self.model = cls()
-            if hasattr(self.model, "initialize"):
-                self.model.initialize(
-                    {
-                        "model_config": json.dumps(config),
-                        "model_name": name,
-                        "model_version": "1",
-                        "model_instance_kind": "CPU",
-                        "model_instance_name": f"{name}_0",
-                        "model_instance_device_id": "0",
-                        "model_repository": str(model_py.parent.parent),
-                    }
-                )
-        except BuildError:
-            raise
-        except Exception as exc:
-            raise BuildError(
-                f"python model '{name}' fails to load: {exc!r}", code="PythonModelInvalid"
-            ) from exc
+            self._load(model_py, config, name)
         finally:
             sys.dont_write_bytecode = old_dwb
             if saved is None:
@@ -157,10 +147,46 @@ class PythonModelRunner:
             else:
                 sys.modules["triton_python_backend_utils"] = saved
 
+    def _load(self, model_py: Path, config: dict[str, Any], name: str) -> None:
+        try:
+            with self._env:
+                spec = importlib.util.spec_from_file_location(
+                    f"_cdk_triton_pymodel_{os.urandom(16).hex()}", model_py
+                )
+                assert spec and spec.loader
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                cls = getattr(module, "TritonPythonModel", None)
+                if cls is None or not hasattr(cls, "execute"):
+                    raise BuildError(
+                        f"python model '{name}': {model_py} defines no TritonPythonModel.execute",
+                        code="PythonModelInvalid",
+                    )
+                self.model = cls()
+                if hasattr(self.model, "initialize"):
+                    self.model.initialize(
+                        {
+                            "model_config": json.dumps(config),
+                            "model_name": name,
+                            "model_version": "1",
+                            "model_instance_kind": "CPU",
+                            "model_instance_name": f"{name}_0",
+                            "model_instance_device_id": "0",
+                            "model_repository": str(model_py.parent.parent),
+                        }
+                    )
+        except BuildError:
+            raise
+        except Exception as exc:
+            raise BuildError(
+                f"python model '{name}' fails to load: {exc!r}", code="PythonModelInvalid"
+            ) from exc
+
     def __call__(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         request = _Request([_Tensor(k, v) for k, v in inputs.items()])
         try:
-            responses = self.model.execute([request])
+            with self._env:
+                responses = self.model.execute([request])
         except Exception as exc:
             raise BuildError(
                 f"python model '{self.name}' fails on the sample input: {exc!r}", code="PythonModelInvalid"

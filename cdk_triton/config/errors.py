@@ -51,6 +51,9 @@ DECLARATION_ERRORS: dict[str, str] = {
     "InvalidPackaging": "a packaging other than directory or tar.gz",
     "InvalidInstanceGroup": "an instance group kind or count Triton does not accept",
     "InvalidWarmup": "a warmup data kind other than zero or random",
+    "InvalidRequirement": "a python model requirement that is not a PEP 508 name[extras] with versions and markers "
+    "(URLs, paths and pip options are refused)",
+    "ContainerRequirement": "a python model requirement naming what the Triton container provides (numpy)",
     "InvalidOption": "an option that does not apply to the model's format",
     "UnknownPrecision": "a TensorRT precision other than fp32, tf32, fp16, int8",
     "UnknownPyTorchParameter": "a PyTorch backend parameter that does not exist",

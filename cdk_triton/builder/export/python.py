@@ -4,10 +4,14 @@ they are, after a check that they import only what the image has; the model runs
 
 from __future__ import annotations
 
+import os
+import platform
 import shutil
+import sys
+import tarfile
 from pathlib import Path
 
-from cdk_triton.builder import compat, portability
+from cdk_triton.builder import compat, environments, portability
 from cdk_triton.builder.context import BuildContext, Exported
 from cdk_triton.builder.export import artifact, check_io
 from cdk_triton.builder.export.base import Made, finish
@@ -16,6 +20,7 @@ from cdk_triton.builder.pbtxt import IoTensor, build_config, to_dict
 from cdk_triton.builder.python_model import PythonModelRunner
 from cdk_triton.builder.reference import Runner
 from cdk_triton.builder.samples import sample_inputs, sequence_controls, triton_dtype
+from cdk_triton.config import python_env, sizing, tables
 from cdk_triton.config.declaration import BuildSpec, ModelSpec
 from cdk_triton.errors import BuildError
 
@@ -28,14 +33,81 @@ def warnings(spec: BuildSpec, m: ModelSpec, tools: dict[str, str]) -> list[str]:
 
 
 def check_source(spec: BuildSpec, m: ModelSpec) -> None:
-    """Refuse files that import what the image lacks (the row's ``allowed_imports`` and the stdlib)."""
-    if m.source and m.source.python:
+    """Refuse files that import what the image lacks (the row's ``allowed_imports`` and the stdlib).
+    A model with requirements is checked once they are resolved (``export_model``): the import names
+    its wheels provide are known only then."""
+    if m.source and m.source.python and not m.requirements:
         p = spec.resolve_path(m.source.python)
         compat.check_python_model(p if p.is_dir() else p.parent, name=m.name, allowed=m.row.allowed_imports)
+        return
+    if m.requirements:
+        target_python(spec, m)
+
+
+def target_python(spec: BuildSpec, m: ModelSpec) -> str:
+    """The Python of the target container (the release table's fact) that an environment is packed for."""
+    py = tables.release(spec.triton_version).python.value
+    if not py:
+        raise BuildError(
+            f"python model '{m.name}' declares requirements, but the release table has no Python version for "
+            f"Triton {spec.triton_version}: target a release whose Python is known (cdk-triton releases)",
+            code="PythonEnvPythonMismatch",
+        )
+    return py
+
+
+def max_env_bytes() -> int:
+    """The most an environment may take of an endpoint's volume: the largest EBS ML storage volume
+    (VolumeSizeInGB's maximum) less the sizing headroom."""
+    return int(sizing.EBS_MAX_VOLUME_GB * sizing.GiB / sizing.VOLUME_HEADROOM)
+
+
+def host_python() -> str:
+    """The Python running the build (and the local endpoint's stub)."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def host_platform() -> str:
+    """The wheel platform of this machine (its glibc, x86_64)."""
+    libc = os.confstr("CS_GNU_LIBC_VERSION") or "glibc 2.35"
+    major, minor = libc.split()[-1].split(".")[:2]
+    return f"manylinux_{major}_{minor}_{platform.machine() or 'x86_64'}"
+
+
+def pack_environments(
+    ctx: BuildContext, m: ModelSpec
+) -> tuple[environments.PackedEnv, environments.PackedEnv]:
+    """The model's environment for the target container and for this host's Python (the same when they
+    agree); the host's is kept at ``python_env.local_variant`` for the local endpoint. Checks the
+    model's imports against what the wheels provide."""
+    py = target_python(ctx.spec, m)
+    target = environments.pack(
+        m.requirements,
+        python=py,
+        platform=python_env.container_platform(py),
+        out_dir=ctx.out,
+        name=m.name,
+        max_bytes=max_env_bytes(),
+    )
+    host = target
+    if host_python() != py:
+        host = environments.pack(
+            m.requirements, python=host_python(), platform=host_platform(), out_dir=ctx.out, name=m.name
+        )
+        variant = python_env.local_variant(ctx.out, target.key, host.python)
+        if not variant.is_file():
+            shutil.copyfile(host.archive, variant)
+    assert m.source is not None
+    p = ctx.spec.resolve_path(m.source.python or "")
+    compat.check_python_model(
+        p if p.is_dir() else p.parent, name=m.name, allowed=m.row.allowed_imports | target.top_level
+    )
+    return target, host
 
 
 def export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
     """Copy the python model into ``1/``, run it on the sample and write its config."""
+    envs = pack_environments(ctx, m) if m.requirements else None
     vdir = tmp / "1"
     vdir.mkdir()
     sample = sample_inputs(m)
@@ -48,7 +120,11 @@ def export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
     ins = [IoTensor(name=t.name, dtype=t.dtype, dims=t.shape) for t in m.inputs]
     outs = [IoTensor(name=t.name, dtype=t.dtype, dims=t.shape) for t in m.outputs]
     cfg = build_config(m, inputs=ins, outputs=outs)
-    runner = PythonModelRunner(vdir / str(m.row.artifact), to_dict(cfg), name=m.name)
+    site = None
+    if envs is not None:
+        shutil.copyfile(envs[0].archive, tmp / python_env.ENV_ARCHIVE)
+        site = _unpacked(envs[1].archive, ctx.out)
+    runner = PythonModelRunner(vdir / str(m.row.artifact), to_dict(cfg), name=m.name, site_packages=site)
     fed = {**sample, **sequence_controls(m)}  # what Triton's sequence batcher adds, on a one-request sequence
     expected = runner(fed)
     check_deterministic(m, expected, runner(fed))
@@ -69,6 +145,18 @@ def export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
         )
     check_io(m, m.outputs, observed, group="outputs", what="the python model's sample run")
     return finish(m, tmp, sample, Made(cfg=cfg, expected=expected))
+
+
+def _unpacked(archive: Path, out: Path) -> Path:
+    """The ``site-packages`` of a packed environment, unpacked once under ``<out>/.tmp/envs``."""
+    dest = out / ".tmp" / "envs" / archive.name.removesuffix(".tar.gz")
+    if not dest.is_dir():
+        part = dest.with_name(dest.name + f".{os.getpid()}.part")
+        shutil.rmtree(part, ignore_errors=True)
+        with tarfile.open(archive, "r:gz") as tar:
+            tar.extractall(part, filter="data")
+        part.replace(dest)
+    return next((dest / "lib").glob("python*/site-packages"))
 
 
 def _copy(path: Path, vdir: Path, single_file: str) -> None:
@@ -93,4 +181,9 @@ def artifact_runner(ctx: BuildContext, m: ModelSpec, entry: Path) -> Runner:
     """The built ``1/model.py`` run in-process with its recorded config."""
     record = ctx.resolved[m.name].record
     assert record is not None
-    return PythonModelRunner(entry / "1" / str(m.row.artifact), record.exported.config, name=m.name)
+    site = None
+    if (entry / python_env.ENV_ARCHIVE).is_file():
+        site = _unpacked(pack_environments(ctx, m)[1].archive, ctx.out)
+    return PythonModelRunner(
+        entry / "1" / str(m.row.artifact), record.exported.config, name=m.name, site_packages=site
+    )

@@ -382,6 +382,7 @@ def test_catalogue_is_complete() -> None:
         | {"BuildLocked"}
         | {"InvalidJobs", "InvalidShard"}  # test_parallel.py, test_shards.py
         | {"CriticalAdvisory", "UnknownAdvisory", "AdvisoryReasonMissing"}  # test_advisories.py
+        | {"InvalidRequirement", "ContainerRequirement"}  # test_python_env.py
     )
     # tested in test_steps.py (StateDictMismatch, OnnxIrVersionTooNew, Plan*, TensorRTBuildFailed for an
     # unknown precision; the builder returning no engine needs a GPU) or above (UploadFailed)
@@ -399,6 +400,10 @@ def test_catalogue_is_complete() -> None:
         "WorkerDied",
         "NoCudaDevice",  # test_gpu_check.py (CUDA faked)
         "DeviceParityMismatch",
+        "PythonEnvNoWheel",  # test_python_env.py
+        "PythonEnvNumpy",
+        "PythonEnvPythonMismatch",
+        "PythonEnvTooLarge",
     }  # tested in the unit files of their steps (or GPU only)
     # the inference-component rules of the declaration: tests/unit/config/test_components.py
     tested |= {
