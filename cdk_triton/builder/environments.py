@@ -34,13 +34,25 @@ from cdk_triton.errors import BuildError
 
 #: ``bin/activate``: locates itself (bash, as the stub launcher sources it), prepends site-packages
 _ACTIVATE = """\
-# cdk-triton execution environment: wheels for Python {python} ({platform}); sourced by Triton's
-# python backend before it starts the stub. No interpreter inside: the container's Python runs.
-_cdk_triton_env="$(cd "$(dirname "${{BASH_SOURCE[0]:-$0}}")/.." && pwd)"
-export PYTHONPATH="$_cdk_triton_env/lib/python{python}/site-packages${{PYTHONPATH:+:$PYTHONPATH}}"
+# cdk-triton execution environment: wheels for Python {python} ({platform}); sourced (bash) by Triton's
+# python backend before it starts the stub. No interpreter inside: on first activation this folder
+# becomes a virtual environment of the python3 found on PATH (the container's), whose site-packages
+# stay visible; the stub finds it by searching PATH for python3 and reading pyvenv.cfg beside it.
+_cdk_env="$(cd "$(dirname "${{BASH_SOURCE[0]:-$0}}")/.." && pwd)"
+_cdk_site="$_cdk_env/lib/python{python}/site-packages"
+if [ ! -e "$_cdk_env/pyvenv.cfg" ]; then
+    _cdk_base="$(command -v python3)"
+    _cdk_real="$(readlink -f "$_cdk_base")"
+    "$_cdk_base" -c 'import site; print("\\n".join(site.getsitepackages()))' > "$_cdk_site/_cdk_triton_base.pth"
+    ln -sf "$_cdk_real" "$_cdk_env/bin/python3"
+    printf 'home = %s\\ninclude-system-site-packages = true\\nversion = {python}\\n' "$(dirname "$_cdk_real")" \\
+        > "$_cdk_env/pyvenv.cfg.$$" && mv "$_cdk_env/pyvenv.cfg.$$" "$_cdk_env/pyvenv.cfg"
+fi
+export PATH="$_cdk_env/bin:$PATH"
+export PYTHONPATH="$_cdk_site${{PYTHONPATH:+:$PYTHONPATH}}"
 export PYTHONNOUSERSITE=1
 export PYTHONDONTWRITEBYTECODE=1
-unset _cdk_triton_env
+unset _cdk_env _cdk_site _cdk_base _cdk_real
 """
 
 

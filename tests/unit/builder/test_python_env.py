@@ -109,21 +109,32 @@ def test_environment_is_packed_wired_and_reproducible(tmp_path: Path, house: Pat
     assert got == pytest.approx([v + 42 for v in sent])
 
 
-def test_activate_locates_itself(tmp_path: Path, house: Path) -> None:
+def test_activate_locates_itself_and_makes_the_python_on_path_see_the_wheels(
+    tmp_path: Path, house: Path
+) -> None:
+    """What Triton's stub launcher does: ``source <env>/bin/activate && exec ...``; the stub's embedded
+    Python then finds its environment through the python3 on PATH (this host's variant, Python 3.11)."""
     import subprocess
+    import sys
 
-    _build(decl(tmp_path, ["greet==1.0"]), tmp_path / "out")
-    env = tmp_path / "moved" / "env"
+    out = tmp_path / "out"
+    _build(decl(tmp_path, ["greet==1.0"]), out)
+    with tarfile.open(_model_dir(out, "shout") / python_env.ENV_ARCHIVE) as tar:
+        key = json.loads(tar.extractfile(python_env.ENV_METADATA).read())["key"]  # type: ignore[union-attr]
+    host = f"{sys.version_info.major}.{sys.version_info.minor}"
+    env = tmp_path / "moved" / "0"
     env.mkdir(parents=True)
-    with tarfile.open(_model_dir(tmp_path / "out", "shout") / python_env.ENV_ARCHIVE) as tar:
+    with tarfile.open(python_env.local_variant(out, key, host)) as tar:
         tar.extractall(env, filter="data")
+    script = (
+        f"source {env}/bin/activate && python3 -c 'import sys, greet, numpy; print(sys.prefix, greet.VALUE)'"
+    )
+    path = f"{Path(sys.executable).parent}:/usr/bin:/bin"  # the local server's PATH: its Python first
     got = subprocess.run(
-        ["bash", "-c", f"source {env}/bin/activate && echo $PYTHONPATH"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    assert got.split(":")[0] == f"{env}/lib/python3.10/site-packages"
+        ["bash", "-c", script], capture_output=True, text=True, check=True, env={"PATH": path}
+    ).stdout.split()
+    assert got == [str(env), "42"]
+    assert (env / "pyvenv.cfg").is_file() and (env / "bin" / "python3").is_symlink()
 
 
 @pytest.mark.parametrize(
