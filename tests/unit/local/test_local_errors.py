@@ -134,6 +134,7 @@ def _mismatch(tmp: Path) -> None:
 
 Case = Callable[[Path, pytest.MonkeyPatch], object]
 
+
 #: code -> (what triggers it, the prop the error must name, the value it must name).
 def _foreign_env(tmp: Path, mp: pytest.MonkeyPatch) -> None:
     """A model folder whose environment was packed for a Python no stub runs, with no local variant."""
