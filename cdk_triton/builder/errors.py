@@ -58,6 +58,8 @@ BUILD_ERRORS: dict[str, str] = {
     "the release table has no Python for the target",
     "PythonEnvNumpy": "a python model's requirements need a numpy other than the container's (numpy<2)",
     "PythonEnvTooLarge": "a python model's packed environment is larger than the endpoint's volume can hold",
+    "BlsUndeclaredCall": "a python model's code calls a model (InferenceRequest(model_name=...)) not in its calls",
+    "BlsTensorMismatch": "a python model's call names an input or requested output its callee does not have",
     "TensorRTUnavailable": "a TensorRT plan was requested without a CUDA GPU or the tensorrt package",
     "TensorRTBuildFailed": "the TensorRT builder returned no engine",
     "PlanArchitectureMismatch": "a TensorRT plan built for another GPU architecture than the instance type's",

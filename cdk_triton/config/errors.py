@@ -38,8 +38,10 @@ DECLARATION_ERRORS: dict[str, str] = {
     "DuplicateTensorName": "two inputs or outputs with the same name",
     "DuplicateModelInEndpoint": "a model name in two archives of one multi-model endpoint",
     "DuplicateEndpointName": "two endpoints with the same name",
-    "UnknownModelReference": "an ensemble step or endpoint naming an undeclared model",
+    "UnknownModelReference": "an ensemble step, a python model's call or an endpoint naming an undeclared model",
     "EnsembleCycle": "an ensemble that contains itself",
+    "CallCycle": "a python model that calls itself, directly or through the models it calls (business logic "
+    "scripting)",
     "InvalidEnsembleMap": "an ensemble input/output map naming unknown tensors",
     "UnknownEndpointMode": "a mode other than SingleModel, MultiModel or InferenceComponents (aliases sme, mme, "
     "components, inference_components)",
@@ -166,6 +168,8 @@ MODE_ERRORS: dict[str, str] = {
     "to a second endpoint instead)",
     "AutoScaleOnComponentsEndpoint": "auto_scale() of the variant's instances on an inference-components endpoint "
     "(managed instance scaling owns them)",
+    "BusinessLogicOnPerModelArchives": "a python model that calls other models (business logic scripting) on a "
+    "multi-model or inference-components endpoint, where each model is loaded on its own",
 }
 
 #: Every code of this catalogue.

@@ -1,6 +1,8 @@
 """The python format's exporter (a copied format): the user's files go into the version folder as
 they are, after a check that they import only what the image has; the model runs on the sample here
-(no parity: it is its own reference)."""
+(no parity: it is its own reference). A model that calls other models (business logic scripting,
+``calls``) is checked like an ensemble: its sample runs with its callees' eager references behind
+``InferenceRequest.exec``, and its parity with their built artifacts (unless one runs only on a GPU)."""
 
 from __future__ import annotations
 
@@ -9,13 +11,17 @@ import platform
 import shutil
 import sys
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cdk_triton.builder import compat, environments, portability
+from cdk_triton.builder import bls, compat, environments, portability
 from cdk_triton.builder.context import BuildContext, Exported
 from cdk_triton.builder.export import artifact, check_io
 from cdk_triton.builder.export.base import Made, finish
-from cdk_triton.builder.parity import check_deterministic
+from cdk_triton.builder.export.verify import artifact_runner as built_runner
+from cdk_triton.builder.export.verify import reference_runner
+from cdk_triton.builder.parity import check_deterministic, compare
 from cdk_triton.builder.pbtxt import IoTensor, build_config, to_dict
 from cdk_triton.builder.python_model import PythonModelRunner
 from cdk_triton.builder.reference import Runner
@@ -23,6 +29,9 @@ from cdk_triton.builder.samples import sample_inputs, sequence_controls, triton_
 from cdk_triton.config import python_env, sizing, tables
 from cdk_triton.config.declaration import BuildSpec, ModelSpec
 from cdk_triton.errors import BuildError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 skip_reason = artifact.no_skip
 
@@ -35,7 +44,9 @@ def warnings(spec: BuildSpec, m: ModelSpec, tools: dict[str, str]) -> list[str]:
 def check_source(spec: BuildSpec, m: ModelSpec) -> None:
     """Refuse files that import what the image lacks (the row's ``allowed_imports`` and the stdlib).
     A model with requirements is checked once they are resolved (``export_model``): the import names
-    its wheels provide are known only then."""
+    its wheels provide are known only then. The models its code calls must be declared in ``calls``."""
+    if m.source and m.source.python:
+        bls.check_declared(m, bls.scan(spec.resolve_path(m.source.python)))
     if m.source and m.source.python and not m.requirements:
         p = spec.resolve_path(m.source.python)
         compat.check_python_model(p if p.is_dir() else p.parent, name=m.name, allowed=m.row.allowed_imports)
@@ -124,10 +135,22 @@ def export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
     if envs is not None:
         shutil.copyfile(envs[0].archive, tmp / python_env.ENV_ARCHIVE)
         site = _unpacked(envs[1].archive, ctx.out)
-    runner = PythonModelRunner(vdir / str(m.row.artifact), to_dict(cfg), name=m.name, site_packages=site)
+    if m.calls:
+        bls.check_tensors(m, bls.scan(path), {c: _names(ctx, c) for c in m.calls})
+    runner = PythonModelRunner(
+        vdir / str(m.row.artifact),
+        to_dict(cfg),
+        name=m.name,
+        site_packages=site,
+        callees=_callees(ctx, m, reference_runner),
+    )
     fed = {**sample, **sequence_controls(m)}  # what Triton's sequence batcher adds, on a one-request sequence
     expected = runner(fed)
     check_deterministic(m, expected, runner(fed))
+    parity = None
+    if m.calls and not any(ctx.spec.model(n).row.gpu_only for n in ctx.spec.closure(m.name)):
+        actual = runner.calling(_callees(ctx, m, built_runner))(fed)
+        parity = compare(m, expected, actual, what="the python model calling the built artifacts")
     batched = m.max_batch_size > 0
     observed = []
     for t in m.outputs:
@@ -144,7 +167,38 @@ def export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:
             )
         )
     check_io(m, m.outputs, observed, group="outputs", what="the python model's sample run")
-    return finish(m, tmp, sample, Made(cfg=cfg, expected=expected))
+    return finish(m, tmp, sample, Made(cfg=cfg, expected=expected, parity=parity))
+
+
+def _names(ctx: BuildContext, callee: str) -> dict[str, list[str]]:
+    """A callee's tensor names as its config states them (what a call must use)."""
+    record = ctx.resolved[callee].record
+    assert record is not None
+    return {k: list(v.values()) for k, v in record.exported.io_names.items()}
+
+
+def _callees(
+    ctx: BuildContext, m: ModelSpec, runner_of: Callable[[BuildContext, ModelSpec], Runner]
+) -> dict[str, Runner]:
+    """The runners behind ``InferenceRequest.exec``: each callee's ``runner_of`` (declared tensor names),
+    called and answering with the tensor names of its config (what the model's code uses)."""
+    out: dict[str, Runner] = {}
+    for c in m.calls:
+        record = ctx.resolved[c].record
+        assert record is not None
+        names = record.exported.io_names
+        out[c] = _renamed(runner_of(ctx, ctx.spec.model(c)), names["inputs"], names["outputs"])
+    return out
+
+
+def _renamed(run: Runner, inputs: dict[str, str], outputs: dict[str, str]) -> Runner:
+    to_declared = {v: k for k, v in inputs.items()}
+
+    def call(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        got = run({to_declared.get(k, k): v for k, v in arrays.items()})
+        return {outputs.get(k, k): v for k, v in got.items()}
+
+    return call
 
 
 def _unpacked(archive: Path, out: Path) -> Path:
@@ -185,5 +239,9 @@ def artifact_runner(ctx: BuildContext, m: ModelSpec, entry: Path) -> Runner:
     if (entry / python_env.ENV_ARCHIVE).is_file():
         site = _unpacked(pack_environments(ctx, m)[1].archive, ctx.out)
     return PythonModelRunner(
-        entry / "1" / str(m.row.artifact), record.exported.config, name=m.name, site_packages=site
+        entry / "1" / str(m.row.artifact),
+        record.exported.config,
+        name=m.name,
+        site_packages=site,
+        callees=_callees(ctx, m, built_runner) if m.calls else None,
     )

@@ -80,6 +80,9 @@ class ModelSpec:
             TensorRT plan without a GPU. Default: false (fail the build).
         requirements: (python) PEP 508 lines the build packs into the model's execution environment
             (wheels only; numpy stays the container's). Default: none (standard library and numpy).
+        calls: (python) the models its code calls through business logic scripting
+            (``pb_utils.InferenceRequest(model_name=...)``): packaged with it, checked against its code.
+            Default: none.
     """
 
     name: str
@@ -101,6 +104,12 @@ class ModelSpec:
     steps: tuple[EnsembleStep, ...] = ()
     optional: bool = False
     requirements: tuple[str, ...] = ()
+    calls: tuple[str, ...] = ()
+
+    @property
+    def dependencies(self) -> list[str]:
+        """The models this one needs in its repository: an ensemble's steps, a python model's calls."""
+        return [s.model for s in self.steps] + list(self.calls)
 
     @property
     def row(self) -> formats.Format:
@@ -164,6 +173,7 @@ class ModelSpec:
             steps=tuple(s for s in steps if s),
             optional=typed(d, "optional", bool, path, errs, default=False),
             requirements=_requirements(d, fmt, path, errs),
+            calls=_calls(d, fmt, path, errs),
         )
         spec._validate_own(path, errs)
         return spec
@@ -328,6 +338,32 @@ def _requirements(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -
             )
         else:
             out.append(line)
+    return tuple(out)
+
+
+def _calls(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -> tuple[str, ...]:
+    """The models a python model calls (business logic scripting): names, each once; python models only
+    (which names are declared, and cycles: ``rules.check_calls``)."""
+    names = typed(d, "calls", list, path, errs, default=[])
+    if names and fmt is not None and formats.get(fmt).backend != "python":
+        errs.add(
+            "InvalidOption",
+            f"{path}.calls",
+            "calls",
+            names,
+            f"only apply to python models (business logic scripting), not {fmt}",
+            "format: python",
+            "remove them, or chain the models with an ensemble's steps",
+        )
+    out: list[str] = []
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            errs.add(
+                "InvalidType", f"{path}.calls[{i}]", "called model", name, "is not a model name",
+                "a declared model's name", "write the callee's name",
+            )  # fmt: skip
+        elif name not in out:
+            out.append(name)
     return tuple(out)
 
 
