@@ -152,7 +152,20 @@ def _shim(callees: _Callees) -> types.ModuleType:
     def triton_string_to_numpy(s: str) -> Any:
         return _np_types()[s]
 
+    def is_model_ready(model_name: str, model_version: str = "") -> bool:
+        return model_name in callees.runners
+
+    def load_model(model_name: str, config: str = "", files: Any = None) -> None:
+        if model_name not in callees.runners:
+            raise _TritonError(f"failed to load '{model_name}': not a model the build packaged with this one")
+
+    def unload_model(model_name: str, unload_dependents: bool = False) -> None:
+        return None
+
     for fn in (
+        is_model_ready,
+        load_model,
+        unload_model,
         get_input_tensor_by_name,
         get_output_tensor_by_name,
         get_output_config_by_name,

@@ -33,7 +33,14 @@ import triton_python_backend_utils as pb_utils
 
 
 class TritonPythonModel:
+    loaded = False
+
     def execute(self, requests):
+        # SageMaker's serve script loads only the default model (explicit model control) and the model
+        # loading API refuses to run before the server is ready: load the callee on the first request
+        if not self.loaded:
+            pb_utils.load_model(model_name="{callee}")
+            self.loaded = True
         out = []
         for r in requests:
             x = pb_utils.get_input_tensor_by_name(r, "x").as_numpy()
