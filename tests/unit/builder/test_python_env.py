@@ -191,3 +191,57 @@ def test_an_environment_larger_than_the_volume_is_refused(
         _build(decl(tmp_path, ["greet==1.0"]), tmp_path / "out")
     assert e.value.code == "PythonEnvTooLarge" and "100 B" not in str(e.value)
     assert not (tmp_path / "out" / "cache" / "envs").exists()
+
+
+FLEET = """
+  - name: both
+    mode: SingleModel
+    instance_types: [ml.c5.xlarge]
+    models: [shout, yell]
+    default_model: shout
+    packaging: directory
+"""
+
+
+def test_environment_bytes_count_in_sizes_and_identical_ones_upload_once(
+    tmp_path: Path, house: Path, moto_s3: object
+) -> None:
+    """The environment lives in the model folder: its bytes are in the model's size (capacity, startup
+    timeouts), the endpoint's (the volume check); two models with the same requirements pack it once and
+    the upload puts its bytes once (the second key is a server-side copy)."""
+    from collections import Counter
+    from typing import Any
+
+    from cdk_triton.config import sizing
+    from cdk_triton.config.manifest import read_manifest
+
+    client: Any = moto_s3
+    client.create_bucket(Bucket="test-bucket")
+    puts: Counter[str] = Counter()
+    client.meta.events.register(
+        "provide-client-params.s3.*",
+        lambda event_name, params, **kw: puts.update(
+            [f"{event_name.split('.')[-1]}:{params.get('Key', '')}"]
+        ),
+    )
+    path = decl(tmp_path, ["greet==1.0"], names=("shout", "yell"))
+    path.write_text(path.read_text() + "endpoints:" + FLEET)
+    result = run_build_upload(path, tmp_path / "out", client)
+    m = read_manifest(result.manifest_path)
+    env = (_model_dir(tmp_path / "out", "shout") / python_env.ENV_ARCHIVE).stat().st_size
+    assert len(list((tmp_path / "out" / "cache" / "envs").glob("*-py3.10.tar.gz"))) == 1  # packed once
+    for name in ("shout", "yell"):
+        entry = m.models[name]
+        assert python_env.ENV_ARCHIVE in entry.files and (entry.size_bytes or 0) > env
+        assert (sizing.recorded_model_bytes(entry)[0] or 0) > env  # capacity, the startup timeout
+    ep = m.endpoint("both")
+    assert (ep.size_bytes or 0) > 2 * env  # the volume check and the download timeout read it
+    env_puts = [k for k in puts if k.startswith("PutObject:") and k.endswith(python_env.ENV_ARCHIVE)]
+    env_copies = [k for k in puts if k.startswith("CopyObject:") and k.endswith(python_env.ENV_ARCHIVE)]
+    assert len(env_puts) == 1 and len(env_copies) == 1, dict(puts)
+
+
+def run_build_upload(path: Path, out: Path, client: object) -> object:
+    from cdk_triton.builder.steps import run_build
+
+    return run_build(path, out_dir=out, progress=False, upload=True, s3_client=client)
