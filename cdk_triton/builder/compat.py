@@ -119,6 +119,7 @@ def check_python_model(directory: Path, *, name: str, allowed: frozenset[str] | 
             raise BuildError(
                 f"python model '{name}' imports '{mod}' ({f.name}:{line}), which the Triton image does not have "
                 "(it has numpy, the standard library and triton_python_backend_utils; no torch or PIL): "
+                "declare the package under the model's requirements: (packed into its execution environment), "
                 "rewrite it with numpy, or move that work into an onnx/torchscript step of an ensemble",
                 code="PythonModelImport",
             )

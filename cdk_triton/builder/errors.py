@@ -52,6 +52,14 @@ BUILD_ERRORS: dict[str, str] = {
     "OnnxInvalid": "the ONNX file fails onnx.checker",
     "PythonModelImport": "a python model imports a module the Triton image does not have (torch, PIL, ...)",
     "PythonModelInvalid": "a python model has no TritonPythonModel.execute or fails on the sample",
+    "PythonEnvNoWheel": "a python model's requirement (or a dependency) has no wheel for the target container "
+    "(wheels only: sdists are never built)",
+    "PythonEnvPythonMismatch": "a python model's requirement does not support the target container's Python, or "
+    "the release table has no Python for the target",
+    "PythonEnvNumpy": "a python model's requirements need a numpy other than the container's (numpy<2)",
+    "PythonEnvTooLarge": "a python model's packed environment is larger than the endpoint's volume can hold",
+    "BlsUndeclaredCall": "a python model's code calls a model (InferenceRequest(model_name=...)) not in its calls",
+    "BlsTensorMismatch": "a python model's call names an input or requested output its callee does not have",
     "TensorRTUnavailable": "a TensorRT plan was requested without a CUDA GPU or the tensorrt package",
     "TensorRTBuildFailed": "the TensorRT builder returned no engine",
     "PlanArchitectureMismatch": "a TensorRT plan built for another GPU architecture than the instance type's",

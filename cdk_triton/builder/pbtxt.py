@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from cdk_triton.config import python_env
 from cdk_triton.config.declaration import ModelSpec, SequenceBatching
 
 
@@ -105,6 +106,8 @@ def _serving_options(cfg: Any, spec: ModelSpec, input_names: list[str]) -> None:
         cfg.response_cache.enable = True
     for k, v in sorted(spec.pytorch_parameters.items()):
         cfg.parameters[k].string_value = v
+    if spec.requirements:  # the packed environment beside config.pbtxt (builder.environments)
+        cfg.parameters[python_env.ENV_PARAMETER].string_value = python_env.ENV_PARAMETER_VALUE
 
 
 def reconfigure(config: dict[str, Any], spec: ModelSpec) -> Any:

@@ -48,14 +48,14 @@ def select(spec: BuildSpec, only: str | None) -> tuple[list[EndpointSpec], list[
 
 
 def order(spec: BuildSpec, names: list[str]) -> list[str]:
-    """Dependency order: steps before ensembles."""
+    """Dependency order: steps before ensembles, callees before the python models calling them."""
     out: dict[str, None] = {}  # insertion-ordered set
 
     def visit(n: str) -> None:
         if n in out:
             return
-        for s in spec.model(n).steps:
-            visit(s.model)
+        for d in spec.model(n).dependencies:
+            visit(d)
         out[n] = None
 
     for n in names:
@@ -101,8 +101,8 @@ def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         return
     spec = ctx.spec
     m = spec.model(name)
-    for s in m.steps:
-        _resolve(ctx, s.model, forgotten)
+    for d in m.dependencies:
+        _resolve(ctx, d, forgotten)
     exporter = exporter_of(m)
     if m.tensorrt.plans and m.row.builds_plans:
         trt_export.check_prebuilt_plans(spec, m)
@@ -111,7 +111,7 @@ def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
         fingerprint=source_fingerprint(spec, m),
         triton_version=spec.triton_version,
         tools=ctx.tools,
-        step_keys={s.model: ctx.resolved[s.model].artifact_key for s in m.steps},
+        step_keys={d: ctx.resolved[d].artifact_key for d in m.dependencies},
     )
     key = model_key(art, config_key(m))
     cached = None if ctx.force else _trusted(ctx, name, key, ctx.cache.get(name, key))
@@ -129,9 +129,9 @@ def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:
                 forgotten.add(m.source.factory)
             _check_source(spec, m)
             exporter.check_source(spec, m)
-    if any(ctx.resolved[s.model].skip_reason for s in m.steps):
+    if any(ctx.resolved[d].skip_reason for d in m.dependencies):
         skip = f"step of '{m.name}' skipped: " + "; ".join(
-            str(ctx.resolved[s.model].skip_reason) for s in m.steps if ctx.resolved[s.model].skip_reason
+            str(ctx.resolved[d].skip_reason) for d in m.dependencies if ctx.resolved[d].skip_reason
         )
         if not m.optional:
             raise BuildError(f"model '{m.name}' needs a skipped model: {skip}", code="TensorRTUnavailable")

@@ -2,7 +2,10 @@
 
 A minimal ``triton_python_backend_utils`` stand-in (Tensor, InferenceRequest/Response, TritonError,
 get_input_tensor_by_name, get_output_config_by_name, triton_string_to_numpy) is installed while
-the model's ``model.py`` is imported and run.
+the model's ``model.py`` is imported and run. Business logic scripting: the stand-in
+``InferenceRequest(model_name=..., inputs=..., requested_output_names=...).exec()`` runs the callee's
+runner from the runner's ``callees`` (its eager reference for the sample, its built artifact for parity);
+a callee it does not have answers an error response, as Triton answers a model it has not loaded.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import os
 import sys
 import types
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +46,52 @@ class _Request:
 
     def inputs(self) -> list[_Tensor]:
         return self._tensors
+
+
+class _Callees:
+    """The runners the stand-in ``InferenceRequest.exec`` calls: name -> runner (set by the runner's owner)."""
+
+    def __init__(self) -> None:
+        self.runners: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+class _BlsRequest:
+    """``pb_utils.InferenceRequest`` as a python model builds one to call another model."""
+
+    def __init__(
+        self,
+        model_name: str = "",
+        inputs: list[_Tensor] | None = None,
+        requested_output_names: list[str] | None = None,
+        *,
+        callees: _Callees,
+        **_: Any,
+    ) -> None:
+        self.model_name = model_name
+        self._inputs = list(inputs or [])
+        self.requested_output_names = list(requested_output_names or [])
+        self._callees = callees
+
+    def inputs(self) -> list[_Tensor]:
+        return self._inputs
+
+    def exec(self, decoupled: bool = False) -> _Response:
+        run = self._callees.runners.get(self.model_name)
+        if run is None:
+            return _Response(
+                error=_TritonError(
+                    f"Failed for execute the inference request. Model '{self.model_name}' is not ready."
+                )
+            )
+        try:
+            out = run({t.name(): t.as_numpy() for t in self._inputs})
+        except Exception as exc:  # the callee's failure is the caller's error response, as in Triton
+            return _Response(error=_TritonError(f"model '{self.model_name}': {exc!r}"))
+        wanted = self.requested_output_names or list(out)
+        return _Response([_Tensor(k, out[k]) for k in wanted if k in out])
+
+    async def async_exec(self, decoupled: bool = False) -> _Response:
+        return self.exec(decoupled)
 
 
 class _Response:
@@ -75,10 +125,14 @@ def _np_types() -> dict[str, Any]:
     return {f"TYPE_{name}": np.dtype(np_name).type for name, np_name in DTYPES.items() if name != "BF16"}
 
 
-def _shim() -> types.ModuleType:
+def _shim(callees: _Callees) -> types.ModuleType:
     m = types.ModuleType("triton_python_backend_utils")
     m.Tensor = _Tensor  # type: ignore[attr-defined]
-    m.InferenceRequest = _Request  # type: ignore[attr-defined]
+
+    def inference_request(*args: Any, **kwargs: Any) -> _BlsRequest:
+        return _BlsRequest(*args, callees=callees, **kwargs)
+
+    m.InferenceRequest = inference_request  # type: ignore[attr-defined]
     m.InferenceResponse = _Response  # type: ignore[attr-defined]
     m.TritonError = _TritonError  # type: ignore[attr-defined]
     m.TritonModelException = _TritonError  # type: ignore[attr-defined]
@@ -98,7 +152,20 @@ def _shim() -> types.ModuleType:
     def triton_string_to_numpy(s: str) -> Any:
         return _np_types()[s]
 
+    def is_model_ready(model_name: str, model_version: str = "") -> bool:
+        return model_name in callees.runners
+
+    def load_model(model_name: str, config: str = "", files: Any = None) -> None:
+        if model_name not in callees.runners:
+            raise _TritonError(f"failed to load '{model_name}': not a model the build packaged with this one")
+
+    def unload_model(model_name: str, unload_dependents: bool = False) -> None:
+        return None
+
     for fn in (
+        is_model_ready,
+        load_model,
+        unload_model,
         get_input_tensor_by_name,
         get_output_tensor_by_name,
         get_output_config_by_name,
@@ -109,47 +176,46 @@ def _shim() -> types.ModuleType:
     return m
 
 
-class PythonModelRunner:
-    """Loads ``model.py`` with the stand-in utils and runs ``execute`` on one request."""
+class _OnPath:
+    """``site_packages`` first on ``sys.path`` while the model loads or runs (its packed environment,
+    as the environment's ``bin/activate`` puts it on ``PYTHONPATH`` in Triton)."""
 
-    def __init__(self, model_py: Path, config: dict[str, Any], *, name: str) -> None:
+    def __init__(self, site_packages: Path | None) -> None:
+        self.entry = str(site_packages) if site_packages else None
+
+    def __enter__(self) -> None:
+        if self.entry:
+            sys.path.insert(0, self.entry)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.entry and self.entry in sys.path:
+            sys.path.remove(self.entry)
+
+
+class PythonModelRunner:
+    """Loads ``model.py`` with the stand-in utils and runs ``execute`` on one request
+    (``site_packages``: the model's packed environment, unpacked for this Python; ``callees``: the runners
+    its ``InferenceRequest.exec`` calls, by model name, replaceable with :meth:`calling`)."""
+
+    def __init__(
+        self,
+        model_py: Path,
+        config: dict[str, Any],
+        *,
+        name: str,
+        site_packages: Path | None = None,
+        callees: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]] | None = None,
+    ) -> None:
         self.name = name
         self.config = config
+        self._env = _OnPath(site_packages)
+        self._callees = _Callees()
+        self._callees.runners = dict(callees or {})
         saved = sys.modules.get("triton_python_backend_utils")
-        sys.modules["triton_python_backend_utils"] = _shim()
+        sys.modules["triton_python_backend_utils"] = _shim(self._callees)
         sys.dont_write_bytecode, old_dwb = True, sys.dont_write_bytecode
         try:
-            spec = importlib.util.spec_from_file_location(
-                f"_cdk_triton_pymodel_{os.urandom(16).hex()}", model_py
-            )
-            assert spec and spec.loader
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            cls = getattr(module, "TritonPythonModel", None)
-            if cls is None or not hasattr(cls, "execute"):
-                raise BuildError(
-                    f"python model '{name}': {model_py} defines no TritonPythonModel.execute",
-                    code="PythonModelInvalid",
-                )
-            self.model = cls()
-            if hasattr(self.model, "initialize"):
-                self.model.initialize(
-                    {
-                        "model_config": json.dumps(config),
-                        "model_name": name,
-                        "model_version": "1",
-                        "model_instance_kind": "CPU",
-                        "model_instance_name": f"{name}_0",
-                        "model_instance_device_id": "0",
-                        "model_repository": str(model_py.parent.parent),
-                    }
-                )
-        except BuildError:
-            raise
-        except Exception as exc:
-            raise BuildError(
-                f"python model '{name}' fails to load: {exc!r}", code="PythonModelInvalid"
-            ) from exc
+            self._load(model_py, config, name)
         finally:
             sys.dont_write_bytecode = old_dwb
             if saved is None:
@@ -157,10 +223,51 @@ class PythonModelRunner:
             else:
                 sys.modules["triton_python_backend_utils"] = saved
 
+    def _load(self, model_py: Path, config: dict[str, Any], name: str) -> None:
+        try:
+            with self._env:
+                spec = importlib.util.spec_from_file_location(
+                    f"_cdk_triton_pymodel_{os.urandom(16).hex()}", model_py
+                )
+                assert spec and spec.loader
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                cls = getattr(module, "TritonPythonModel", None)
+                if cls is None or not hasattr(cls, "execute"):
+                    raise BuildError(
+                        f"python model '{name}': {model_py} defines no TritonPythonModel.execute",
+                        code="PythonModelInvalid",
+                    )
+                self.model = cls()
+                if hasattr(self.model, "initialize"):
+                    self.model.initialize(
+                        {
+                            "model_config": json.dumps(config),
+                            "model_name": name,
+                            "model_version": "1",
+                            "model_instance_kind": "CPU",
+                            "model_instance_name": f"{name}_0",
+                            "model_instance_device_id": "0",
+                            "model_repository": str(model_py.parent.parent),
+                        }
+                    )
+        except BuildError:
+            raise
+        except Exception as exc:
+            raise BuildError(
+                f"python model '{name}' fails to load: {exc!r}", code="PythonModelInvalid"
+            ) from exc
+
+    def calling(self, callees: Mapping[str, Callable[[dict[str, Any]], dict[str, Any]]]) -> PythonModelRunner:
+        """This runner, its ``InferenceRequest.exec`` now calling ``callees`` (name -> runner)."""
+        self._callees.runners = dict(callees)
+        return self
+
     def __call__(self, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         request = _Request([_Tensor(k, v) for k, v in inputs.items()])
         try:
-            responses = self.model.execute([request])
+            with self._env:
+                responses = self.model.execute([request])
         except Exception as exc:
             raise BuildError(
                 f"python model '{self.name}' fails on the sample input: {exc!r}", code="PythonModelInvalid"

@@ -38,8 +38,10 @@ DECLARATION_ERRORS: dict[str, str] = {
     "DuplicateTensorName": "two inputs or outputs with the same name",
     "DuplicateModelInEndpoint": "a model name in two archives of one multi-model endpoint",
     "DuplicateEndpointName": "two endpoints with the same name",
-    "UnknownModelReference": "an ensemble step or endpoint naming an undeclared model",
+    "UnknownModelReference": "an ensemble step, a python model's call or an endpoint naming an undeclared model",
     "EnsembleCycle": "an ensemble that contains itself",
+    "CallCycle": "a python model that calls itself, directly or through the models it calls (business logic "
+    "scripting)",
     "InvalidEnsembleMap": "an ensemble input/output map naming unknown tensors",
     "UnknownEndpointMode": "a mode other than SingleModel, MultiModel or InferenceComponents (aliases sme, mme, "
     "components, inference_components)",
@@ -51,6 +53,9 @@ DECLARATION_ERRORS: dict[str, str] = {
     "InvalidPackaging": "a packaging other than directory or tar.gz",
     "InvalidInstanceGroup": "an instance group kind or count Triton does not accept",
     "InvalidWarmup": "a warmup data kind other than zero or random",
+    "InvalidRequirement": "a python model requirement that is not a PEP 508 name[extras] with versions and markers "
+    "(URLs, paths and pip options are refused)",
+    "ContainerRequirement": "a python model requirement naming what the Triton container provides (numpy)",
     "InvalidOption": "an option that does not apply to the model's format",
     "UnknownPrecision": "a TensorRT precision other than fp32, tf32, fp16, int8",
     "UnknownPyTorchParameter": "a PyTorch backend parameter that does not exist",
@@ -170,6 +175,8 @@ MODE_ERRORS: dict[str, str] = {
     "to a second endpoint instead)",
     "AutoScaleOnComponentsEndpoint": "auto_scale() of the variant's instances on an inference-components endpoint "
     "(managed instance scaling owns them)",
+    "BusinessLogicOnPerModelArchives": "a python model that calls other models (business logic scripting) on a "
+    "multi-model or inference-components endpoint, where each model is loaded on its own",
 }
 
 #: Every code of this catalogue.

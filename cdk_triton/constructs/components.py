@@ -22,9 +22,8 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from cdk_triton.config import component_memory, layout, tables
+from cdk_triton.config import component_memory, layout, modes, tables
 from cdk_triton.config import components as component_rules
-from cdk_triton.config import layout, modes, tables
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, remember_stack_info

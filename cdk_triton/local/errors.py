@@ -28,6 +28,8 @@ VALIDATION_ERRORS: dict[str, str] = {
     "LocalEndpointNotRunning": "invoke/bench of an endpoint with no state file, or whose `serve` process is gone",
     "LocalEndpointAlreadyServed": "`serve --detach` of an endpoint a running detached serve already serves",
     "ArtifactMissing": "a repository, archive or model file the manifest lists does not exist",
+    "LocalPythonEnvMissing": "a python model's environment is packed for another Python than the local stub's "
+    "and the build left no variant for this one",
     "ArtifactHashMismatch": "a built artifact's sha256 differs from the manifest's (it changed after the build)",
     "UnsafeArchiveMember": "an archive member that is not a file, directory or link inside the archive root",
     "InvalidModelConfig": "a config.pbtxt that does not parse as a Triton ModelConfig",

@@ -1,6 +1,8 @@
 """The declared CPU overlay: the only change the local endpoint makes to the built repository.
 
-It touches exactly three things in each non-ensemble model's config.pbtxt and nothing else:
+It touches exactly three things in each non-ensemble model's config.pbtxt, and one file: a python
+model's packed environment, replaced by the same requirements packed for the local Python where the
+target container's Python differs (:func:`swap_python_env`):
 
 - ``instance_group``: one group ``{kind: KIND_CPU, count: N}`` (a GPU group cannot load on CPU);
 - the backend's thread parameters, named by the format registry's ``cpu_threads``:
@@ -18,11 +20,15 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
+import sys
+import tarfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.config import formats
+from cdk_triton.config import formats, python_env
+from cdk_triton.errors import TritonValidationError
 
 log = logging.getLogger("cdk_triton.local")
 
@@ -100,10 +106,53 @@ def overlay_config(config: Any, overlay: CpuOverlay) -> list[OverlayChange]:
     return changes
 
 
+def local_python() -> str:
+    """The Python the local stub runs (the running interpreter's: ``runtime.prepare_backend_directory``)."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def swap_python_env(model_dir: Path, build_out: Path | None) -> OverlayChange | None:
+    """A python model's packed environment for the local stub's Python: where the archive beside
+    config.pbtxt was packed for another Python (the target container's), it is replaced by the same
+    requirements packed for this one, which the build keeps at ``python_env.local_variant``. The
+    parameter stays ``$$TRITON_MODEL_DIRECTORY/...``, so Triton extracts and activates it as on SageMaker."""
+    archive = model_dir / python_env.ENV_ARCHIVE
+    if not archive.is_file():
+        return None
+    with tarfile.open(archive, "r:gz") as tar:
+        f = tar.extractfile(python_env.ENV_METADATA)
+        meta = json.loads(f.read()) if f else {}
+    py = str(meta.get("python", ""))
+    if py == local_python():
+        return None
+    variant = (
+        python_env.local_variant(build_out, str(meta.get("key", "")), local_python()) if build_out else None
+    )
+    if variant is None or not variant.is_file():
+        raise TritonValidationError(
+            "LocalPythonEnvMissing",
+            prop=f"model '{model_dir.name}' execution environment",
+            value=f"packed for Python {py}",
+            problem=f"cannot load in the local stub, which runs Python {local_python()}, and the build left no "
+            f"variant for it ({variant})",
+            allowed=f"an environment for Python {local_python()} (the build packs one beside the target's)",
+            fix="rebuild with `cdk-triton build` on this machine",
+        )
+    shutil.copyfile(variant, archive)
+    return OverlayChange(
+        model=model_dir.name,
+        field=python_env.ENV_ARCHIVE,
+        before=f"python {py}",
+        after=f"python {local_python()}",
+    )
+
+
 def apply_overlay(
-    repository: Path, overlay: CpuOverlay, *, record: Path | None = None
+    repository: Path, overlay: CpuOverlay, *, record: Path | None = None, build_out: Path | None = None
 ) -> list[OverlayChange]:
-    """Apply the overlay to every ``<model>/config.pbtxt`` under a repository root (in place).
+    """Apply the overlay to every ``<model>/config.pbtxt`` under a repository root (in place), and
+    give each python model's packed environment the local Python (:func:`swap_python_env`; ``build_out``:
+    the build's output directory, where the local variants are).
 
     Configs the overlay does not change are left byte for byte as built.
     """
@@ -118,6 +167,9 @@ def apply_overlay(
         if these:
             cfg_path.write_text(text_format.MessageToString(config))
             changes += these
+        swapped = swap_python_env(cfg_path.parent, build_out)
+        if swapped is not None:
+            changes.append(swapped)
     for c in changes:
         log.info(
             "cpu overlay: model %s %s: %s -> %s", c.model, c.field, json.dumps(c.before), json.dumps(c.after)

@@ -141,7 +141,7 @@ def prepare_sme_repository(
             raise _mismatch(f"endpoint '{entry.name}' repository tree", source, entry.sha256 or "", got)
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     parse_configs(dest)
-    return apply_overlay(dest, overlay, record=dest.parent / "overlay.json")
+    return apply_overlay(dest, overlay, record=dest.parent / "overlay.json", build_out=manifest.resolve("."))
 
 
 def prepare_target_model(
@@ -154,7 +154,7 @@ def prepare_target_model(
         shutil.rmtree(dest)
     extract_archive(source, dest)
     parse_configs(dest)
-    return apply_overlay(dest, overlay, record=dest.parent / "overlay.json")
+    return apply_overlay(dest, overlay, record=dest.parent / "overlay.json", build_out=manifest.resolve("."))
 
 
 AUTO_COMPLETE_HOOK = b"auto_complete_config"

@@ -50,8 +50,9 @@ class BuildSpec:
         return [m.name for m in self.models]
 
     def closure(self, name: str) -> list[str]:
-        """The model and, for an ensemble, every step model (recursively), ensemble first."""
-        return closure_of(name, lambda n: [s.model for s in self.model(n).steps])
+        """The model and every model it needs (an ensemble's steps, a python model's ``calls``),
+        recursively, the model first."""
+        return closure_of(name, lambda n: self.model(n).dependencies)
 
     def resolve_path(self, relative: str) -> Path:
         return (Path(self.base_dir) / relative).resolve()

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from cdk_triton.config import formats, tables
+from cdk_triton.config import formats, python_env, tables
 from cdk_triton.config.declaration.options import (
     DynamicBatching,
     InstanceGroup,
@@ -78,6 +78,11 @@ class ModelSpec:
         steps: the ensemble DAG (ensemble only).
         optional: skip the model (with a message) where its format cannot be built here, such as a
             TensorRT plan without a GPU. Default: false (fail the build).
+        requirements: (python) PEP 508 lines the build packs into the model's execution environment
+            (wheels only; numpy stays the container's). Default: none (standard library and numpy).
+        calls: (python) the models its code calls through business logic scripting
+            (``pb_utils.InferenceRequest(model_name=...)``): packaged with it, checked against its code.
+            Default: none.
     """
 
     name: str
@@ -98,6 +103,13 @@ class ModelSpec:
     sample: SampleSpec = field(default_factory=SampleSpec)
     steps: tuple[EnsembleStep, ...] = ()
     optional: bool = False
+    requirements: tuple[str, ...] = ()
+    calls: tuple[str, ...] = ()
+
+    @property
+    def dependencies(self) -> list[str]:
+        """The models this one needs in its repository: an ensemble's steps, a python model's calls."""
+        return [s.model for s in self.steps] + list(self.calls)
 
     @property
     def row(self) -> formats.Format:
@@ -160,6 +172,8 @@ class ModelSpec:
             sample=sample,
             steps=tuple(s for s in steps if s),
             optional=typed(d, "optional", bool, path, errs, default=False),
+            requirements=_requirements(d, fmt, path, errs),
+            calls=_calls(d, fmt, path, errs),
         )
         spec._validate_own(path, errs)
         return spec
@@ -282,6 +296,75 @@ def _batching(d: dict[str, Any], path: str, errs: Errors) -> tuple[int, DynamicB
             "lower the preferred sizes or raise max_batch_size",
         )
     return mbs, db
+
+
+def _requirements(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -> tuple[str, ...]:
+    """The python model's requirement lines: PEP 508 names with optional extras, versions and markers;
+    no URL, path or pip option, nothing the container provides (numpy), python models only."""
+    lines = typed(d, "requirements", list, path, errs, default=[])
+    if lines and fmt is not None and formats.get(fmt).backend != "python":
+        errs.add(
+            "InvalidOption",
+            f"{path}.requirements",
+            "requirements",
+            lines,
+            f"only apply to python models, not {fmt}",
+            "format: python",
+            "remove them, or move the code that needs them into a python model",
+        )
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        here = f"{path}.requirements[{i}]"
+        name = python_env.distribution_name(line) if isinstance(line, str) else None
+        if name is None:
+            errs.add(
+                "InvalidRequirement",
+                here,
+                "requirement",
+                line,
+                "is not a PEP 508 requirement cdk-triton packs",
+                "a name with optional [extras], version specifiers and ; marker (no URL, path or pip option)",
+                "write it as name==version (put local wheels in the wheelhouse: CDK_TRITON_WHEELHOUSE)",
+            )
+        elif name in python_env.CONTAINER_PACKAGES:
+            errs.add(
+                "ContainerRequirement",
+                here,
+                "requirement",
+                line,
+                f"names {name}, which the Triton container provides to every python model",
+                f"packages other than {', '.join(sorted(python_env.CONTAINER_PACKAGES))}",
+                "remove it (the container's numpy is used)",
+            )
+        else:
+            out.append(line)
+    return tuple(out)
+
+
+def _calls(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -> tuple[str, ...]:
+    """The models a python model calls (business logic scripting): names, each once; python models only
+    (which names are declared, and cycles: ``rules.check_calls``)."""
+    names = typed(d, "calls", list, path, errs, default=[])
+    if names and fmt is not None and formats.get(fmt).backend != "python":
+        errs.add(
+            "InvalidOption",
+            f"{path}.calls",
+            "calls",
+            names,
+            f"only apply to python models (business logic scripting), not {fmt}",
+            "format: python",
+            "remove them, or chain the models with an ensemble's steps",
+        )
+    out: list[str] = []
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            errs.add(
+                "InvalidType", f"{path}.calls[{i}]", "called model", name, "is not a model name",
+                "a declared model's name", "write the callee's name",
+            )  # fmt: skip
+        elif name not in out:
+            out.append(name)
+    return tuple(out)
 
 
 def _pytorch_parameters(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -> dict[str, str]:

@@ -360,6 +360,92 @@ def check_ensemble_cycles(spec: DeclarationView) -> Problems:
     return out
 
 
+# ---------------------------------------------------------------------------- business logic scripting
+
+
+def check_calls(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
+    """Each model a python model calls is declared and is not the model itself (the build checks its code's
+    calls against them: ``builder.bls``)."""
+    out: Problems = []
+    by_name = _by_name(spec)
+    for j, name in enumerate(m.calls):
+        here = f"models[{i}].calls[{j}]"
+        if name == m.name:
+            out.append(
+                problem(
+                    "CallCycle",
+                    here,
+                    "called model",
+                    name,
+                    "is the model itself",
+                    "another declared model",
+                    "call another model, or compute the result in the model's own code",
+                )  # fmt: skip
+            )
+        elif name not in by_name:
+            out.append(_unknown_model(here, "called model", name, by_name))
+    return out
+
+
+def check_call_cycles(spec: DeclarationView) -> Problems:
+    """No python model reaches itself through its calls (and ensemble steps on the way); a cycle of
+    steps alone is ``check_ensemble_cycles``'s, a self-call ``check_calls``'s."""
+    out: Problems = []
+    by_name = _by_name(spec)
+    state: dict[str, int] = {}  # 1: on the current trail, 2: done
+
+    def visit(n: str, trail: list[str]) -> None:
+        if state.get(n) == 2 or n not in by_name:
+            return
+        if state.get(n) == 1:
+            cycle = [*trail[trail.index(n) :], n]
+            if any(b in by_name[a].calls for a, b in zip(cycle, cycle[1:], strict=False)):
+                caller = next(a for a in cycle if by_name[a].calls)
+                out.append(
+                    problem(
+                        "CallCycle",
+                        f"models[{spec.model_names.index(caller)}].calls",
+                        "called model",
+                        n,
+                        f"is part of a cycle: {' -> '.join(cycle)}",
+                        "a DAG of calls and steps",
+                        "remove one call of the cycle",
+                    )  # fmt: skip
+                )
+            return
+        state[n] = 1
+        for d in by_name[n].dependencies:
+            if d != n:
+                visit(d, [*trail, n])
+        state[n] = 2
+
+    for n in by_name:
+        visit(n, [])
+    return out
+
+
+def check_business_logic_in_mode(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
+    """A python model that calls other models only where its callees are loaded beside it: the mode's
+    ``business_logic`` refusal (multi-model endpoints and inference components load each model on its own)."""
+    refusal = e.hosting_mode.refusal("business_logic")
+    if refusal is None:
+        return []
+    by_name = _by_name(spec)
+    out: Problems = []
+    for j, target in enumerate(e.models):
+        for n in spec.closure(target):
+            m = by_name.get(n)
+            if m is not None and m.calls:
+                err = refusal.error(
+                    prop="model",
+                    value=n,
+                    allowed="a SingleModel endpoint (one repository: the callees load beside it)",
+                    fix=f"serve '{n}' from a SingleModel endpoint, or chain its models with an ensemble's steps",
+                )
+                out.append(err.at(f"endpoints[{i}].models[{j}]"))
+    return out
+
+
 # ---------------------------------------------------------------------------- endpoints
 
 
@@ -579,6 +665,7 @@ MODEL_RULES: tuple[ModelRule, ...] = (
     check_tensorrt_plans_exist,
     check_tensorrt_plans_only_for_tensorrt,
     check_ensemble_steps,
+    check_calls,
     check_pytorch_parameters_in_release,
 )
 #: Run for each endpoint, in this order.
@@ -596,6 +683,7 @@ ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
     check_instance_types,
     check_inference_ami_version,
     check_sequence_batching_endpoint,
+    check_business_logic_in_mode,
     check_gpu_placement_fits,
     component_rules.check_component_names,
     component_rules.check_components_fit,
@@ -638,6 +726,7 @@ RULES: tuple[Rule, ...] = (
     check_model_names_unique,
     check_models,
     check_ensemble_cycles,
+    check_call_cycles,
     check_endpoints,
     check_endpoint_names_unique,
 )

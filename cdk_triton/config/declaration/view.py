@@ -18,7 +18,8 @@ from typing import Any
 
 
 def closure_of(name: str, steps: Callable[[str], Iterable[str]]) -> list[str]:
-    """The model and, for an ensemble, every step model (recursively), ensemble first; each once."""
+    """The model and every model it needs (``steps``: an ensemble's steps, a python model's calls),
+    recursively, the model first; each once."""
     out: list[str] = []
 
     def walk(n: str) -> None:
@@ -70,9 +71,13 @@ class RawDeclaration:
         steps = (self.model(name) or {}).get("steps") or []
         return [str(s.get("model")) for s in steps if isinstance(s, Mapping)]
 
+    def calls(self, name: str) -> list[str]:
+        """The models a python model calls (business logic scripting; empty for any other model)."""
+        return [str(c) for c in (self.model(name) or {}).get("calls") or []]
+
     def closure(self, name: str) -> list[str]:
-        """The model and, for an ensemble, every step model (recursively), as ``BuildSpec.closure``."""
-        return closure_of(name, self.steps)
+        """The model and its steps and calls (recursively), as ``BuildSpec.closure``."""
+        return closure_of(name, lambda n: [*self.steps(n), *self.calls(n)])
 
     @property
     def endpoints(self) -> tuple[Mapping[str, Any], ...]:

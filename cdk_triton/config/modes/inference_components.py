@@ -40,5 +40,15 @@ INFERENCE_COMPONENTS = register(
         shadow=Refusal(code="ModeUnsupported", reason="a components endpoint takes no shadow variant"),
         instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
         async_inference=Refusal(code="ModeUnsupported", reason="asynchronous endpoints are not built yet"),
+        # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html (read
+        # 2026-11-27): "each inference component contains one model and the resource utilization needs for that
+        # individual model"; its copies are placed and scaled on their own
+        business_logic=Refusal(
+            code="BusinessLogicOnPerModelArchives",
+            reason="calls other models, but each inference component holds one model whose copies SageMaker "
+            "places and scales on their own (SageMaker's inference components guide, "
+            "https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html, read "
+            "2026-11-27): its callees may not run in the same container",
+        ),
     )
 )

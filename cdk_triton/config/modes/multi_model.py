@@ -30,5 +30,14 @@ MULTI_MODEL = register(
         ),
         instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
         async_inference=Refusal(code="ModeUnsupported", reason="asynchronous endpoints are not built yet"),
+        # https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoints.html (read 2026-11-27): each
+        # TargetModel is loaded on demand from its own archive and may be unloaded at any time
+        business_logic=Refusal(
+            code="BusinessLogicOnPerModelArchives",
+            reason="calls other models, but a multi-model endpoint loads each TargetModel from its own archive, on "
+            "demand, and unloads it when idle (SageMaker's multi-model endpoints guide, "
+            "https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoints.html, read 2026-11-27): its "
+            "callees may not be loaded beside it",
+        ),
     )
 )

@@ -34,7 +34,16 @@ ROUTE_COMPONENT = "component"  # ``InferenceComponentName`` names a component
 ROUTES = (ROUTE_DEFAULT_MODEL, ROUTE_TARGET_MODEL, ROUTE_COMPONENT)
 
 #: The features a row supports or refuses (each a ``Refusal | None`` field).
-FEATURES = ("auto_scale", "capacity", "tune", "shadow", "guardrails", "instance_pools", "async_inference")
+FEATURES = (
+    "auto_scale",
+    "capacity",
+    "tune",
+    "shadow",
+    "guardrails",
+    "instance_pools",
+    "async_inference",
+    "business_logic",
+)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -83,6 +92,8 @@ class HostingMode:
         guardrails: deployment guardrails (blue/green or rolling). Default: supported.
         instance_pools: several instance pools behind one endpoint. Default: supported.
         async_inference: asynchronous inference. Default: supported.
+        business_logic: a python model calling other models (business logic scripting, ``calls``),
+            which needs its callees loaded beside it in the same server. Default: supported.
     """
 
     name: str
@@ -104,6 +115,7 @@ class HostingMode:
     guardrails: Refusal | None = None
     instance_pools: Refusal | None = None
     async_inference: Refusal | None = None
+    business_logic: Refusal | None = None
 
     def missing(self) -> list[str]:
         """The required fields left empty, and a routing that is not one of :data:`ROUTES`."""

@@ -383,6 +383,8 @@ def test_catalogue_is_complete() -> None:
         | {"InvalidJobs", "InvalidShard"}  # test_parallel.py, test_shards.py
         | {"CriticalAdvisory", "UnknownAdvisory", "AdvisoryReasonMissing"}  # test_advisories.py
         | {"CopiesExceedInstances", "InvalidInstanceScaling"}  # test_build_rules_first.py
+        | {"InvalidRequirement", "ContainerRequirement"}  # test_python_env.py
+        | {"CallCycle", "BlsTensorMismatch", "BlsUndeclaredCall"}  # test_bls.py
     )
     # tested in test_steps.py (StateDictMismatch, OnnxIrVersionTooNew, Plan*, TensorRTBuildFailed for an
     # unknown precision; the builder returning no engine needs a GPU) or above (UploadFailed)
@@ -401,6 +403,10 @@ def test_catalogue_is_complete() -> None:
         "WorkerDied",
         "NoCudaDevice",  # test_gpu_check.py (CUDA faked)
         "DeviceParityMismatch",
+        "PythonEnvNoWheel",  # test_python_env.py
+        "PythonEnvNumpy",
+        "PythonEnvPythonMismatch",
+        "PythonEnvTooLarge",
     }  # tested in the unit files of their steps (or GPU only)
     # the inference-component rules of the declaration: tests/unit/config/test_components.py
     tested |= {

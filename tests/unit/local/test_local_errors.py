@@ -134,7 +134,26 @@ def _mismatch(tmp: Path) -> None:
 
 Case = Callable[[Path, pytest.MonkeyPatch], object]
 
+
 #: code -> (what triggers it, the prop the error must name, the value it must name).
+def _foreign_env(tmp: Path, mp: pytest.MonkeyPatch) -> None:
+    """A model folder whose environment was packed for a Python no stub runs, with no local variant."""
+    import io
+    import tarfile
+
+    from cdk_triton.config import python_env
+    from cdk_triton.local.overlay import swap_python_env
+
+    model = tmp / "pre"
+    model.mkdir()
+    meta = json.dumps({"python": "2.7", "key": "0" * 64}).encode()
+    with tarfile.open(model / python_env.ENV_ARCHIVE, "w:gz") as tar:
+        info = tarfile.TarInfo(python_env.ENV_METADATA)
+        info.size = len(meta)
+        tar.addfile(info, io.BytesIO(meta))
+    swap_python_env(model, tmp / "out")
+
+
 VALIDATION_CASES: dict[str, tuple[Case, str, Any]] = {
     "InvalidServeFlag": (
         lambda t, m: local_commands._serve_request(
@@ -203,6 +222,7 @@ VALIDATION_CASES: dict[str, tuple[Case, str, Any]] = {
         "MISSING",
     ),
     "ArtifactHashMismatch": (lambda t, m: _mismatch(t), "archive", "A"),
+    "LocalPythonEnvMissing": (_foreign_env, "model 'pre' execution environment", "packed for Python 2.7"),
     "UnsafeArchiveMember": (_unsafe_archive, "archive member", "EVIL"),
     "InvalidModelConfig": (lambda t, m: _bad_config(t), "config.pbtxt of model 'm'", "CONFIG"),
     "ResponseCacheNotConfigured": (

@@ -139,12 +139,13 @@ def test_endpoint_names_unique() -> None:
 
 
 def test_rules_run_in_order_model_by_model() -> None:
-    """Problems come grouped by model, then cycles, then endpoint by endpoint, then endpoint names:
+    """Problems come grouped by model, then cycles (of steps, then of calls), then endpoint by endpoint, then endpoint names:
     the order users have always seen. An endpoint naming an undeclared model skips its other rules."""
     assert (
         rules.check_model_names_unique,
         rules.check_models,
         rules.check_ensemble_cycles,
+        rules.check_call_cycles,
         rules.check_endpoints,
         rules.check_endpoint_names_unique,
     ) == rules.RULES
