@@ -143,17 +143,8 @@ def process_bytes(pid: int | None = None, *, run: Callable[..., Any] = subproces
             pynvml.nvmlShutdown()
     except Exception:
         pass
-    if shutil.which("nvidia-smi") is None:
-        return None
-    try:
-        out = run(
-            ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        ).stdout
-    except Exception:
+    out = _nvidia_smi(["--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"], run)
+    if out is None:
         return None
     total, found = 0, False
     for line in out.splitlines():
@@ -177,17 +168,16 @@ def driver_version(*, run: Callable[..., Any] = subprocess.run) -> str | None:
             pynvml.nvmlShutdown()
     except Exception:
         pass
+    out = _nvidia_smi(["--query-gpu=driver_version", "--format=csv,noheader"], run)
+    return (out.splitlines() or [""])[0].strip() or None if out is not None else None
+
+
+def _nvidia_smi(args: list[str], run: Callable[..., Any]) -> str | None:
+    """``nvidia-smi ARGS``'s output; None without the tool or when it fails."""
     if shutil.which("nvidia-smi") is None:
         return None
     try:
-        out = run(
-            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=True,
-        ).stdout
-        return out.splitlines()[0].strip() or None
+        return str(run(["nvidia-smi", *args], capture_output=True, text=True, timeout=30, check=True).stdout)
     except Exception:
         return None
 

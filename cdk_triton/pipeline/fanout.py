@@ -407,34 +407,15 @@ class BuildFanOut(Construct):
     ) -> sfn.CustomState:
         """The TensorRT shard: a SageMaker job with the request shape of ``gpu_job.py`` (ContainerArguments
         only: the image's own NGC entrypoint runs them) and a new name per attempt (a retry needs one)."""
-        assert self.job_role is not None
-        processing = self.gpu_kind == gpu_targets.PROCESSING
-        source = gpu_job.PROCESSING_SOURCE if processing else gpu_job.TRAINING_SOURCE
-        common: dict[str, Any] = {
-            "StoppingCondition": {"MaxRuntimeInSeconds": int(self.options.timeout.to_seconds())},
-            "Environment": {**self._env, "SHARD.$": "$.item.shard_arg", "OUTPUT_KEY.$": "$.item.output_key"},
-            "RoleArn": self.job_role.role_arn,
-        }
-        name = "States.Format('cdk-triton-trt-{}-{}', $.item.shard, States.UUID())"
-        args = ["/bin/bash", "-c", self.commands.gpu_shard_script(source)]
-        if processing:
-            resource, params = "createProcessingJob", {"ProcessingJobName.$": name, **common}
-            params.update(self._processing(target, image, args, source))
-        else:
-            resource, params = "createTrainingJob", {"TrainingJobName.$": name, **common}
-            params.update(self._training(target, image, args))
-        state = sfn.CustomState(
-            self,
+        source = self._job_source()
+        return self._job_state(
             "TensorRtShard",
-            state_json={
-                "Type": "Task",
-                "Resource": f"arn:{cdk.Aws.PARTITION}:states:::sagemaker:{resource}.sync",
-                "Parameters": params,
-                "ResultPath": None,
-            },
+            target,
+            image,
+            name="States.Format('cdk-triton-trt-{}-{}', $.item.shard, States.UUID())",
+            env={"SHARD.$": "$.item.shard_arg", "OUTPUT_KEY.$": "$.item.output_key"},
+            args=["/bin/bash", "-c", self.commands.gpu_shard_script(source)],
         )
-        self._retry(state)
-        return state
 
     def _gpu_check_state(
         self, target: gpu_targets.GpuBuildTarget, image: ecr_assets.DockerImageAsset
@@ -442,28 +423,50 @@ class BuildFanOut(Construct):
         """The GPU check: one SageMaker job of the same kind, type and image as the TensorRT shards that
         runs ``cdk-triton gpu-check`` on the whole declaration; its readings go to the run's
         ``gpu-readings.tar.gz``. No catch: a failure (after the retries) fails the run, so the deploy."""
-        assert self.job_role is not None
-        processing = self.gpu_kind == gpu_targets.PROCESSING
-        source = gpu_job.PROCESSING_SOURCE if processing else gpu_job.TRAINING_SOURCE
         key = sfn.JsonPath.format(
             self.commands.prefix + layout.fanout_gpu_readings_key("{}"), sfn.JsonPath.string_at("$.run")
         )
+        return self._job_state(
+            "GpuCheck",
+            target,
+            image,
+            name="States.Format('cdk-triton-trt-check-{}', States.UUID())",
+            env={"OUTPUT_KEY.$": key},
+            args=["/bin/bash", "-c", self.commands.gpu_check_script(self._job_source())],
+        )
+
+    def _job_source(self) -> str:
+        """Where the job's container finds the source: the Processing or the Training input path."""
+        processing = self.gpu_kind == gpu_targets.PROCESSING
+        return gpu_job.PROCESSING_SOURCE if processing else gpu_job.TRAINING_SOURCE
+
+    def _job_state(
+        self,
+        construct_id: str,
+        target: gpu_targets.GpuBuildTarget,
+        image: ecr_assets.DockerImageAsset,
+        *,
+        name: str,
+        env: dict[str, Any],
+        args: list[str],
+    ) -> sfn.CustomState:
+        """A SageMaker Processing or Training job state (``.sync``, retried) of the GPU kind."""
+        assert self.job_role is not None
+        processing = self.gpu_kind == gpu_targets.PROCESSING
         common: dict[str, Any] = {
             "StoppingCondition": {"MaxRuntimeInSeconds": int(self.options.timeout.to_seconds())},
-            "Environment": {**self._env, "OUTPUT_KEY.$": key},
+            "Environment": {**self._env, **env},
             "RoleArn": self.job_role.role_arn,
         }
-        name = "States.Format('cdk-triton-trt-check-{}', States.UUID())"
-        args = ["/bin/bash", "-c", self.commands.gpu_check_script(source)]
         if processing:
             resource, params = "createProcessingJob", {"ProcessingJobName.$": name, **common}
-            params.update(self._processing(target, image, args, source))
+            params.update(self._processing(target, image, args, self._job_source()))
         else:
             resource, params = "createTrainingJob", {"TrainingJobName.$": name, **common}
             params.update(self._training(target, image, args))
         state = sfn.CustomState(
             self,
-            "GpuCheck",
+            construct_id,
             state_json={
                 "Type": "Task",
                 "Resource": f"arn:{cdk.Aws.PARTITION}:states:::sagemaker:{resource}.sync",
