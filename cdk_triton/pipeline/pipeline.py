@@ -243,12 +243,13 @@ class TritonPipeline(Construct):
     def _synth_step(self, cdk_app: str | None) -> pipelines.CodeBuildStep:
         build = f".venv/bin/cdk-triton build --config {self.declaration} --formats {CPU_FORMATS} --upload --no-progress"
         inputs: dict[str, pipelines.IFileSetProducer] = {}
+        notes: list[str] = []  # what the log says before the build (the GPU merge)
         if self.gpu_build_step is not None:  # a check-only step: its ordering (a failed check stops here)
             if self.gpu_target is not None and self.gpu_target.tensorrt:
                 build += f" --merge-manifest {GPU_INPUT_DIR}/manifest.json"
                 # the GPU manifest is a whole build of the TensorRT formats, not a shard: no set check, and
                 # the CPU formats are built here by design; the log says so (issue 30)
-                build = f"echo {GPU_MERGE_NOTE!r} && {build}"
+                notes.append(f"echo {GPU_MERGE_NOTE!r}")
             inputs[GPU_INPUT_DIR] = self.gpu_build_step
         app = f' --app "{cdk_app}"' if cdk_app else ""
         env = {
@@ -282,7 +283,7 @@ class TritonPipeline(Construct):
                 ".venv/bin/pip install --no-deps -e .",
                 "npm ci --no-audit --no-fund",
             ],
-            commands=[build, f'PATH="$PWD/.venv/bin:$PATH" npx cdk synth{app}', *register],
+            commands=[*notes, build, f'PATH="$PWD/.venv/bin:$PATH" npx cdk synth{app}', *register],
             env=env,
             primary_output_directory="cdk.out",
             role_policy_statements=statements,

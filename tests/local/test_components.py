@@ -41,6 +41,7 @@ ENDPOINTS = """
     min_instances: 0
     components:
       ens: {min_copies: 0, max_copies: 2}
+      pre_2: {min_copies: 0, max_copies: 1}  # min_instances 0: every component may scale in to zero
 """
 
 

@@ -55,7 +55,10 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
 
 @pytest.fixture(scope="module")
 def moto_s3() -> Iterator[Any]:
-    """A boto3 S3 client on a moto server of its own (127.0.0.1, free port), stopped after the module."""
+    """A boto3 S3 client on a moto server of its own (127.0.0.1, free port), stopped after the module;
+    empty at the start (moto's state is reset)."""
+    import urllib.request
+
     import boto3
     from botocore.config import Config
     from moto.server import ThreadedMotoServer
@@ -63,6 +66,8 @@ def moto_s3() -> Iterator[Any]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
+    # moto's backends are process-wide: a server of an earlier module left its buckets behind
+    urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST"))
     try:
         yield boto3.client(
             "s3",

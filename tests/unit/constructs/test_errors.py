@@ -239,6 +239,11 @@ def _components(stack: cdk.Stack, mutate: Any = None, **kw: Any) -> TritonCompon
     )  # fmt: skip
 
 
+def _heavy(data: dict[str, Any]) -> None:
+    for m in data["models"].values():
+        m.update(memory_bytes=2048 * 1024**2, size_bytes=150 * 1024**2)
+
+
 def _resnet_on_gpu_1(data: dict[str, Any]) -> None:
     data["models"]["resnet"]["config"]["instance_group"] = [{"kind": "KIND_GPU", "count": 1, "gpus": [1]}]
 
@@ -279,6 +284,9 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "InvalidInstanceScaling": lambda s: _components(s, min_instances=3, max_instances=2),
     "ComponentNameCollision": lambda s: _components(s, _twin_archive),
     "ComponentDoesNotFit": lambda s: _components(s, components=_one("resnet_ts", min_memory_mb=65536)),
+    "ComponentMemoryTooSmall": lambda s: _components(
+        s, _heavy, components=_one("resnet_ts", min_memory_mb=128)
+    ),  # below the weights of the component's models (150 MiB each)
     "SequenceBatchingInstances": lambda s: sme(
         s, artifacts=_edited(_stateful, "classifier"), instance_count=2
     ),
@@ -520,6 +528,7 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "InvalidInstanceScaling": ("min_instances", 3),
     "ComponentNameCollision": ("component name", "ep-resnet-ts"),
     "ComponentDoesNotFit": ("components.resnet_ts.min_memory_mb", 65536),
+    "ComponentMemoryTooSmall": ("components.resnet_ts.min_memory_mb", 128),
     "CriticalAdvisory": ("image (Triton release)", "24.09"),
     "UnknownAdvisory": ("acknowledged_advisories.CVE-2025-2331", "CVE-2025-2331"),
     "AdvisoryReasonMissing": ("acknowledged_advisories.CVE-2025-23319", " "),

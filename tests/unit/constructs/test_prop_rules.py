@@ -258,6 +258,7 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("TritonComponentsEndpoint", "components.<model>.accelerators", "above every instance_group gpus: index of its models", "ComponentGpuPlacement", None, None),
     ("TritonComponentsEndpoint", "min_instances / max_instances", "0 <= min <= max, max >= 1; 0 only when every component may reach 0 copies", "InvalidInstanceScaling", None, None),
     ("TritonComponentsEndpoint", "max_instances", "holds the initial copies and the copies at their maxima", "CopiesExceedInstances", None, None),
+    ("TritonComponentsEndpoint", "components.<model>.min_memory_mb", "at least the weights (size_bytes) of the component's models (below their memory_bytes: a warning)", "ComponentMemoryTooSmall", None, None),
     ("TritonComponentsEndpoint", "(component names)", "distinct after prefixing ('_' and '.' become '-')", "ComponentNameCollision", None, None),
     ("TritonComponentsEndpoint", "auto_scale", "refused: managed instance scaling owns the instances", "AutoScaleOnComponentsEndpoint", None, None),
 ]  # fmt: skip

@@ -22,6 +22,7 @@ from aws_cdk import pipelines
 from cdk_triton.config.registry import register_command
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.pipeline import FanOutOptions, RegistryOptions, TritonPipeline
+from cdk_triton.pipeline.pipeline import GPU_MERGE_NOTE
 from tests.unit.pipeline.support import ARTIFACT_BUCKET, ROOT
 
 KEY = "arn:aws:kms:us-east-1:123456789012:key/11111111-2222-3333-4444-555555555555"
@@ -110,7 +111,8 @@ def _expected_lines(evidence: str | None = None) -> list[str]:
 
 
 def test_synth_step_registers_each_endpoint_after_the_upload_and_the_synth(plain: dict[str, Any]) -> None:
-    commands = _commands(plain, "Synth")
+    note, *commands = _commands(plain, "Synth")
+    assert note == f"echo {GPU_MERGE_NOTE!r}"  # the GPU build's manifest is merged: the log says so first
     assert commands[0].startswith(".venv/bin/cdk-triton build --config models.yaml")
     assert "--upload" in commands[0]
     assert "npx cdk synth" in commands[1]
