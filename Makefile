@@ -7,16 +7,25 @@ STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
+# the wheels python models' requirements resolve from, offline (filled by `make install`; git-ignored)
+WHEELHOUSE := .wheelhouse
+export CDK_TRITON_WHEELHOUSE ?= $(CURDIR)/$(WHEELHOUSE)
 
 .PHONY: install demo test compat lint format bench clean gpu-check docs
 
-install: $(STAMP) node_modules/.installed
+install: $(STAMP) node_modules/.installed $(WHEELHOUSE)/.filled
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps -e .
+	touch $@
+
+## the text example's requirements (build/examples/text/models.yaml) for the container's Python (24.09: 3.10)
+## and this machine's (the local variant), with their dependencies, as the build resolves them
+$(WHEELHOUSE)/.filled: $(STAMP) build/examples/text/models.yaml
+	PYTHONPATH=$(CURDIR) $(PY) -m cdk_triton.builder.export.python fill $(WHEELHOUSE) build/examples/text/models.yaml
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -68,4 +77,4 @@ gpu-check:
 	PYTHONPATH=$(CURDIR) $(GPU_PY) -m cdk_triton.cli gpu-check $(GPU_CHECK_ARGS)
 
 clean:
-	rm -rf site build/out cdk.out cdk.out.pipeline cdk.out.promotion .cdk-triton .venv-compat
+	rm -rf site build/out build/examples/text/out cdk.out cdk.out.pipeline cdk.out.promotion .cdk-triton .venv-compat

@@ -176,25 +176,31 @@ def _unpacked_bytes(archive: Path | io.BytesIO) -> int:
 
 def _download(reqs: tuple[str, ...], *, python: str, platform: str, dest: Path, name: str) -> list[Path]:
     """``pip download`` the wheels of ``reqs`` (and their dependencies) for the target into ``dest``."""
-    constraints = dest / "constraints.txt"
-    constraints.write_text(python_env.CONTAINER_NUMPY + "\n", "utf-8")
-    cmd = [
-        sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-        "--only-binary=:all:", "--platform", platform, "--python-version", python,
-        "--implementation", "cp", "--dest", str(dest / "wheels"), "-c", str(constraints),
-    ]  # fmt: skip
+    cmd = pip_download_command(python=python, platform=platform, dest=dest / "wheels", work=dest)
     house = wheelhouse()
     if house is not None:
         cmd += ["--no-index", "--find-links", str(house)]
     proc = subprocess.run([*cmd, *reqs], capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        raise _resolution_error(
+        raise resolution_error(
             proc.stderr + proc.stdout, reqs, python=python, platform=platform, name=name, house=house
         )
     return sorted((dest / "wheels").glob("*.whl"))
 
 
-def _resolution_error(
+def pip_download_command(*, python: str, platform: str, dest: Path, work: Path) -> list[str]:
+    """The ``pip download`` command (without the requirements) that resolves wheels only for ``python`` /
+    ``platform`` into ``dest``, numpy constrained to the container's: the build's and ``fill``'s."""
+    constraints = work / "constraints.txt"
+    constraints.write_text(python_env.CONTAINER_NUMPY + "\n", "utf-8")
+    return [
+        sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
+        "--only-binary=:all:", *(a for tag in python_env.platform_tags(platform) for a in ("--platform", tag)),
+        "--python-version", python, "--implementation", "cp", "--dest", str(dest), "-c", str(constraints),
+    ]  # fmt: skip
+
+
+def resolution_error(
     text: str, reqs: tuple[str, ...], *, python: str, platform: str, name: str, house: Path | None
 ) -> BuildError:
     """The coded error of a failed resolution, from pip's own words."""

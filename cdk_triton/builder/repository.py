@@ -306,6 +306,7 @@ def _package_sme(
         mode=ep.mode,
         instance_types=list(ep.instance_types),
         default_model=default,
+        load_models=ctx.spec.loaded_at_start(default) or None,
         models=members,
         packaging=ep.packaging,
         local_path=os.path.relpath(local, ctx.out),

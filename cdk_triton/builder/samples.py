@@ -47,6 +47,17 @@ def random_tensor(
     (default: the sample's dims)."""
     shape = ((batch,) if batch is not None else ()) + (dims or t.concrete_shape())
     dt = np_dtype(t.dtype)
+    if t.dtype == "STRING":  # text: words of 2-8 lowercase letters, 3-12 words per element (UTF-8 bytes)
+        import numpy as np
+
+        letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+        texts = [
+            " ".join(
+                "".join(rng.choice(letters, int(rng.integers(2, 9)))) for _ in range(int(rng.integers(3, 13)))
+            )
+            for _ in range(int(np.prod(shape, dtype=np.int64)))
+        ]
+        return np.array([s.encode() for s in texts], dtype=object).reshape(shape)
     if t.dtype == "BOOL":
         return rng.integers(0, 2, size=shape).astype(bool)
     if dt.kind == "f":
@@ -120,13 +131,15 @@ def v2_tensors(
     out = []
     for key, arr in arrays.items():
         name = key
-        dtype = triton_dtype(arr.dtype)
+        text = arr.dtype == object  # STRING in model_config, BYTES in KServe v2, UTF-8 text in JSON
         out.append(
             {
                 "name": name,
                 "shape": [int(d) for d in arr.shape],
-                "datatype": dtype,
-                "data": arr.reshape(-1).tolist(),
+                "datatype": "BYTES" if text else triton_dtype(arr.dtype),
+                "data": [v.decode() if isinstance(v, bytes) else str(v) for v in arr.reshape(-1)]
+                if text
+                else arr.reshape(-1).tolist(),
             }
         )
     return out

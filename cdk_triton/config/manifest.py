@@ -197,6 +197,10 @@ class EndpointEntry(EndpointMode):
     gpu_architectures: list[str] = field(default_factory=list)
     # SME
     default_model: str | None = None
+    #: the models Triton loads at start beside default_model (``--load-model`` each): a python model's
+    #: callees, which the default model's own load does not load (``BuildSpec.loaded_at_start``);
+    #: None: none (and in manifests written before this field)
+    load_models: list[str] | None = None
     models: list[str] = field(default_factory=list)
     packaging: str | None = None  # directory | tar.gz
     local_path: str | None = None  # repository directory or .tar.gz, relative to the manifest
@@ -523,6 +527,7 @@ def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
         instance_types=list(required(e, "instance_types", list, w, fail)),
         gpu_architectures=list(optional(e, "gpu_architectures", list, w, fail) or []),
         default_model=optional(e, "default_model", str, w, fail),
+        load_models=optional(e, "load_models", list, w, fail),
         models=list(optional(e, "models", list, w, fail) or []),
         packaging=optional(e, "packaging", str, w, fail),
         local_path=optional(e, "local_path", str, w, fail),

@@ -58,6 +58,24 @@ def container_platform(python: str) -> str:
     return f"manylinux_{_GLIBC_BY_PYTHON.get(python, '2_35')}_x86_64"
 
 
+def platform_tags(platform: str) -> list[str]:
+    """Every wheel platform tag a ``manylinux_2_X_<arch>`` host runs, newest first: ``manylinux_2_X`` down to
+    ``manylinux_2_5`` and the legacy aliases (``manylinux2014`` = 2_17, ``manylinux2010`` = 2_12,
+    ``manylinux1`` = 2_5). pip 26 does not expand an explicit ``--platform`` itself (measured 2026-11-27:
+    ``--platform manylinux_2_35_x86_64`` finds no ``manylinux_2_17`` wheel), so the build passes them all."""
+    m = re.fullmatch(r"manylinux_2_(\d+)_(\w+)", platform)
+    if not m:
+        return [platform]
+    glibc, arch = int(m.group(1)), m.group(2)
+    legacy = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
+    out = []
+    for minor in range(glibc, 4, -1):
+        out.append(f"manylinux_2_{minor}_{arch}")
+        if minor in legacy:
+            out.append(f"{legacy[minor]}_{arch}")
+    return out
+
+
 def distribution_name(requirement: str) -> str | None:
     """The normalized distribution name of a requirement line, or None when it is not one cdk-triton
     accepts (see :data:`_REQUIREMENT`)."""

@@ -88,6 +88,9 @@ class ArtifactsConfig(EndpointMode):
     packaging: str | None = None
     #: The InferenceAmiVersion models.yaml pinned for the endpoint (the manifest carries it).
     inference_ami_version: str | None = None
+    #: SME: the models Triton loads at start beside ``default_model`` (a python model's callees: the
+    #: manifest's ``load_models``); rendered as ``--load-model`` arguments. Empty when none or unknown.
+    load_models: list[str] = field(default_factory=list)
     #: MME: logical name -> the manifest's TargetModel (its models and archive bytes: the working-set
     #: check sums them); empty when unknown.
     target_model_entries: dict[str, TargetModel] = field(default_factory=dict)
@@ -258,6 +261,7 @@ class _ManifestArtifacts(ModelArtifacts):
             compression=compression,
             kms_key_arn=loc.kms_key_arn,
             default_model=entry.default_model,
+            load_models=list(entry.load_models or []),
             models=list(entry.models),
             target_models=entry.target_model_map(),
             gpu_architectures=archs,

@@ -37,6 +37,9 @@ def resolve_server_options(
             )
         )
     opts = dataclasses.replace(opts, multi_model=art.hosting_mode.loads_on_demand)
+    if not opts.multi_model and art.load_models and not opts.load_models:
+        # the callees of a python model (business logic scripting): `serve` loads only the default model
+        opts = dataclasses.replace(opts, load_models=tuple(art.load_models))
     if not opts.multi_model and opts.default_model_name is None:
         # Always set for SME: the binary's /invocations reads SAGEMAKER_TRITON_DEFAULT_MODEL_NAME
         # itself, even when `serve` could pick the only model of the repository.

@@ -67,14 +67,20 @@ def _have(module: str) -> bool:
         return False
 
 
-def _stage_build(root: Path, rep: StageReport) -> Path | None:
-    manifest_path = root / "build" / "out" / "manifest.json"
+#: the text example's declaration (a BERT pipeline with a tokenizers environment), built and served beside
+#: the main one; its wheels come from the repository's .wheelhouse (make install fills it)
+TEXT_DECLARATION = Path("build") / "examples" / "text" / "models.yaml"
+
+
+def _stage_build(root: Path, rep: StageReport, declaration: Path | None = None) -> Path | None:
+    declaration = root / (declaration or Path("build") / "models.yaml")
+    manifest_path = declaration.parent / "out" / "manifest.json"
     if not _have("cdk_triton.builder"):
         rep.detail.append("cdk_triton.builder is not part of this version")
         return manifest_path if manifest_path.is_file() else None
     from cdk_triton.builder import run_build
 
-    result = run_build(root / "build" / "models.yaml", out_dir=root / "build" / "out", progress=True)
+    result = run_build(declaration, out_dir=declaration.parent / "out", progress=True)
     rep.status = "ok"
     rep.detail.append(f"manifest: {result.manifest_path}")
     manifest = read_manifest(result.manifest_path)
@@ -195,8 +201,12 @@ def run_demo(root: Path, *, skip_serve: bool = False) -> DemoReport:
     )
     build, synth, psynth, promo, lint, serve = stages
     try:
+        house = root / ".wheelhouse"
+        if house.is_dir():  # `make install` fills it (and the Makefile exports the variable)
+            os.environ.setdefault("CDK_TRITON_WHEELHOUSE", str(house))
         with _timed(build):
             manifest = _stage_build(root, build)
+            text_manifest = _stage_build(root, build, TEXT_DECLARATION) if manifest is not None else None
         if manifest is None:
             manifest = root / "tests" / "fixtures" / "manifests" / "example.json"
             build.detail.append(f"synthesizing from the fixture manifest {manifest} instead")
@@ -220,6 +230,10 @@ def run_demo(root: Path, *, skip_serve: bool = False) -> DemoReport:
         elif build.status == "ok":
             with _timed(serve):
                 _stage_serve(manifest, serve)
+                if text_manifest is not None:
+                    failed = serve.status == "failed"
+                    _stage_serve(text_manifest, serve)
+                    serve.status = "failed" if failed else serve.status
     except CdkTritonError as exc:
         current = next((s for s in stages if s.status == "missing" and not s.detail), stages[-1])
         current.status = "failed"

@@ -76,7 +76,7 @@ class LocalEndpoint(FrontServed):
         port: port of the 127.0.0.1 SageMaker Runtime front. Default: a free port.
         server_options: the same ServerOptions the constructs render to the container environment.
             Default: ``ServerOptions()`` (the container's defaults). ``multi_model`` and, for SME,
-            ``default_model_name`` (from the manifest) are filled in. They are read as the ``serve``
+            ``default_model_name`` and ``load_models`` (from the manifest) are filled in. They are read as the ``serve``
             script of the manifest's ``triton_version`` passes them on: a setting without effect on
             that release is logged and dropped (:attr:`settings_without_effect`). A model with
             ``response_cache`` and no cache on the server raises ResponseCacheNotConfigured.
@@ -131,6 +131,9 @@ class LocalEndpoint(FrontServed):
         options = replace(options, multi_model=self.entry.hosting_mode.loads_on_demand)
         if not self.entry.hosting_mode.loads_on_demand and options.default_model_name is None:
             options = replace(options, default_model_name=self.entry.default_model)
+        if not self.entry.hosting_mode.loads_on_demand and self.entry.load_models and not options.load_models:
+            # the callees of a python model, as the constructs render them (SAGEMAKER_TRITON_ADDITIONAL_ARGS)
+            options = replace(options, load_models=tuple(self.entry.load_models))
         options, self.settings_without_effect = options.validated().for_release(
             manifest.triton_version, ping_mode_inherited=ping_mode_inherited
         )

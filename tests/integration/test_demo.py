@@ -45,6 +45,9 @@ def test_demo_runs_every_stage_ok() -> None:
     for component in manifest["endpoints"]["components"]["components"].values():  # each inference component
         name = component["component_name"]
         assert f"  {name} [json]" in out and f"  {name} [binary+json]" in out
+    # the text example (build/examples/text): the ensemble and the BLS model answer text
+    for model in ("text_encoder", "text_bls"):
+        assert f"  {model} [json]" in out and f"  {model} [binary+json]" in out
     assert (ROOT / "cdk.out").is_dir() and list((ROOT / "cdk.out").glob("*.template.json"))
     # the pipeline stack and one assembly per stage (staging, prod)
     pipeline = sorted(

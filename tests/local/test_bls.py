@@ -1,7 +1,9 @@
 """Business logic scripting on the real tritonserver: the python model ``pipe`` calls ``double`` through
 ``pb_utils.InferenceRequest(...).exec()`` in the python backend, both loaded from the repository the build
-packaged (the callee joined it as an ensemble's step does); the sample the build computed through the
-callee's reference is what the server answers."""
+packaged (the callee joined it as an ensemble's step does) and loaded at start (the manifest's
+``load_models``: one ``--load-model`` per callee, as the constructs put them in
+SAGEMAKER_TRITON_ADDITIONAL_ARGS); the sample the build computed through the callee's reference is what
+the server answers."""
 
 from __future__ import annotations
 
@@ -27,6 +29,16 @@ def pipe(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEndpoint]:
         read_manifest(result.manifest_path), "bls", overlay=CpuOverlay(instance_count=1)
     ) as ep:
         yield ep
+
+
+def test_the_callee_is_loaded_at_start_as_the_container_loads_it(pipe: LocalEndpoint) -> None:
+    assert pipe.server is not None
+    argv = pipe.server.argv("tritonserver", "/backends")
+    assert "--load-model=pipe" in argv and "--load-model=double" in argv
+    log = pipe.server.log_path.read_text(errors="replace")
+    loaded = [line.rsplit("::", 1)[-1] for line in log.splitlines() if "successfully loaded" in line]
+    assert sorted(loaded) == ["double'\"", "pipe'\""]  # namespaced names, before any request
+    assert "invocations" not in log
 
 
 def test_the_caller_answers_through_its_callee(pipe: LocalEndpoint) -> None:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tarfile
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -245,3 +247,42 @@ def artifact_runner(ctx: BuildContext, m: ModelSpec, entry: Path) -> Runner:
         site_packages=site,
         callees=_callees(ctx, m, built_runner) if m.calls else None,
     )
+
+
+def fill(house: Path, declaration: Path) -> list[Path]:
+    """Download into the wheelhouse ``house`` (from the package index) every wheel the python models of
+    ``declaration`` need: for the target container's Python and platform and for this machine's (the
+    local variant), as the build resolves them, so that a build with ``CDK_TRITON_WHEELHOUSE=<house>``
+    runs offline (``make install`` calls it). Returns the wheelhouse's wheels."""
+    from cdk_triton.builder.declarations import load_spec
+
+    spec = load_spec(declaration)
+    house.mkdir(parents=True, exist_ok=True)
+    targets = {
+        (python_env.normalize(m.requirements), py, plat)
+        for m in spec.models
+        if m.requirements
+        for py, plat in (
+            (
+                target_python(spec, m),
+                python_env.container_platform(target_python(spec, m)),
+            ),
+            (host_python(), host_platform()),
+        )
+    }
+    for reqs, py, plat in sorted(targets):
+        with tempfile.TemporaryDirectory(prefix="cdk-triton-fill-") as tmp:
+            cmd = environments.pip_download_command(python=py, platform=plat, dest=house, work=Path(tmp))
+            proc = subprocess.run([*cmd, *reqs], capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise environments.resolution_error(
+                    proc.stderr + proc.stdout, reqs, python=py, platform=plat, name="fill", house=None
+                )
+    return sorted(house.glob("*.whl"))
+
+
+if __name__ == "__main__":  # python -m cdk_triton.builder.export.python fill <wheelhouse> <models.yaml>
+    if len(sys.argv) != 4 or sys.argv[1] != "fill":
+        sys.exit("usage: python -m cdk_triton.builder.export.python fill <wheelhouse> <models.yaml>")
+    wheels = fill(Path(sys.argv[2]), Path(sys.argv[3]))
+    print(f"{len(wheels)} wheels in {sys.argv[2]}")

@@ -12,7 +12,7 @@ from cdk_triton.config.arns import check_kms_key_arn
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.declaration.model import ModelSpec
 from cdk_triton.config.declaration.rules import run_rules
-from cdk_triton.config.declaration.view import closure_of
+from cdk_triton.config.declaration.view import closure_of, loaded_at_start
 from cdk_triton.config.manifest import ArtifactLocation
 from cdk_triton.config.parse import Errors, check_keys, typed
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -53,6 +53,13 @@ class BuildSpec:
         """The model and every model it needs (an ensemble's steps, a python model's ``calls``),
         recursively, the model first."""
         return closure_of(name, lambda n: self.model(n).dependencies)
+
+    def loaded_at_start(self, name: str) -> list[str]:
+        """The callees a single-model endpoint whose default model is ``name`` loads at start beside it
+        (``view.loaded_at_start``: ``--load-model`` loads an ensemble's steps, not a python model's calls)."""
+        return loaded_at_start(
+            name, lambda n: [s.model for s in self.model(n).steps], lambda n: self.model(n).calls
+        )
 
     def resolve_path(self, relative: str) -> Path:
         return (Path(self.base_dir) / relative).resolve()

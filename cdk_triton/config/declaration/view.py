@@ -33,6 +33,22 @@ def closure_of(name: str, steps: Callable[[str], Iterable[str]]) -> list[str]:
     return out
 
 
+def loaded_at_start(
+    name: str, steps: Callable[[str], Iterable[str]], calls: Callable[[str], Iterable[str]]
+) -> list[str]:
+    """The models a single-model endpoint must name to Triton beside its default model ``name``: every
+    model a python model of ``name``'s closure calls (business logic scripting), in closure order.
+
+    The container's ``serve`` script starts Triton with ``--model-control-mode=explicit
+    --load-model=<name>``, which loads an ensemble's steps (recursively) but not a python model's callees;
+    each callee then needs its own ``--load-model`` (``ServerOptions.load_models``). One rule for the
+    build (the manifest's ``load_models``), synth (the container environment) and the local server.
+    """
+    closure = closure_of(name, lambda n: [*steps(n), *calls(n)])
+    called = {c for n in closure for c in calls(n)}
+    return [n for n in closure if n in called and n != name]
+
+
 def _entries(doc: Mapping[str, Any], key: str) -> tuple[Mapping[str, Any], ...]:
     return tuple(e for e in doc.get(key) or [] if isinstance(e, Mapping))
 

@@ -12,6 +12,7 @@ SINGLE_MODEL = register(
         aliases=("single", "sme"),
         manifest_fields=(
             "default_model",
+            "load_models",
             "models",
             "packaging",
             "local_path",

@@ -70,6 +70,9 @@ class Options(Protocol):
     @property
     def additional_args(self) -> tuple[str, ...]: ...
 
+    @property
+    def load_models(self) -> tuple[str, ...]: ...
+
 
 _CW_NAMESPACE = re.compile(r"^[A-Za-z0-9._#:/-]{1,255}$")
 _LOG_GROUP = re.compile(r"^[.\-_/#A-Za-z0-9]{1,512}$")
@@ -213,7 +216,8 @@ def check_counts_and_sizes(o: Options) -> Problems:
 
 
 def check_default_model(o: Options) -> Problems:
-    """A default model only on a single-model endpoint, named like a model directory."""
+    """A default model (and models loaded at start) only on a single-model endpoint, named like model
+    directories."""
     out: Problems = []
     if o.multi_model and o.default_model_name:
         out.append(
@@ -237,6 +241,29 @@ def check_default_model(o: Options) -> Problems:
                 "use the model's directory name",
             )
         )
+    if o.multi_model and o.load_models:
+        out.append(
+            _problem(
+                "DefaultModelInMme",
+                "load_models",
+                list(o.load_models),
+                "is set on a multi-model endpoint, where models load on demand",
+                "no models loaded at start in MME (clients pick one with TargetModel)",
+                "remove load_models or use a single-model endpoint",
+            )
+        )
+    for name in o.load_models:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            out.append(
+                _problem(
+                    "InvalidModelName",
+                    "load_models",
+                    name,
+                    "is not a Triton model directory name (the serve script splits its arguments on spaces)",
+                    "letters, digits, '_', '.', '-'",
+                    "use the model's directory name",
+                )
+            )
     return out
 
 

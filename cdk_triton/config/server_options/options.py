@@ -37,6 +37,9 @@ from cdk_triton.config.server_options.settings import (
 )
 from cdk_triton.errors import TritonValidationError, raise_all
 
+#: the ``tritonserver`` flag that loads one model at start in explicit model control (repeatable)
+LOAD_MODEL_FLAG = "--load-model"
+
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ServerOptions:
@@ -65,6 +68,11 @@ class ServerOptions:
         inference_type: Default: infer.
         response_cache_byte_size: enables Triton's local response cache of this size (rendered into
             the additional arguments as ``--cache-config=local,size=N``). Default: no cache.
+        load_models: SME: models loaded at start beside ``default_model_name``, each rendered into the
+            additional arguments as ``--load-model=<name>`` (the ``serve`` script's ``--load-model`` of the
+            default model loads an ensemble's steps, not the models a python model calls: business logic
+            scripting). Filled from the manifest's ``load_models`` by ``ModelArtifacts.from_manifest``.
+            Default: none.
         additional_args: extra ``tritonserver`` arguments. Default: none.
         publish_metrics_to_cloudwatch / cloudwatch_log_group / cloudwatch_metric_namespace:
             CloudWatch publishing of Triton's metrics (AWS images 23.07+). Default: off.
@@ -92,6 +100,7 @@ class ServerOptions:
     model_load_gpu_limit: float | None = None
     inference_type: InferenceType | None = None
     response_cache_byte_size: int | None = None
+    load_models: tuple[str, ...] = ()
     additional_args: tuple[str, ...] = ()
     publish_metrics_to_cloudwatch: bool = False
     cloudwatch_log_group: str | None = None
@@ -167,7 +176,7 @@ class ServerOptions:
         return env
 
     def _all_additional_args(self) -> list[str]:
-        extra = list(self.additional_args)
+        extra = [f"{LOAD_MODEL_FLAG}={name}" for name in self.load_models] + list(self.additional_args)
         if self.response_cache_byte_size is not None:
             extra.insert(0, f"--cache-config=local,size={self.response_cache_byte_size}")
         return extra
@@ -215,13 +224,17 @@ class ServerOptions:
         raise_all(errs)
         extra = kwargs.get("additional_args")
         if isinstance(extra, tuple):
-            rest = []
+            rest, loads = [], []
             for arg in extra:
                 if arg.startswith("--cache-config=local,size="):
                     kwargs["response_cache_byte_size"] = int(arg.rsplit("=", 1)[1])
+                elif arg.startswith(f"{LOAD_MODEL_FLAG}="):
+                    loads.append(arg.split("=", 1)[1])
                 else:
                     rest.append(arg)
             kwargs["additional_args"] = tuple(rest)
+            if loads:
+                kwargs["load_models"] = tuple(loads)
         return cls(**kwargs)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ argv

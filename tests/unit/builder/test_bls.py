@@ -33,14 +33,8 @@ import triton_python_backend_utils as pb_utils
 
 
 class TritonPythonModel:
-    loaded = False
-
     def execute(self, requests):
-        # SageMaker's serve script loads only the default model (explicit model control) and the model
-        # loading API refuses to run before the server is ready: load the callee on the first request
-        if not self.loaded:
-            pb_utils.load_model(model_name="{callee}")
-            self.loaded = True
+        # the callee is loaded at start (the manifest's load_models: one --load-model per callee)
         out = []
         for r in requests:
             x = pb_utils.get_input_tensor_by_name(r, "x").as_numpy()
@@ -112,6 +106,9 @@ def test_caller_is_packaged_with_its_callee_and_checked_through_it(tmp_path: Pat
     _build(decl(tmp_path), out)
     repo = out / "sme" / "bls" / "repository"
     assert sorted(p.name for p in repo.iterdir() if p.is_dir()) == ["double", "pipe"]
+    # `serve`'s --load-model=pipe does not load what pipe calls: the manifest names it for the container
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["endpoints"]["bls"]["load_models"] == ["double"]
     record = json.loads(next((out / "cache" / "models").glob("pipe-*.json")).read_text())
     sent = record["sample"]["request"]["inputs"][0]["data"]
     got = record["sample"]["response"]["outputs"][0]["data"]

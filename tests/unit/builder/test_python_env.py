@@ -245,3 +245,26 @@ def run_build_upload(path: Path, out: Path, client: object) -> object:
     from cdk_triton.builder.steps import run_build
 
     return run_build(path, out_dir=out, progress=False, upload=True, s3_client=client)
+
+
+def test_platform_tags_name_every_older_manylinux_for_pip() -> None:
+    """pip 26 does not expand an explicit --platform: the build names every tag the container runs."""
+    from cdk_triton.config.python_env import platform_tags
+
+    tags = platform_tags("manylinux_2_35_x86_64")
+    assert tags[0] == "manylinux_2_35_x86_64" and tags[-1] == "manylinux1_x86_64"
+    assert {"manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux_2_28_x86_64"} <= set(tags)
+    assert platform_tags("any") == ["any"]
+
+
+def test_string_samples_are_text_and_bytes_in_kserve_json() -> None:
+    import numpy as np
+
+    from cdk_triton.builder.samples import random_tensor, v2_tensors
+    from cdk_triton.config.declaration import TensorSpec
+
+    arr = random_tensor(TensorSpec(name="TEXT", dtype="STRING", shape=(1,)), 2, np.random.default_rng(0))
+    assert arr.shape == (2, 1) and arr.dtype == object and all(isinstance(v, bytes) for v in arr.ravel())
+    (tensor,) = v2_tensors({"TEXT": arr})
+    assert tensor["datatype"] == "BYTES" and tensor["data"] == [v.decode() for v in arr.ravel()]
+    assert all(w.isalpha() and w.islower() for t in tensor["data"] for w in t.split())

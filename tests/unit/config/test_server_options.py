@@ -50,6 +50,7 @@ def test_every_field_round_trips_through_the_environment() -> None:
         tensorflow_version="2",
         model_load_gpu_limit=0.75,
         response_cache_byte_size=1 << 20,
+        load_models=("callee", "other"),
         additional_args=("--exit-timeout-secs=5",),
         publish_metrics_to_cloudwatch=True,
         cloudwatch_log_group="/triton/x",
@@ -71,6 +72,7 @@ def test_argv_follows_environment() -> None:
         model_load_gpu_limit=0.5,
         response_cache_byte_size=4096,
         default_model_name="m",
+        load_models=("callee",),
     )
     argv = opts.to_argv(model_repository="/r", gpu_count=2)
     assert "--model-namespacing=false" in argv
@@ -78,7 +80,7 @@ def test_argv_follows_environment() -> None:
     assert "--allow-grpc=true" in argv and "--grpc-port=8001" in argv
     assert "--sagemaker-thread-count=3" in argv
     assert argv.count("--model-load-gpu-limit") == 2 and "1:0.5" in argv
-    assert "--load-model=m" in argv
+    assert argv.index("--load-model=m") < argv.index("--load-model=callee")  # the callee beside the default
     assert "--cache-config=local,size=4096" in argv
     assert opts.server_environment() == {"SAGEMAKER_TRITON_DEFAULT_MODEL_NAME": "m"}
 
@@ -120,6 +122,8 @@ def test_fails_on_unknown_triton_variable_with_suggestion() -> None:
         ({"model_load_gpu_limit": 1.5}, "InvalidGpuLimit"),
         ({"multi_model": True, "default_model_name": "m"}, "DefaultModelInMme"),
         ({"default_model_name": "a b"}, "InvalidModelName"),
+        ({"multi_model": True, "load_models": ("m",)}, "DefaultModelInMme"),
+        ({"load_models": ("a b",)}, "InvalidModelName"),
         ({"publish_metrics_to_cloudwatch": True, "allow_metrics": False}, "MetricsPublishingNeedsMetrics"),
         ({"cloudwatch_metric_namespace": "X"}, "CloudWatchSettingsWithoutPublishing"),
         (

@@ -385,3 +385,32 @@ def test_not_uploaded_manifest_warns_once_per_stack() -> None:
         TritonModel(stack, cid, artifacts=ModelArtifacts.from_manifest(EXAMPLE, key))
     warnings = Annotations.from_stack(stack).find_warning("*", Match.string_like_regexp("not uploaded yet"))
     assert len(warnings) == 1 and "endpoint 'classifier'" in json.dumps(warnings[0].entry.data)
+
+
+def _calls_preprocess(data: dict[str, Any]) -> None:
+    """The example manifest as the build writes it for a default model whose python code calls
+    ``preprocess`` (business logic scripting): the SME entry's ``load_models``."""
+    data["endpoints"]["classifier"]["load_models"] = ["preprocess"]
+
+
+def test_sme_loads_the_manifests_callees_at_start_through_additional_args() -> None:
+    stack = new_stack()
+    TritonModel(
+        stack,
+        "M",
+        artifacts=ModelArtifacts.from_manifest(manifest_with(_calls_preprocess), "classifier"),
+        server_options=ServerOptions(response_cache_byte_size=1 << 20),
+    )
+    env = _container(template(stack))["Environment"]
+    assert env["SAGEMAKER_TRITON_DEFAULT_MODEL_NAME"] == "classifier"
+    # serve appends the variable's words to `tritonserver ... --load-model=classifier`
+    assert (
+        env["SAGEMAKER_TRITON_ADDITIONAL_ARGS"] == "--cache-config=local,size=1048576 --load-model=preprocess"
+    )
+    assert ServerOptions.from_environment(env).load_models == ("preprocess",)
+
+
+def test_sme_without_callees_sets_no_additional_args() -> None:
+    stack = new_stack()
+    TritonModel(stack, "M", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"))
+    assert "SAGEMAKER_TRITON_ADDITIONAL_ARGS" not in _container(template(stack))["Environment"]

@@ -68,3 +68,15 @@ def test_closure_is_the_declarations_own_on_the_example() -> None:
     assert [e["name"] for e in view.endpoints] == [e.name for e in spec.endpoints]
     for ep, spec_ep in zip(view.endpoints, spec.endpoints, strict=True):
         assert view.instance_types(ep) == list(spec_ep.instance_types)
+
+
+def test_loaded_at_start_names_the_callees_an_ensembles_load_does_not_reach() -> None:
+    """``--load-model=<default>`` loads an ensemble's steps, not a python model's callees: the callees of
+    every python model the default reaches (through steps and calls), each once, in closure order."""
+    from cdk_triton.config.declaration.view import loaded_at_start
+
+    steps = {"ens": ["pre", "bls"], "callee_ens": ["leaf"]}
+    calls = {"bls": ["bert", "callee_ens"], "pre": ["bert"], "leaf": ["deep"]}
+    got = loaded_at_start("ens", lambda n: steps.get(n, []), lambda n: calls.get(n, []))
+    assert got == ["bert", "callee_ens", "deep"]
+    assert loaded_at_start("bert", lambda n: [], lambda n: []) == []
