@@ -39,6 +39,9 @@ INFERENCE_COMPONENTS = register(
         ),
         shadow=Refusal(code="ModeUnsupported", reason="a components endpoint takes no shadow variant"),
         instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
-        async_inference=Refusal(code="ModeUnsupported", reason="asynchronous endpoints are not built yet"),
+        async_inference=Refusal(
+            code="AsyncNeedsSingleModel",
+            reason="InvokeEndpointAsync has no InferenceComponentName (botocore's sagemaker-runtime model), so an asynchronous endpoint cannot reach a component",
+        ),
     )
 )

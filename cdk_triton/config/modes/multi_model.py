@@ -29,6 +29,9 @@ MULTI_MODEL = register(
             code="ShadowOnMultiModel", reason="is a shadow on a multi-model endpoint, which SageMaker refuses"
         ),
         instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
-        async_inference=Refusal(code="ModeUnsupported", reason="asynchronous endpoints are not built yet"),
+        async_inference=Refusal(
+            code="AsyncNeedsSingleModel",
+            reason="InvokeEndpointAsync has no TargetModel (botocore's sagemaker-runtime model), so an asynchronous endpoint cannot pick one of a multi-model endpoint's archives",
+        ),
     )
 )
