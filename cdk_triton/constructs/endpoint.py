@@ -71,7 +71,12 @@ from cdk_triton.constructs.template_limits import (
 )
 from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
-from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
+from cdk_triton.constructs.verification import (
+    AsyncVerification,
+    TritonVerification,
+    VerificationCheck,
+    recorded_checks,
+)
 from cdk_triton.constructs.verification_sample import (
     BASELINE_CONTEXT,
     Selection,
@@ -661,6 +666,21 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             log_encryption_key=log_encryption_key,
             selection=selection,
             parallelism=sample.parallelism if sample is not None else None,
+            async_verification=self._async_verification(),
+        )
+
+    def _async_verification(self) -> AsyncVerification | None:
+        """An asynchronous endpoint's verification locations (``async_inference``), else None."""
+        res = self.async_resources
+        if res is None:
+            return None
+        return AsyncVerification(
+            bucket_name=res.bucket_name,
+            input_key=res.input_key,
+            output_key=res.output_key,
+            failure_key=res.failure_key,
+            results_key_arn=res.key.key_arn,
+            invocation_timeout_s=res.invocation_timeout_s,
         )
 
     def _verification_selection(
