@@ -315,6 +315,7 @@ def _package_sme(
         size_bytes=nbytes,
         sample=ctx.samples.get(default),
         inference_ami_version=ep.inference_ami_version,
+        async_inference=ep.async_inference,
     )
     return entry, artifacts, packed
 

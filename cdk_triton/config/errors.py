@@ -113,6 +113,9 @@ BUILD_AND_SYNTH_RULE_ERRORS: dict[str, str] = {
 
 #: Codes two sibling layers raise alike (the constructs and the local endpoint or the pipeline).
 SHARED_RULE_ERRORS: dict[str, str] = {
+    "InvalidAsyncInference": "an async: value (AsyncInferenceOptions) outside SageMaker's limits "
+    "(max_concurrent_invocations_per_instance 1..1000, invocation_timeout_s 1..3600, min_instances >= 0, "
+    "max_instances >= max(1, min_instances), backlog_per_instance > 0)",
     "ResponseCacheNotConfigured": "a model with response_cache enabled, and no response cache on the server "
     "(ServerOptions.response_cache_byte_size, as the release reads the settings)",
     "NoRecordedSamples": "a deploy verification of an endpoint with no recorded sample (or an empty checks list)",
@@ -173,6 +176,8 @@ MODE_ERRORS: dict[str, str] = {
     "ModeUnsupported": "a feature the endpoint's hosting mode does not support (its row's refusal names why)",
     "ShadowOnMultiModel": "a shadow variant on a multi-model endpoint (SageMaker refuses it; deploy the candidate "
     "to a second endpoint instead)",
+    "AsyncNeedsSingleModel": "asynchronous inference on a multi-model or inference-components endpoint "
+    "(InvokeEndpointAsync has no TargetModel and no InferenceComponentName; declare a SingleModel endpoint)",
     "AutoScaleOnComponentsEndpoint": "auto_scale() of the variant's instances on an inference-components endpoint "
     "(managed instance scaling owns them)",
     "BusinessLogicOnPerModelArchives": "a python model that calls other models (business logic scripting) on a "

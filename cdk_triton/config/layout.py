@@ -15,6 +15,9 @@ to the build's output directory (``build/out/``)::
     samples/<model>.request.json                    the recorded sample pair, beside the manifest
     samples/<sha256[:12]>/<model>.request.json      the uploaded sample pair (content-addressed)
     registry/<endpoint>/<manifest sha256>/...       a registered build's evidence (cdk-triton register)
+    async/<endpoint>/input/...                      asynchronous requests' payloads (InputLocation)
+    async/<endpoint>/output/...                     asynchronous results (S3OutputPath)
+    async/<endpoint>/failure/...                    asynchronous failures (S3FailurePath)
 
 The digest lengths are part of every key already uploaded and every cache index already written:
 changing one re-uploads everything and invalidates every deployed TargetModel value.
@@ -46,6 +49,8 @@ IC_FOLDER = "ic"
 SAMPLES_FOLDER = "samples"
 #: The folder (under the evidence location) of the registered builds' evidence.
 REGISTRY_FOLDER = "registry"
+#: The folder (in S3, and under the local endpoint's state directory) of asynchronous endpoints' payloads.
+ASYNC_FOLDER = "async"
 #: Every archive the build writes is a gzip-compressed tar.
 ARCHIVE_SUFFIX = ".tar.gz"
 
@@ -320,3 +325,18 @@ def registry_evidence_prefix(endpoint: str, manifest_sha256: str) -> str:
     Content-addressed by the whole manifest hash: registering the same build again writes the same keys.
     """
     return f"{REGISTRY_FOLDER}/{endpoint}/{manifest_sha256}/"
+
+
+def async_input_key(endpoint: str) -> str:
+    """Where clients cdk-triton runs put an asynchronous request's payload: ``async/<endpoint>/input/``."""
+    return f"{ASYNC_FOLDER}/{endpoint}/input/"
+
+
+def async_output_key(endpoint: str) -> str:
+    """An asynchronous endpoint's ``S3OutputPath`` (results): ``async/<endpoint>/output/``."""
+    return f"{ASYNC_FOLDER}/{endpoint}/output/"
+
+
+def async_failure_key(endpoint: str) -> str:
+    """An asynchronous endpoint's ``S3FailurePath`` (errors): ``async/<endpoint>/failure/``."""
+    return f"{ASYNC_FOLDER}/{endpoint}/failure/"

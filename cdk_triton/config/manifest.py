@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton._deprecation import deprecated_property
-from cdk_triton.config import modes
+from cdk_triton.config import async_inference, modes
 from cdk_triton.config.arns import check_kms_key_arn
+from cdk_triton.config.async_inference import AsyncValues
 from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
 from cdk_triton.config.sizing import MEMORY_SOURCES
 from cdk_triton.errors import TritonValidationError
@@ -217,6 +218,8 @@ class EndpointEntry(EndpointMode):
     sample: Sample | None = None
     #: The host image models.yaml pinned for the endpoint (``InferenceAmiVersion``); None: not pinned.
     inference_ami_version: str | None = None
+    #: The ``async:`` block models.yaml declared (an asynchronous endpoint); None: real-time.
+    async_inference: AsyncValues | None = None
 
     def component_map(self) -> dict[str, str]:
         """logical name -> the manifest's component name."""
@@ -544,7 +547,10 @@ def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
         },
         min_instances=optional(e, "min_instances", int, w, fail),
         max_instances=optional(e, "max_instances", int, w, fail),
+        async_inference=_async(optional(e, "async_inference", dict, w, fail), f"{w}.async_inference", fail),
     )
+    if entry.async_inference is not None and row.async_inference is not None:
+        raise fail(f"{w}.async_inference", entry.mode, row.async_inference.reason, "SingleModel")
     if row.per_model_archives:
         _check_multi_model_layout(w, entry, fail)
     else:
@@ -560,6 +566,20 @@ def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
             ", ".join(with_components),
         )
     return entry
+
+
+def _async(d: dict[str, Any] | None, aw: str, fail: Fail) -> AsyncValues | None:
+    """An endpoint's ``async_inference``: the keys of ``config.async_inference``, typed, within limits."""
+    if d is None:
+        return None
+    d = _object(d, aw, fail, set(async_inference.KEY_TYPES))
+    kw = {k: optional(d, k, t, aw, fail) for k, t in async_inference.KEY_TYPES.items()}
+    values = async_inference.from_dict(kw)
+    problems = async_inference.value_problems(values, aw)
+    if problems:
+        p = problems[0]
+        raise fail(p.path or aw, p.value, p.problem, p.allowed)
+    return values
 
 
 def _component(cw: str, c: Any, fail: Fail) -> ComponentEntry:

@@ -4,6 +4,7 @@ Importing this package imports aws_cdk but never torch, protobuf or tritonclient
 """
 
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
+from cdk_triton.constructs.async_inference import AsyncInferenceOptions
 from cdk_triton.constructs.components import (
     ComponentOptions,
     TritonComponentsEndpoint,
@@ -26,6 +27,7 @@ from cdk_triton.constructs.verification_sample import VerificationSample
 __all__ = [
     "ERROR_CODES",
     "ArtifactsConfig",
+    "AsyncInferenceOptions",
     "ComponentOptions",
     "ComponentScaling",
     "DataCapture",

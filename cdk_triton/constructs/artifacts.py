@@ -16,6 +16,7 @@ import aws_cdk as cdk
 from constructs import Construct
 
 from cdk_triton.config import layout
+from cdk_triton.config.async_inference import AsyncValues
 from cdk_triton.config.gpu_readings import GpuReadings, read_readings
 from cdk_triton.config.manifest import (
     MANIFEST_FILENAME,
@@ -91,6 +92,11 @@ class ArtifactsConfig(EndpointMode):
     #: SME: the models Triton loads at start beside ``default_model`` (a python model's callees: the
     #: manifest's ``load_models``); rendered as ``--load-model`` arguments. Empty when none or unknown.
     load_models: list[str] = field(default_factory=list)
+    #: The ``async:`` block models.yaml declared for the endpoint (None: real-time).
+    async_inference: AsyncValues | None = None
+    #: The artifact location's prefix (``cdk-triton/``), under which ``config.layout`` keys other objects
+    #: of the endpoint (asynchronous payloads); empty when unknown.
+    location_prefix: str = ""
     #: MME: logical name -> the manifest's TargetModel (its models and archive bytes: the working-set
     #: check sums them); empty when unknown.
     target_model_entries: dict[str, TargetModel] = field(default_factory=dict)
@@ -277,6 +283,8 @@ class _ManifestArtifacts(ModelArtifacts):
             acknowledged_advisories=dict(manifest.acknowledged_advisories),
             **_data_sizes(manifest, entry),
             inference_ami_version=entry.inference_ami_version,
+            async_inference=entry.async_inference,
+            location_prefix=manifest.artifact_location.normalized_prefix,
             target_model_entries=dict(entry.target_models),
             components=dict(entry.components),
             min_instances=entry.min_instances,

@@ -25,6 +25,12 @@ from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import is_token, pseudo, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
+from cdk_triton.constructs.async_inference import (
+    AsyncInferenceOptions,
+    AsyncResources,
+    check_async_inference,
+    define_async,
+)
 from cdk_triton.constructs.checks import limits as limit_checks
 from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.data_capture import check_data_capture
@@ -65,7 +71,12 @@ from cdk_triton.constructs.template_limits import (
 )
 from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
-from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
+from cdk_triton.constructs.verification import (
+    AsyncVerification,
+    TritonVerification,
+    VerificationCheck,
+    recorded_checks,
+)
 from cdk_triton.constructs.verification_sample import (
     BASELINE_CONTEXT,
     Selection,
@@ -76,6 +87,7 @@ from cdk_triton.constructs.verification_sample import (
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_at
 
 __all__ = [
+    "AsyncInferenceOptions",
     "CFN_RESOURCE_LIMIT",
     "DEFAULT_WAIT_INTERVAL",
     "OUTPUT_MAP_LIMIT",
@@ -131,6 +143,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         data_capture: DataCapture | None = None,
         deployment: DeploymentGuardrails | None = None,
         shadow: ShadowVariant | None = None,
+        async_inference: AsyncInferenceOptions | None = None,
         **model_props: Unpack[TritonModelProps],
     ) -> None:
         """Define the endpoint.
@@ -156,6 +169,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             deployment: blue/green or rolling update guardrails. Default: SageMaker's default update.
             shadow: a candidate model that takes a copy of the traffic (``ShadowProductionVariants``);
                 single-model endpoints only, no rolling update beside it. Default: none.
+            async_inference: an asynchronous endpoint (``AsyncInferenceConfig``: S3 results, KMS, SNS
+                topics, backlog scaling down to zero; ``async_inference.py``), where the mode's row
+                supports it (SingleModel). Default: the manifest's ``async:`` block, else real-time.
             model_props: ``TritonModelProps`` of the model this endpoint defines (image, role,
                 server_options, environment, metrics, vpc, ...); not with ``model``. The metrics
                 namespace defaults to ``Triton/<endpoint name>``.
@@ -195,6 +211,14 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         art = self.model.artifacts
         model_errs = self._check_against_models(instance_type, instance_count, variant_props)
         model_errs += mode_constructs.behaviour(art.hosting_mode).guardrails_problems(deployment)
+        self.async_options: AsyncInferenceOptions | None = (
+            async_inference
+            if async_inference is not None
+            else AsyncInferenceOptions.from_values(art.async_inference)
+            if art.async_inference is not None
+            else None
+        )
+        model_errs += self._check_async(shadow)
         self._variant = self._build_variant(
             inference_ami_version if inference_ami_version is not None else art.inference_ami_version,
             volume_size,
@@ -205,11 +229,53 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         self._raise(errs + model_errs + list(self._variant.errors) + shadow_errs)
         annotate_variant(self, self._variant)
         self._bind_models(given, shadow, endpoint_name)
+        self.async_resources: AsyncResources | None = None
         self._define_resources(volume_encryption_key, data_capture, deployment)
         self.scaling: TritonScaling | None = None  # set by auto_scale()
+        self._scale_async()
         self._check_headroom()
 
     # ------------------------------------------------------------------ steps
+    def _check_async(self, shadow: ShadowVariant | None) -> list[TritonValidationError]:
+        """The async options within their limits, on a mode whose row supports them, without a shadow."""
+        opts = self.async_options
+        if opts is None:
+            return []
+        row = self.model.hosting_mode
+        refusal = row.async_inference
+        if refusal is not None:
+            supported = " or ".join(m.name for m in modes.MODES.values() if m.async_inference is None)
+            return [
+                refusal.error(
+                    prop="async_inference",
+                    value=row.name,
+                    allowed=f"asynchronous inference on a {supported} endpoint",
+                    fix=f"build a {supported} endpoint of the model (models.yaml mode: {supported}) and "
+                    "pass async_inference there",
+                )
+            ]
+        errs = check_async_inference(opts)
+        if shadow is not None:
+            errs.append(
+                TritonValidationError(
+                    "InvalidAsyncInference",
+                    prop="shadow",
+                    value=shadow.model.node.path,
+                    problem="is a shadow variant on an asynchronous endpoint, which SageMaker refuses",
+                    allowed="a shadow on a real-time endpoint",
+                    fix="drop shadow, or async_inference",
+                )
+            )
+        return errs
+
+    def _scale_async(self) -> None:
+        """An asynchronous endpoint scales on its backlog, down to ``min_capacity`` (0: scale to zero)."""
+        opts = self.async_options
+        if opts is None:
+            return
+        scaling = self.auto_scale(min_capacity=opts.min_capacity, max_capacity=opts.max_capacity)
+        scaling.scale_on_backlog_per_instance(opts.backlog_per_instance)
+
     def _bind_models(self, given: bool, shadow: ShadowVariant | None, endpoint_name: str) -> None:
         """A model defined elsewhere (and the shadow's) learns of this endpoint: its log group, in the
         model's own policy (a model this endpoint defined knows it already)."""
@@ -405,7 +471,21 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             shadow_production_variants=[self._shadow.production_variant] if self._shadow else None,
             kms_key_id=volume_key_arn,
             data_capture_config=self._data_capture(data_capture) if data_capture is not None else None,
+            async_inference_config=self._async_config(),
         )
+
+    def _async_config(self) -> sagemaker.CfnEndpointConfig.AsyncInferenceConfigProperty | None:
+        if self.async_options is None:
+            return None
+        self.async_resources = define_async(
+            self,
+            self.async_options,
+            endpoint_name=self.endpoint_name,
+            artifacts=self.model.artifacts,
+            model=self.model,
+            gpu_count=self.gpu_count,
+        )
+        return self.async_resources.config
 
     def _data_capture(self, dc: DataCapture) -> sagemaker.CfnEndpointConfig.DataCaptureConfigProperty:
         prefix = data_capture_prefix(dc)
@@ -586,6 +666,21 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             log_encryption_key=log_encryption_key,
             selection=selection,
             parallelism=sample.parallelism if sample is not None else None,
+            async_verification=self._async_verification(),
+        )
+
+    def _async_verification(self) -> AsyncVerification | None:
+        """An asynchronous endpoint's verification locations (``async_inference``), else None."""
+        res = self.async_resources
+        if res is None:
+            return None
+        return AsyncVerification(
+            bucket_name=res.bucket_name,
+            input_key=res.input_key,
+            output_key=res.output_key,
+            failure_key=res.failure_key,
+            results_key_arn=res.key.key_arn,
+            invocation_timeout_s=res.invocation_timeout_s,
         )
 
     def _verification_selection(
@@ -608,7 +703,11 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             raise located(self, err) from None
 
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
-        """Define the scalable target of the variant (a stateful model allows no maximum above 1)."""
+        """Define the scalable target of the variant (a stateful model allows no maximum above 1). An
+        asynchronous endpoint defines its own (on its backlog, ``async_inference``): read ``scaling``."""
+        if self.async_options is not None and getattr(self, "scaling", None) is not None:
+            assert self.scaling is not None
+            return self.scaling
         self._raise(
             model_checks.check_sequence_batching_instances(
                 self.model.artifacts.built_models, max_capacity, prop="max_capacity"
@@ -618,6 +717,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
     def _scaling_endpoint_name(self) -> str:
         return self.attr_endpoint_name
+
+    def _scales_to_zero(self) -> bool:
+        return self.async_options is not None
 
     # ------------------------------------------------------------------ import
     @staticmethod

@@ -370,6 +370,10 @@ class TritonEndpointBase(Construct):
             grantee=grantee, actions=["sagemaker:InvokeEndpoint"], resource_arns=[self.endpoint_arn]
         )
 
+    def _scales_to_zero(self) -> bool:
+        """Whether the variant may scale to zero instances (an asynchronous endpoint)."""
+        return False
+
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
         """Define the scalable target of the variant (the mode's, ``constructs.modes``); add policies on the
         returned TritonScaling. Refused where the mode's row refuses it (inference components)."""
@@ -382,6 +386,7 @@ class TritonEndpointBase(Construct):
             instance_type=self.instance_type,
             gpu_count=self.gpu_count,
             instance_count=self.instance_count,
+            scale_to_zero=self._scales_to_zero(),
         )
         self.scaling = mode.auto_scale(self, target, min_capacity=min_capacity, max_capacity=max_capacity)
         return self.scaling

@@ -137,6 +137,8 @@ SURFACED: dict[str, str] = pick(
         "ShadowOnMultiModel",
         "AutoScaleOnComponentsEndpoint",
         "InvalidAccountId",
+        "AsyncNeedsSingleModel",
+        "InvalidAsyncInference",
         # the build-and-synth rules, but for an unknown type, which synth warns about (UnknownGpuInstanceType);
         # InvalidComponentName: the names an imported endpoint's EndpointAttributes.component_names give
         *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c != "UnknownInstanceType"),

@@ -85,6 +85,22 @@ COMPONENT_GPU_MEMORY_UTILIZATION = MetricDef(
     name="GPUMemoryUtilizationNormalized", namespace=COMPONENTS, statistic="Average", unit="percent"
 )
 
+# asynchronous endpoints (AWS/SageMaker, dimension EndpointName only: the SageMaker guide "Monitor
+# asynchronous endpoints", https://docs.aws.amazon.com/sagemaker/latest/dg/async-inference-monitor.html,
+# read 2026-11-27 through its autoscaling page's use of ApproximateBacklogSizePerInstance and
+# HasBacklogWithoutCapacity; the statistics are the guide's examples, the other two rows *unconfirmed*)
+APPROXIMATE_BACKLOG_SIZE = _sm("ApproximateBacklogSize", "Average", "count")
+APPROXIMATE_BACKLOG_SIZE_PER_INSTANCE = _sm("ApproximateBacklogSizePerInstance", "Average", "count")
+APPROXIMATE_AGE_OF_OLDEST_REQUEST = _sm("ApproximateAgeOfOldestRequest", "Maximum", "seconds")
+HAS_BACKLOG_WITHOUT_CAPACITY = _sm("HasBacklogWithoutCapacity", "Average", "0 or 1")
+#: The asynchronous metrics' one dimension.
+ASYNC_METRICS = (
+    APPROXIMATE_BACKLOG_SIZE,
+    APPROXIMATE_BACKLOG_SIZE_PER_INSTANCE,
+    APPROXIMATE_AGE_OF_OLDEST_REQUEST,
+    HAS_BACKLOG_WITHOUT_CAPACITY,
+)
+
 #: Every SageMaker metric of the table, by official name.
 METRICS: dict[str, MetricDef] = {
     spec.name: spec
@@ -111,6 +127,7 @@ METRICS: dict[str, MetricDef] = {
         COMPONENT_MEMORY_UTILIZATION,
         COMPONENT_GPU_UTILIZATION,
         COMPONENT_GPU_MEMORY_UTILIZATION,
+        *ASYNC_METRICS,
     )
 }
 
@@ -174,6 +191,11 @@ def alarm_metric(spec: MetricDef) -> dict[str, Any]:
 def search(namespace: str, metric: str, stat: str, period: int) -> str:
     """A SEARCH expression over a custom namespace (Triton's own metrics carry their own dimensions)."""
     return f"SEARCH('Namespace=\"{namespace}\" MetricName=\"{metric}\"', '{stat}', {period})"
+
+
+def endpoint_dimension_list(endpoint_name: str) -> list[dict[str, str]]:
+    """The asynchronous metrics' dimension as CloudFormation's ``[{name, value}]``."""
+    return [{"name": "EndpointName", "value": endpoint_name}]
 
 
 def component_metric(spec: MetricDef, component_name: str, **kw: Any) -> cloudwatch.Metric:

@@ -539,6 +539,34 @@ class TritonModel(Construct):
             self._add("EncryptDataCapture", ["kms:Encrypt", "kms:GenerateDataKey"], [kms_key_arn])
         self._flush_acks()
 
+    def grant_async_inference(
+        self,
+        *,
+        bucket_arn: str,
+        input_prefix: str,
+        output_prefixes: list[str],
+        kms_key_arn: str,
+        topic_arns: list[str],
+    ) -> None:
+        """Let an asynchronous endpoint read its payloads under ``input_prefix``, write its results and
+        failures under ``output_prefixes`` (encrypted with ``kms_key_arn``) and publish to ``topic_arns``."""
+        self._add(
+            "ReadAsyncInput",
+            ["s3:GetObject"],
+            [f"{bucket_arn}/{input_prefix}*"],
+            reason="an asynchronous endpoint reads each request's payload under its input prefix",
+        )
+        self._add(
+            "WriteAsyncOutput",
+            ["s3:PutObject", "s3:AbortMultipartUpload"],
+            [f"{bucket_arn}/{p}*" for p in output_prefixes],
+            reason="an asynchronous endpoint writes one object per result or failure under its prefixes",
+        )
+        self._add("EncryptAsyncOutput", ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey"], [kms_key_arn])
+        if topic_arns:
+            self._add("PublishAsyncNotifications", ["sns:Publish"], topic_arns)
+        self._flush_acks()
+
 
 def _with_metrics(opts: ServerOptions, metrics: TritonMetrics, namespace: str) -> ServerOptions:
     """The options that publish Triton's metrics to ``namespace`` (log group: a placeholder until defined)."""

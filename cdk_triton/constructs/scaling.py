@@ -10,11 +10,18 @@ from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_cloudwatch as cloudwatch
 from constructs import Construct
 
-from cdk_triton.config import modes, tables
+from cdk_triton.config import async_inference, modes, tables
 from cdk_triton.constructs._kwargs import refuse_unknown
 from cdk_triton.constructs._tokens import is_token, known_duration, props, seconds
 from cdk_triton.constructs.errors import validation_error
-from cdk_triton.constructs.metrics import GPU_UTILIZATION, NO_CAPACITY_INVOCATION_FAILURES, dimension_list
+from cdk_triton.constructs.metrics import (
+    APPROXIMATE_BACKLOG_SIZE_PER_INSTANCE,
+    GPU_UTILIZATION,
+    HAS_BACKLOG_WITHOUT_CAPACITY,
+    NO_CAPACITY_INVOCATION_FAILURES,
+    dimension_list,
+    endpoint_dimension_list,
+)
 from cdk_triton.errors import TritonValidationError, raise_all
 
 
@@ -32,6 +39,15 @@ def variant_dimension() -> str:
 #: Seed example of the service docs: scale in slowly, scale out fast.
 DEFAULT_SCALE_IN_COOLDOWN = known_duration(cdk.Duration.seconds(600), 600)
 DEFAULT_SCALE_OUT_COOLDOWN = known_duration(cdk.Duration.seconds(200), 200)
+#: The backlog policy's cooldowns (``config.async_inference``).
+_BACKLOG_SCALE_IN = known_duration(
+    cdk.Duration.seconds(async_inference.BACKLOG_SCALE_IN_COOLDOWN_S),
+    async_inference.BACKLOG_SCALE_IN_COOLDOWN_S,
+)
+_BACKLOG_SCALE_OUT = known_duration(
+    cdk.Duration.seconds(async_inference.BACKLOG_SCALE_OUT_COOLDOWN_S),
+    async_inference.BACKLOG_SCALE_OUT_COOLDOWN_S,
+)
 
 
 class TargetTrackingOptions(TypedDict, total=False):
@@ -84,6 +100,7 @@ class TritonScaling(Construct):
         min_capacity: int = 1,
         max_capacity: int,
         scalable_dimension: str | None = None,
+        scale_to_zero: bool = False,
     ) -> None:
         """Define the scalable target.
 
@@ -99,6 +116,8 @@ class TritonScaling(Construct):
             max_capacity: the most instances.
             scalable_dimension: the endpoint's mode's ``scaling_dimension`` (``constructs.modes`` passes
                 it). Default: :func:`variant_dimension` (an endpoint imported without its mode).
+            scale_to_zero: the variant may scale to zero instances (an asynchronous endpoint), so
+                ``min_capacity`` may be 0. Default: false.
         """
         super().__init__(scope, construct_id)
         self.endpoint_name = endpoint_name
@@ -119,7 +138,8 @@ class TritonScaling(Construct):
                     fix="choose e.g. ml.m5.large, or drop auto_scale",
                 )
             )
-        if not 1 <= min_capacity <= max_capacity:
+        floor = 0 if scale_to_zero else 1
+        if not (floor <= min_capacity <= max_capacity and max_capacity >= 1):
             errs.append(
                 validation_error(
                     self,
@@ -127,7 +147,8 @@ class TritonScaling(Construct):
                     prop="min_capacity/max_capacity",
                     value=(min_capacity, max_capacity),
                     problem="is not a capacity range",
-                    allowed="1 <= min_capacity <= max_capacity",
+                    allowed=f"{floor} <= min_capacity <= max_capacity, max_capacity >= 1"
+                    + ("" if scale_to_zero else " (0 only on an asynchronous endpoint)"),
                     fix="pass e.g. min_capacity=1, max_capacity=4",
                 )
             )
@@ -256,6 +277,86 @@ class TritonScaling(Construct):
                 ),
                 **tracking,
             ),
+        )
+
+    def scale_on_backlog_per_instance(
+        self,
+        backlog_per_instance: float = async_inference.DEFAULT_BACKLOG_PER_INSTANCE,
+        **options: Unpack[TargetTrackingOptions],
+    ) -> appscaling.CfnScalingPolicy:
+        """Track ApproximateBacklogSizePerInstance (an asynchronous endpoint's queued requests per instance,
+        AWS/SageMaker, dimension EndpointName, Average); with ``min_capacity`` 0 also the step policy that
+        scales out from zero on HasBacklogWithoutCapacity (``config.async_inference`` cites the guide).
+
+        Args:
+            backlog_per_instance: the target (> 0). Default: 5.
+            options: ``TargetTrackingOptions``. Default: scale-in cooldown 600 s, scale-out 300 s.
+        """
+        options.setdefault("scale_in_cooldown", _BACKLOG_SCALE_IN)
+        options.setdefault("scale_out_cooldown", _BACKLOG_SCALE_OUT)
+        tracking = _tracking("scale_on_backlog_per_instance", options)
+        if not backlog_per_instance > 0:
+            raise validation_error(
+                self,
+                "InvalidTargetValue",
+                prop="backlog_per_instance",
+                value=backlog_per_instance,
+                problem="is not a positive backlog target",
+                allowed="> 0 queued requests per instance",
+                fix="pass e.g. 5",
+            )
+        spec = APPROXIMATE_BACKLOG_SIZE_PER_INSTANCE
+        policy = self._policy(
+            "BacklogPerInstance",
+            props(
+                target_value=float(backlog_per_instance),
+                customized_metric_specification=props(
+                    namespace=spec.namespace,
+                    metric_name=spec.name,
+                    statistic=spec.statistic,
+                    dimensions=[props(**d) for d in endpoint_dimension_list(self.endpoint_name)],
+                ),
+                **tracking,
+            ),
+        )
+        if self.min_capacity == 0:
+            self._scale_out_from_backlog()
+        return policy
+
+    def _scale_out_from_backlog(self) -> None:
+        """The guide's scale-from-zero pair: a StepScaling policy (+1 instance) and its alarm on
+        HasBacklogWithoutCapacity (values: ``config.async_inference.SCALE_FROM_ZERO``)."""
+        z = async_inference.SCALE_FROM_ZERO
+        self.scale_from_zero_policy = appscaling.CfnScalingPolicy(
+            self,
+            "ScaleOutFromZero",
+            policy_name=f"{self.endpoint_name}-HasBacklogWithoutCapacity",
+            policy_type="StepScaling",
+            scaling_target_id=self.target.ref,
+            step_scaling_policy_configuration=props(
+                adjustment_type="ChangeInCapacity",
+                metric_aggregation_type=z["policy_aggregation"],
+                cooldown=z["policy_cooldown_s"],
+                step_adjustments=[props(metric_interval_lower_bound=0, scaling_adjustment=1)],
+            ),
+        )
+        self.policies.append(self.scale_from_zero_policy)
+        self.scale_from_zero_alarm = cloudwatch.CfnAlarm(
+            self,
+            "HasBacklogWithoutCapacityAlarm",
+            alarm_description=f"cdk-triton: asynchronous endpoint {self.endpoint_name} has queued requests "
+            "and no instance; adds one (scale out from zero)",
+            namespace=HAS_BACKLOG_WITHOUT_CAPACITY.namespace,
+            metric_name=HAS_BACKLOG_WITHOUT_CAPACITY.name,
+            dimensions=[props(**d) for d in endpoint_dimension_list(self.endpoint_name)],
+            statistic=z["alarm_statistic"],
+            period=z["alarm_period_s"],
+            evaluation_periods=z["alarm_evaluation_periods"],
+            datapoints_to_alarm=z["alarm_datapoints"],
+            threshold=z["alarm_threshold"],
+            comparison_operator=z["alarm_comparison"],
+            treat_missing_data=z["alarm_missing_data"],
+            alarm_actions=[self.scale_from_zero_policy.ref],
         )
 
     def _policy(

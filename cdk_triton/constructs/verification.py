@@ -120,6 +120,82 @@ class VerificationCheck:
         }
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AsyncVerification:
+    """An asynchronous endpoint's verification: where the sample goes and its answer comes back.
+
+    Attributes:
+        bucket_name: the bucket of the three prefixes.
+        input_key / output_key / failure_key: the prefixes (``.../async/<endpoint>/{input,output,failure}/``).
+        results_key_arn: the KMS key of the results (``kms:Decrypt``).
+        invocation_timeout_s: ``InvocationTimeoutSeconds`` sent with each request. Default: SageMaker's.
+    """
+
+    bucket_name: str
+    input_key: str
+    output_key: str
+    failure_key: str
+    results_key_arn: str
+    invocation_timeout_s: int | None = None
+
+    def spec(self) -> dict[str, str]:
+        """The handler's ``Async`` keys."""
+        out = {
+            "Async": "true",
+            "AsyncInputPrefix": f"s3://{self.bucket_name}/{self.input_key}",
+            "AsyncOutputPrefix": f"s3://{self.bucket_name}/{self.output_key}",
+            "AsyncFailurePrefix": f"s3://{self.bucket_name}/{self.failure_key}",
+        }
+        if self.invocation_timeout_s is not None:
+            out["InvocationTimeoutSeconds"] = str(self.invocation_timeout_s)
+        return out
+
+    def statements(self, endpoint_arn: str, artifacts_key_arn: str | None) -> list[dict[str, Any]]:
+        """Exactly what the asynchronous path needs: put the sample, invoke, read output and failure."""
+        bucket = f"arn:{pseudo().partition}:s3:::{self.bucket_name}"
+        out: list[dict[str, Any]] = [
+            {
+                "Sid": "InvokeEndpointAsync",
+                "Effect": "Allow",
+                "Action": "sagemaker:InvokeEndpointAsync",
+                "Resource": endpoint_arn,
+            },
+            {
+                "Sid": "PutAsyncInput",
+                "Effect": "Allow",
+                "Action": "s3:PutObject",
+                "Resource": f"{bucket}/{self.input_key}*",
+            },
+            {
+                "Sid": "ReadAsyncResults",
+                "Effect": "Allow",
+                "Action": "s3:GetObject",
+                "Resource": [f"{bucket}/{self.output_key}*", f"{bucket}/{self.failure_key}*"],
+            },
+            {
+                "Sid": "DecryptAsyncResults",
+                "Effect": "Allow",
+                "Action": "kms:Decrypt",
+                "Resource": self.results_key_arn,
+            },
+        ]
+        if artifacts_key_arn:  # the input goes to the artifacts' bucket, encrypted with its key
+            out.append(
+                {
+                    "Sid": "EncryptAsyncInput",
+                    "Effect": "Allow",
+                    "Action": "kms:GenerateDataKey",
+                    "Resource": artifacts_key_arn,
+                }
+            )
+        return out
+
+    def wildcards(self) -> list[str]:
+        """The three prefix resources (each a wildcard the AwsSolutions-IAM5 acknowledgment names)."""
+        bucket = f"arn:{pseudo().partition}:s3:::{self.bucket_name}"
+        return [f"{bucket}/{k}*" for k in (self.input_key, self.output_key, self.failure_key)]
+
+
 # ---------------------------------------------------------------------------- samples
 
 
@@ -238,6 +314,7 @@ def handler_spec(
     components: Mapping[str, str] | None,
     warm_up: Sequence[str],
     parallelism: int | None,
+    async_verification: AsyncVerification | None = None,
 ) -> dict[str, Any]:
     """The custom resource's properties: the spec ``lambda/verify`` reads (every value a string or list)."""
     spec: dict[str, Any] = {
@@ -253,6 +330,8 @@ def handler_spec(
         spec["WarmUp"] = list(warm_up)
     if parallelism is not None:
         spec["Parallelism"] = str(parallelism)
+    if async_verification is not None:
+        spec.update(async_verification.spec())
     return spec
 
 
@@ -262,7 +341,10 @@ class TritonVerification(Construct):
     The function (python3.12, ``lambda/verify``) gets exactly: ``sagemaker:InvokeEndpoint`` on the
     endpoint, ``s3:GetObject`` on the samples prefix (``kms:Decrypt`` on the artifact key when
     encrypted), ``ssm:GetParametersByPath`` on the TargetModel map path (MME), and
-    ``logs:CreateLogStream`` / ``logs:PutLogEvents`` on its own log group. The custom resource
+    ``logs:CreateLogStream`` / ``logs:PutLogEvents`` on its own log group; on an asynchronous endpoint
+    (``async_verification``) ``sagemaker:InvokeEndpointAsync`` instead of ``InvokeEndpoint``, ``s3:PutObject``
+    on its input prefix, ``s3:GetObject`` on its output and failure prefixes and ``kms:Decrypt`` on the
+    results key (``kms:GenerateDataKey`` on the artifact key when encrypted). The custom resource
     (``Custom::TritonVerification``, id ``Verify<hash>``) depends on the endpoint. Usually defined by
     ``TritonEndpoint.add_verification()``.
     """
@@ -288,6 +370,7 @@ class TritonVerification(Construct):
         parallelism: int | None = None,
         components: Mapping[str, str] | None = None,
         component_arns: Sequence[str] = (),
+        async_verification: AsyncVerification | None = None,
     ) -> None:
         """Define the verification.
 
@@ -313,8 +396,13 @@ class TritonVerification(Construct):
                 never payloads, and the HIPAA / NIST / PCI log-group-key rule is acknowledged with that reason.
             selection: the sample of a large MME (``verification_sample.select``). Default: every check.
             parallelism: checks the function runs at once (1..64). Default: the handler's 8.
+            async_verification: an asynchronous endpoint: the handler puts each sample under the
+                input prefix, invokes ``InvokeEndpointAsync`` and waits for the output (or failure)
+                object; the role gets exactly that instead of ``sagemaker:InvokeEndpoint``.
+                Default: none (a real-time endpoint).
         """
         super().__init__(scope, construct_id)
+        self.async_verification = async_verification
         deadline_s = int((deadline or DEFAULT_VERIFICATION_DEADLINE).to_seconds())
         self._check_props(checks, deadline_s, mode, target_model_parameter_path)
         spec_errs = check_verification_spec(checks, warm_up=warm_up, artifacts_key_arn=artifacts_key_arn)
@@ -330,6 +418,7 @@ class TritonVerification(Construct):
             components=components,
             warm_up=warm_up,
             parallelism=parallelism,
+            async_verification=async_verification,
         )
         self.selection = selection
         self.checks_object_arn = self._store_checks(spec, selection)
@@ -449,6 +538,9 @@ class TritonVerification(Construct):
             artifacts_key_arn=artifacts_key_arn,
             checks_object_arn=self.checks_object_arn,
         )
+        if self.async_verification is not None:  # no InvokeEndpoint: an async endpoint refuses it
+            self.policy_statements = [s for s in self.policy_statements if s["Sid"] != "InvokeEndpoint"]
+            self.policy_statements[1:1] = self.async_verification.statements(endpoint_arn, artifacts_key_arn)
         if component_arns:
             self.policy_statements.append(
                 {
@@ -479,6 +571,15 @@ class TritonVerification(Construct):
                 "new Lambda runtime never changes a verification without a test",
             )
         ]
+        for prefix in self.async_verification.wildcards() if self.async_verification else ():
+            acks.append(
+                cdk.Acknowledgment(
+                    id=f"AwsSolutions::AwsSolutions-IAM5[Resource::{_nag.flatten_string(self, prefix)}]",
+                    reason="an asynchronous request's payload, result and failure are objects SageMaker and "
+                    "the verification name per request under the endpoint's async input/output/failure "
+                    "prefixes (the layout's keys); no other object of the bucket",
+                )
+            )
         for prefix in sample_prefixes(self.checks):
             if prefix.endswith("*"):
                 flat = _nag.flatten_string(self, prefix)

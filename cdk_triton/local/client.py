@@ -461,3 +461,83 @@ class FrontClient(FrontInvoke):
         state = None if (url and manifest) else read_state(state_dir, endpoint)
         manifest_path = manifest or (state.manifest if state else "")
         return cls(read_manifest(manifest_path), endpoint, url or (state.url if state else ""))
+
+
+class AsyncClient:
+    """An asynchronous endpoint seen as an :class:`EndpointLike`: ``invoke`` puts the body under
+    ``async/<endpoint>/input/`` of the location (``local.endpoint.async_base``: a folder or ``s3://``),
+    calls boto3 ``invoke_endpoint_async`` on the front and waits for the output (or failure) object, so
+    ``invoke_sample`` / ``invoke_file`` serve ``cdk-triton invoke --async`` unchanged.
+
+    Args:
+        endpoint: a started endpoint or a :class:`FrontClient` (``manifest``, ``entry``, ``name``, ``url``).
+        location: where ``serve`` writes (its ``--async-location``). Default: the manifest's folder.
+        timeout_s: how long to wait for the output. Default: the endpoint's invocation timeout + 10 s.
+    """
+
+    def __init__(self, endpoint: Any, *, location: str | None = None, timeout_s: float | None = None):
+        from cdk_triton.config import async_inference
+
+        self.inner = endpoint
+        self.manifest, self.entry, self.name = endpoint.manifest, endpoint.entry, endpoint.name
+        self.url = endpoint.url
+        self.location = location
+        values = self.entry.async_inference
+        limit = values.invocation_timeout_s if values and values.invocation_timeout_s else None
+        self.timeout_s = timeout_s or float(limit or async_inference.DEFAULT_INVOCATION_TIMEOUT_S) + 10.0
+        self.last: dict[str, str] = {}  # the last invocation's InferenceId, OutputLocation, FailureLocation
+
+    def invoke(
+        self, body: bytes, content_type: str, target_model: str | None = None, **_: Any
+    ) -> tuple[int, dict[str, str], bytes]:
+        """(200, headers, the output object) or (500, headers, the failure object / the timeout)."""
+        import uuid
+
+        import boto3
+
+        from cdk_triton.config import layout
+        from cdk_triton.local.endpoint import async_base
+        from cdk_triton.local.front import read_location, write_location
+
+        base = async_base(self.manifest, self.location)
+        inference_id = f"invoke-{uuid.uuid4().hex[:16]}"
+        input_uri = base + layout.async_input_key(self.name) + f"{inference_id}.bin"
+        write_location(input_uri, body)
+        runtime = boto3.client(
+            "sagemaker-runtime",
+            endpoint_url=self.url.split("/endpoints/")[0],
+            region_name="us-east-1",
+            aws_access_key_id="x",
+            aws_secret_access_key="x",
+        )
+        resp = runtime.invoke_endpoint_async(
+            EndpointName=self.name,
+            InputLocation=input_uri,
+            ContentType=content_type,
+            InferenceId=inference_id,
+        )
+        self.last = {
+            "InferenceId": resp["InferenceId"],
+            "OutputLocation": resp["OutputLocation"],
+            "FailureLocation": resp.get("FailureLocation", ""),
+        }
+        end, delay = time.monotonic() + self.timeout_s, 0.05
+        while True:
+            for key, status in (("OutputLocation", 200), ("FailureLocation", 500)):
+                if not self.last[key]:
+                    continue
+                try:
+                    data = read_location(self.last[key])
+                except FileNotFoundError:  # not written yet (a folder)
+                    continue
+                except Exception as exc:  # not written yet in S3 (NoSuchKey); anything else is raised
+                    if "NoSuchKey" not in str(exc):
+                        raise
+                    continue
+                kind = "application/json" if status == 200 else "text/plain"
+                return status, {"content-type": kind}, data
+            if time.monotonic() + delay > end:
+                text = f"no output at {self.last['OutputLocation']} within {self.timeout_s:.0f} s"
+                return 504, {"content-type": "text/plain"}, text.encode()
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)

@@ -68,6 +68,13 @@ def _register_serve(subparsers: Any) -> None:
         help="a SAGEMAKER_* container variable, read as the manifest's Triton release reads it; repeat "
         "for several (default: the container's defaults)",
     )
+    p.add_argument(
+        "--async-location",
+        default=None,
+        metavar="DIR|s3://BUCKET/PREFIX/",
+        help="asynchronous endpoints: where async/<endpoint>/output/ and failure/ are written "
+        "(default: the manifest's folder)",
+    )
     p.add_argument("--state-dir", default=DEFAULT_STATE_DIR, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_serve)
 
@@ -86,6 +93,19 @@ def _register_clients(subparsers: Any) -> None:
     src.add_argument("--input", default=None, metavar="FILE", help="KServe v2 JSON request body")
     src.add_argument("--sample", action="store_true", help="send the manifest's sample (the default)")
     p.add_argument("--binary", action="store_true", help="send binary+json instead of JSON")
+    p.add_argument(
+        "--async",
+        dest="use_async",
+        action="store_true",
+        help="an asynchronous endpoint: put the request under async/<endpoint>/input/, call "
+        "InvokeEndpointAsync, wait for the output and print it",
+    )
+    p.add_argument(
+        "--async-location",
+        default=None,
+        metavar="DIR|s3://BUCKET/PREFIX/",
+        help="with --async: the location `serve` was given (default: the manifest's folder)",
+    )
     p.add_argument("--top-k", type=int, default=5)
     p.add_argument("--url", default=None, help="front URL (default: from the state file)")
     p.add_argument("--manifest", default=None, help="manifest (default: the one `serve` used)")
@@ -153,6 +173,7 @@ def _serve_request(args: argparse.Namespace) -> detached.ServeRequest:
         memory_budget_mb=args.memory_budget_mb,
         start_timeout=args.start_timeout,
         env=tuple(args.env),
+        async_location=args.async_location,
     )
 
 
@@ -186,6 +207,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 print(f"  InferenceComponentName {logical} = {component}", flush=True)
             if len(ep.target_models) > len(shown):  # a fleet: the rest loads on its first request too
                 print(f"  ... and {len(ep.target_models) - len(shown)} more TargetModels", flush=True)
+            if ep.async_output:
+                print(
+                    f"  async: POST {ep.url.rsplit('/', 1)[0]}/async-invocations -> {ep.async_output}",
+                    flush=True,
+                )
             print(f"  server log: {ep.log}", flush=True)
         print(
             f"boto3.client('sagemaker-runtime', endpoint_url='{serving.url}', region_name='us-east-1', "
@@ -226,7 +252,11 @@ def _front_client(args: argparse.Namespace) -> FrontClient:
 def cmd_invoke(args: argparse.Namespace) -> int:
     from cdk_triton.local.client import invoke_file, invoke_sample
 
-    client = _front_client(args)
+    client: Any = _front_client(args)
+    if getattr(args, "use_async", False):
+        from cdk_triton.local.client import AsyncClient
+
+        client = AsyncClient(client, location=args.async_location)
     component = getattr(args, "component", None)
     if args.input:
         result = invoke_file(
@@ -236,6 +266,8 @@ def cmd_invoke(args: argparse.Namespace) -> int:
         result = invoke_sample(
             client, target_model=args.target_model, binary=args.binary, component=component
         )
+    if getattr(client, "last", None):
+        print(f"InferenceId {client.last['InferenceId']}: output {client.last['OutputLocation']}")
     _print_result(result, top_k=args.top_k)
     return 0 if result.ok else 1
 

@@ -53,6 +53,9 @@ class ServeRequest:
         start_timeout: seconds each server may take to become ready. Default: 120.
         env: ``NAME=VALUE`` container variables, read as the manifest's Triton release reads them.
             Default: the container's defaults.
+        async_location: where asynchronous endpoints' ``async/<endpoint>/{output,failure}/`` folders
+            are: a folder, or ``s3://bucket/prefix/`` (boto3; moto in tests). Default: the manifest's
+            folder.
     """
 
     manifest: str = DEFAULT_MANIFEST
@@ -62,6 +65,7 @@ class ServeRequest:
     memory_budget_mb: int | None = None
     start_timeout: float = 120.0
     env: tuple[str, ...] = ()
+    async_location: str | None = None
 
     def read(self) -> tuple[Manifest, tuple[str, ...]]:
         """The manifest and the endpoint names, every name checked before anything starts."""
@@ -93,6 +97,8 @@ class ServeRequest:
             argv += ["--instance-count", str(self.instance_count)]
         for pair in self.env:
             argv += ["--env", pair]
+        if self.async_location:
+            argv += ["--async-location", self.async_location]
         return argv
 
 

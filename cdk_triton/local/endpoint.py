@@ -17,13 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.config import layout
+from cdk_triton.config import async_inference, layout
 from cdk_triton.config.manifest import Manifest
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.tables import release
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.errors import LocalServerError
-from cdk_triton.local.front import FrontServed, Reply, RuntimeFront, aws_error
+from cdk_triton.local.front import AsyncRoute, FrontServed, Reply, RuntimeFront, aws_error
 from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, _error_text
 from cdk_triton.local.overlay import CpuOverlay, OverlayChange
 from cdk_triton.local.repository import auto_complete_archives, prepare_sme_repository, uses_auto_complete
@@ -60,6 +60,31 @@ def target_release_environment(triton_version: str) -> dict[str, str]:
     if rel.onnx_max_ir_version is not None:
         env["CDK_TRITON_TARGET_ONNX_MAX_IR_VERSION"] = str(rel.onnx_max_ir_version)
     return env
+
+
+def async_base(manifest: Manifest, location: str | None) -> str:
+    """Where a local asynchronous endpoint's ``async/<endpoint>/...`` folders are: ``location`` (a folder,
+    or ``s3://bucket/prefix/``, S3 through boto3: moto in tests) else the manifest's folder (``build/out``),
+    the local stand-in of the artifact location the deployed endpoint's ``S3OutputPath`` is under."""
+    if location:
+        return location if location.endswith("/") else location + "/"
+    return str(Path(manifest.path).parent if manifest.path else Path.cwd()) + "/"
+
+
+def async_route(manifest: Manifest, entry: Any, location: str | None = None) -> AsyncRoute | None:
+    """The front's async route of an endpoint with an ``async:`` block: output and failure under the
+    layout's keys (``config.layout.async_output_key`` / ``async_failure_key``) below :func:`async_base`,
+    and the block's ``invocation_timeout_s`` (else SageMaker's 15 minutes). None: a real-time endpoint."""
+    values = getattr(entry, "async_inference", None)
+    if values is None:
+        return None
+    base = async_base(manifest, location)
+    timeout = values.invocation_timeout_s
+    return AsyncRoute(
+        output_location=base + layout.async_output_key(entry.name),
+        failure_location=base + layout.async_failure_key(entry.name),
+        invocation_timeout_s=timeout if timeout is not None else async_inference.DEFAULT_INVOCATION_TIMEOUT_S,
+    )
 
 
 class LocalEndpoint(FrontServed):
@@ -113,8 +138,10 @@ class LocalEndpoint(FrontServed):
         restart_window: float = 60.0,
         restart_backoff: tuple[float, ...] = (1.0, 2.0, 4.0),
         ping_mode_inherited: bool = False,
+        async_location: str | None = None,
     ) -> None:
         self.manifest = manifest
+        self.async_location = async_location
         self.entry = manifest.endpoint(endpoint)
         if self.entry.hosting_mode.components:
             raise ValueError(
@@ -146,6 +173,7 @@ class LocalEndpoint(FrontServed):
         self._front_arg = front
         self.front: RuntimeFront | None = None
         self.server: TritonServer | None = None
+        self.async_route: AsyncRoute | None = None
         self.models: ModelManager | None = None
         self.overlay_changes: list[OverlayChange] = []
         self.max_restarts = max_restarts
@@ -237,6 +265,9 @@ class LocalEndpoint(FrontServed):
                 self.server.start()
             self.front = self._front_arg or RuntimeFront(port=self.port).start()
             self.front.add(self)
+            self.async_route = async_route(self.manifest, self.entry, self.async_location)
+            if self.async_route is not None:
+                self.front.add_async(self, self.async_route)
             self._stopping.clear()
             self._supervisor = threading.Thread(
                 target=self._supervise, name=f"cdk-triton-supervise-{self.name}", daemon=True

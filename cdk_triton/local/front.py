@@ -20,6 +20,15 @@ Content-Length, a bad chunk) are answered 400 by the parser before any handler r
   ``Sec-Fetch-Site`` must not be ``cross-site`` or ``same-site`` (a web page's cross-origin POST):
   403 AccessDeniedException otherwise.
 
+``POST /endpoints/<name>/async-invocations`` emulates ``InvokeEndpointAsync`` for an endpoint added with
+:meth:`RuntimeFront.add_async` (its output and failure locations, as the endpoint config says): 202 with
+the ``InferenceId`` and the ``X-Amzn-SageMaker-OutputLocation`` / ``-FailureLocation`` headers at once;
+the payload is read from ``X-Amzn-SageMaker-InputLocation`` (``s3://`` through boto3, so moto works;
+``file://`` or a path: a local file), invoked in the background within ``InvocationTimeoutSeconds``
+(header, else the endpoint's, else 900 s), and the answer written to the output location, or the error
+to the failure location. An endpoint not added for async answers ValidationError, as SageMaker does
+for a real-time endpoint.
+
 Bodies are passed through untouched. A target's ``handle_invocation_async`` (a single-model
 LocalEndpoint: kept-alive asyncio connections to the server) runs on the front's event loop, with no
 thread hop; otherwise, or when it returns None (MME loads may block), ``handle_invocation`` runs in
@@ -40,6 +49,8 @@ import urllib.parse
 import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol, Self
 
 from aiohttp import web
@@ -133,6 +144,43 @@ class _Runner(web.AppRunner):
         return server
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AsyncRoute:
+    """Where an asynchronous endpoint writes (``s3://bucket/prefix/``, ``file://`` or a directory)."""
+
+    output_location: str
+    failure_location: str
+    invocation_timeout_s: int = 900
+
+
+def read_location(uri: str) -> bytes:
+    """An object's bytes: ``s3://`` through boto3 (moto when mocked), else a local file."""
+    if uri.startswith("s3://"):
+        import boto3
+
+        bucket, _, key = uri[5:].partition("/")
+        body: bytes = boto3.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+        return body
+    return Path(uri.removeprefix("file://")).read_bytes()
+
+
+def write_location(uri: str, data: bytes) -> None:
+    """Write ``data`` at ``uri`` (``s3://`` through boto3, else a local file; folders made)."""
+    if uri.startswith("s3://"):
+        import boto3
+
+        bucket, _, key = uri[5:].partition("/")
+        boto3.client("s3").put_object(Bucket=bucket, Key=key, Body=data)
+        return
+    path = Path(uri.removeprefix("file://"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _join(base: str, name: str) -> str:
+    return base.rstrip("/") + "/" + name
+
+
 class RuntimeFront:
     """The HTTP front. One front can serve several local endpoints (routed by endpoint name).
 
@@ -155,6 +203,8 @@ class RuntimeFront:
     ) -> None:
         self.account = account
         self.endpoints: dict[str, InvocationTarget] = {}
+        self.async_routes: dict[str, AsyncRoute] = {}
+        self._async_tasks: set[asyncio.Task[None]] = set()
         self.idle_timeout = idle_timeout
         self.body_timeout = body_timeout
         self.max_payload_bytes = max_payload_bytes
@@ -182,9 +232,15 @@ class RuntimeFront:
         """Route ``/endpoints/<endpoint.name>/invocations`` to this endpoint."""
         self.endpoints[endpoint.name] = endpoint
 
+    def add_async(self, endpoint: InvocationTarget, route: AsyncRoute) -> None:
+        """Route ``/endpoints/<name>/async-invocations`` (and ``/invocations``) to this endpoint."""
+        self.add(endpoint)
+        self.async_routes[endpoint.name] = route
+
     def remove(self, name: str) -> None:
         """Stop routing an endpoint name (later calls get ValidationError, as for a deleted endpoint)."""
         self.endpoints.pop(name, None)
+        self.async_routes.pop(name, None)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> RuntimeFront:
@@ -205,6 +261,7 @@ class RuntimeFront:
         asyncio.set_event_loop(loop)
         app = web.Application(middlewares=[self._guard], client_max_size=self.max_payload_bytes)
         app.router.add_post("/endpoints/{name}/invocations", self._invoke)
+        app.router.add_post("/endpoints/{name}/async-invocations", self._invoke_async)
         app.router.add_get("/ping", self._ping)
         runner = _Runner(
             app,
@@ -339,6 +396,80 @@ class RuntimeFront:
             log.exception("local endpoint %s failed", name)
             reply = aws_error(500, "InternalFailure", f"{type(exc).__name__}: {exc}")
         return _response(reply)
+
+    async def _invoke_async(self, request: web.Request) -> web.Response:
+        """``InvokeEndpointAsync``: 202 at once; the invocation runs in the background (module doc)."""
+        name = request.match_info["name"]
+        target, route = self.endpoints.get(name), self.async_routes.get(name)
+        await request.read()  # an inline body is not used: the payload is at InputLocation
+        if target is None or route is None:
+            what = "not found" if target is None else "is not an asynchronous endpoint"
+            return _response(
+                aws_error(400, "ValidationError", f"Endpoint {name} of account {self.account} {what}.")
+            )
+        get = request.headers.get
+        input_location = get("X-Amzn-SageMaker-InputLocation")
+        if not input_location:
+            return _response(
+                aws_error(400, "ValidationError", "InputLocation is required (s3://, file:// or a path)")
+            )
+        timeout_text = get("X-Amzn-SageMaker-InvocationTimeoutSeconds")
+        try:
+            timeout = int(timeout_text) if timeout_text else route.invocation_timeout_s
+        except ValueError:
+            timeout = -1
+        if not 1 <= timeout <= 3600:
+            return _response(
+                aws_error(400, "ValidationError", f"InvocationTimeoutSeconds {timeout_text!r} is not 1..3600")
+            )
+        inference_id = get("X-Amzn-SageMaker-Inference-Id") or str(uuid.uuid4())
+        output = _join(route.output_location, f"{inference_id}.out")
+        failure = _join(route.failure_location, f"{inference_id}-error.out")
+        headers = {"content-type": get("X-Amzn-SageMaker-Content-Type") or "application/octet-stream"}
+        if get("X-Amzn-SageMaker-Accept"):
+            headers["accept"] = get("X-Amzn-SageMaker-Accept") or ""
+        task = asyncio.get_running_loop().create_task(
+            self._run_async(target, input_location, headers, timeout, output, failure)
+        )
+        self._async_tasks.add(task)
+        task.add_done_callback(self._async_tasks.discard)
+        return _response(
+            (
+                202,
+                {
+                    "Content-Type": "application/json",
+                    "X-Amzn-SageMaker-OutputLocation": output,
+                    "X-Amzn-SageMaker-FailureLocation": failure,
+                },
+                json.dumps({"InferenceId": inference_id}).encode(),
+            )
+        )
+
+    async def _run_async(
+        self,
+        target: InvocationTarget,
+        input_location: str,
+        headers: dict[str, str],
+        timeout: int,
+        output: str,
+        failure: str,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            body = await loop.run_in_executor(self._pool, read_location, input_location)
+            async with asyncio.timeout(timeout):
+                status, _, answer = await loop.run_in_executor(
+                    self._pool, target.handle_invocation, body, headers
+                )
+            if 200 <= status < 300:
+                await loop.run_in_executor(self._pool, write_location, output, answer)
+                return
+            error = answer
+        except TimeoutError:
+            error = f"the invocation did not finish within InvocationTimeoutSeconds {timeout}".encode()
+        except Exception as exc:  # the failure location says why, as SageMaker's does
+            error = f"{type(exc).__name__}: {exc}".encode()
+        await loop.run_in_executor(self._pool, write_location, failure, error)
 
 
 def invoke_front(

@@ -39,6 +39,7 @@ class ServedEndpoint:
     log: str
     target_models: dict[str, str] = field(default_factory=dict)
     components: dict[str, str] = field(default_factory=dict)  # logical name -> InferenceComponentName
+    async_output: str | None = None  # an asynchronous endpoint: where its results are written
 
 
 class Serving:
@@ -84,6 +85,8 @@ class Serving:
                         ping_mode_inherited=PING_MODE in self.env,
                     )
                 )
+                if isinstance(self.endpoints[-1], LocalEndpoint):  # async: SingleModel only
+                    self.endpoints[-1].async_location = self.request.async_location
         except BaseException:
             self.close()
             raise
@@ -120,6 +123,7 @@ class Serving:
                 log=info["log"],
                 target_models=dict(info["target_models"] or {}),
                 components=dict(info.get("components") or {}),
+                async_output=route.output_location if (route := getattr(ep, "async_route", None)) else None,
             )
 
     def _state(self, ep: LocalEndpoint | ComponentsEndpoint, info: dict[str, Any]) -> ServeState:

@@ -22,6 +22,14 @@ The verification spec (CloudFormation ``ResourceProperties`` or the direct event
      "ComponentNameParameterPath": "/cdk-triton/ics/components",     # or the published name map
      "DeadlineSeconds": 600}
 
+An asynchronous endpoint (``Async`` "true") does not answer ``InvokeEndpoint``: each check's request is put
+under ``AsyncInputPrefix`` (``s3://bucket/prefix/async/<endpoint>/input/``), the endpoint is invoked with
+``InvokeEndpointAsync`` (``InputLocation``, ``InvocationTimeoutSeconds`` when given) and the handler polls
+the ``OutputLocation`` and ``FailureLocation`` SageMaker answers with (under ``AsyncOutputPrefix`` /
+``AsyncFailurePrefix``) until the deadline; the output is compared as a synchronous answer is, a failure
+object fails the check with its text. An endpoint scaled to zero starts an instance for the request
+(``HasBacklogWithoutCapacity``): the deadline has to cover that start.
+
 A fleet-sized MME keeps its checks in S3 instead (``ChecksUri`` + ``ChecksSha256`` replace ``Checks``):
 the object lists every TargetModel's check with ``Sampled`` (chosen at synth: every changed one plus a
 share of the others, capped by what the instances' cache holds) and the handler runs the sampled ones,
@@ -51,6 +59,7 @@ import math
 import sys
 import time
 import urllib.request
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -110,6 +119,8 @@ class Spec:
     parallelism: int = DEFAULT_PARALLELISM
     total: int | None = None  # TargetModels with a check (the S3 spec's count; else len(checks))
     not_sampled: int = 0  # checks the synth-time sample left out
+    async_prefixes: tuple[str, str, str] | None = None  # Async: input, output, failure s3:// prefixes
+    invocation_timeout_s: int | None = None  # Async: InvocationTimeoutSeconds
 
 
 @dataclass
@@ -213,6 +224,7 @@ def parse_spec(props: dict[str, Any]) -> Spec:
     deadline, parallelism = _spec_tail(props, problems)
     warm = props.get("WarmUp") or []
     components, component_path = _component_spec(props, mode, problems)
+    prefixes, invocation_timeout = _async_spec(props, mode, problems)
     if problems:
         raise ValueError("invalid verification spec: " + "; ".join(problems))
     return Spec(
@@ -227,7 +239,35 @@ def parse_spec(props: dict[str, Any]) -> Spec:
         checks_uri=str(uri) if uri else None,
         checks_sha256=str(digest) if digest else None,
         parallelism=parallelism,
+        async_prefixes=prefixes,
+        invocation_timeout_s=invocation_timeout,
     )
+
+
+def _async_spec(
+    props: dict[str, Any], mode: Any, problems: list[str]
+) -> tuple[tuple[str, str, str] | None, int | None]:
+    """``Async`` "true": the three ``s3://`` prefixes and ``InvocationTimeoutSeconds`` (optional)."""
+    if str(props.get("Async", "false")).lower() != "true":
+        return None, None
+    if mode != "SingleModel":
+        problems.append(f"Async: asynchronous verification is for a SingleModel endpoint, not {mode!r}")
+    names = ("AsyncInputPrefix", "AsyncOutputPrefix", "AsyncFailurePrefix")
+    found = [str(props.get(n) or "") for n in names]
+    for n, v in zip(names, found, strict=True):
+        if not v.startswith("s3://") or "/" not in v[len("s3://") :]:
+            problems.append(f"{n}: an s3://bucket/prefix/ location is required for an asynchronous endpoint")
+    timeout = None
+    if props.get("InvocationTimeoutSeconds") not in (None, ""):
+        try:
+            timeout = int(props["InvocationTimeoutSeconds"])
+        except (TypeError, ValueError):
+            timeout = 0
+        if not 1 <= timeout <= 3600:
+            problems.append(
+                f"InvocationTimeoutSeconds: {props['InvocationTimeoutSeconds']!r} is not 1..3600 seconds"
+            )
+    return (found[0], found[1], found[2]), timeout
 
 
 def parse_checks(raw_checks: list[Any]) -> tuple[list[Check], list[str]]:
@@ -459,6 +499,70 @@ def _invoke(
     return json.loads(resp["Body"].read())
 
 
+#: Seconds between two looks for an asynchronous result (doubling up to the maximum).
+ASYNC_POLL_S, ASYNC_POLL_MAX_S = 0.5, 10.0
+
+
+class _AsyncFailed(Exception):
+    """The asynchronous endpoint wrote a failure object (its text): not retried."""
+
+
+def _split(uri: str) -> tuple[str, str]:
+    bucket, _, key = uri[len("s3://") :].partition("/")
+    return bucket, key
+
+
+def _get_if_there(s3: Any, uri: str) -> bytes | None:
+    """The object's bytes, None while it does not exist."""
+    bucket, key = _split(uri)
+    try:
+        return bytes(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
+            return None
+        raise
+
+
+def _invoke_async(
+    runtime: Any, s3: Any, spec: Spec, model: str, body: bytes, end: float, sleep: Any
+) -> dict[str, Any]:
+    """Put ``body`` under the input prefix, ``InvokeEndpointAsync`` it, wait for its output or failure.
+
+    Raises ``_AsyncFailed`` with the failure object's text, ``TimeoutError`` when neither appeared
+    before ``end``; the invocation's own errors propagate (the caller retries the retryable ones)."""
+    assert spec.async_prefixes is not None
+    input_prefix = spec.async_prefixes[0]
+    inference_id = f"verify-{model}-{uuid.uuid4().hex[:12]}"[:64]
+    bucket, key = _split(input_prefix.rstrip("/") + f"/{inference_id}.json")
+    s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType="application/json")
+    kwargs: dict[str, Any] = {
+        "EndpointName": spec.endpoint_name,
+        "InputLocation": f"s3://{bucket}/{key}",
+        "ContentType": "application/json",
+        "Accept": "application/json",
+        "InferenceId": inference_id,
+    }
+    if spec.invocation_timeout_s is not None:
+        kwargs["InvocationTimeoutSeconds"] = spec.invocation_timeout_s
+    resp = runtime.invoke_endpoint_async(**kwargs)
+    output, failure = resp.get("OutputLocation"), resp.get("FailureLocation")
+    if not output:
+        raise ValueError(f"InvokeEndpointAsync answered no OutputLocation ({sorted(resp)})")
+    delay = ASYNC_POLL_S
+    while True:
+        got = _get_if_there(s3, output)
+        if got is not None:
+            return json.loads(got)
+        if failure:
+            err = _get_if_there(s3, failure)
+            if err is not None:
+                raise _AsyncFailed(f"failure object {failure}: {err.decode(errors='replace')[:500]}")
+        if time.monotonic() + delay >= end:
+            raise TimeoutError(f"no output at {output} (nor failure at {failure}) before the deadline")
+        sleep(delay)
+        delay = min(delay * 2, ASYNC_POLL_MAX_S)
+
+
 def verify(spec: Spec, *, deadline: float | None = None, sleep: Any = time.sleep, log: Any = print) -> Report:
     """Invoke each checked model with its recorded request until it answers or the deadline passes."""
     runtime, s3, ssm = _clients()
@@ -506,6 +610,8 @@ def verify(spec: Spec, *, deadline: float | None = None, sleep: Any = time.sleep
                     f"no TargetModel for {check.model} in {spec.target_model_parameter_path} "
                     f"(have {sorted(names)[:20]}{'...' if len(names) > 20 else ''})",
                 )
+        if spec.async_prefixes is not None:
+            return _verify_async(runtime, s3, spec, check, samples[check.model], end, sleep, log)
         return _verify_one(runtime, spec, check, samples[check.model], target, end, sleep, log)
 
     todo = [c for c in spec.checks if c.model in samples]
@@ -564,6 +670,41 @@ def _verify_one(
             continue
         diff = compare(got, expected, atol=check.atol, rtol=check.rtol)
         return Outcome(check.model, diff is None, diff or "answered as recorded", attempts, target, component)
+
+
+def _verify_async(
+    runtime: Any,
+    s3: Any,
+    spec: Spec,
+    check: Check,
+    sample: tuple[bytes, dict[str, Any]],
+    end: float,
+    sleep: Any,
+    log: Any,
+) -> Outcome:
+    """One check of an asynchronous endpoint: invoke asynchronously (retrying what may pass), wait for the
+    output object until ``end``, compare it as :func:`_verify_one` compares an answer."""
+    body, expected = sample
+    attempts, delay = 0, 1.0
+    while True:
+        attempts += 1
+        try:
+            got = _invoke_async(runtime, s3, spec, check.model, body, end, sleep)
+        except _AsyncFailed as exc:
+            return Outcome(check.model, False, str(exc), attempts)
+        except TimeoutError as exc:
+            return Outcome(check.model, False, f"{exc} (deadline reached)", attempts)
+        except (ClientError, BotoCoreError, ValueError) as exc:
+            text, retry = _error_text(exc)
+            if not retry or time.monotonic() + delay >= end:
+                why = "" if not retry else " (deadline reached)"
+                return Outcome(check.model, False, f"{text}{why}", attempts)
+            log(f"{check.model}: {text}; retrying in {delay:.0f} s")
+            sleep(delay)
+            delay = min(delay * 2, 15.0)
+            continue
+        diff = compare(got, expected, atol=check.atol, rtol=check.rtol)
+        return Outcome(check.model, diff is None, diff or "answered as recorded (asynchronously)", attempts)
 
 
 # ------------------------------------------------------------------------------- inference components

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdk_triton.config import components, modes
+from cdk_triton.config import async_inference, components, modes
+from cdk_triton.config.async_inference import AsyncValues
 from cdk_triton.config.components import ComponentValues
 from cdk_triton.config.declaration.vocabulary import PACKAGINGS
 from cdk_triton.config.manifest import EndpointMode
@@ -51,6 +52,9 @@ class EndpointSpec(EndpointMode):
             Default: derived at synth.
         max_instances: InferenceComponents: ManagedInstanceScaling MaxInstanceCount. Default: derived
             at synth.
+        async_inference: the ``async:`` block (``config.async_inference.AsyncValues``): an asynchronous
+            endpoint (``AsyncInferenceConfig``), on a mode whose row supports it (SingleModel).
+            Default: none (a real-time endpoint).
     """
 
     name: str
@@ -63,6 +67,7 @@ class EndpointSpec(EndpointMode):
     components: dict[str, ComponentValues] = field(default_factory=dict)
     min_instances: int | None = None
     max_instances: int | None = None
+    async_inference: AsyncValues | None = None
 
     @property
     def hosting_mode(self) -> modes.HostingMode:
@@ -74,7 +79,7 @@ class EndpointSpec(EndpointMode):
     def from_dict(cls, d: Any, path: str, errs: Errors) -> EndpointSpec | None:
         if not is_mapping(d, path, "endpoint", "name, mode, instance_types, models", errs):
             return None
-        check_keys(d, cls, path, errs)
+        check_keys(d, cls, path, errs, extra=("async",))
         name = typed(d, "name", str, path, errs, required=True)
         mode = typed(d, "mode", str, path, errs, required=True)
         row = modes.resolve(mode) if mode else None
@@ -113,6 +118,7 @@ class EndpointSpec(EndpointMode):
         min_i = typed(d, "min_instances", int, path, errs)
         max_i = typed(d, "max_instances", int, path, errs)
         errs.extend(components.scaling_problems(min_i, max_i, path))
+        async_values = _async(d, path, row, errs)
         if name is None or mode is None:
             return None
         return cls(
@@ -126,7 +132,40 @@ class EndpointSpec(EndpointMode):
             components=comps,
             min_instances=min_i,
             max_instances=max_i,
+            async_inference=async_values,
         )
+
+
+def _async(d: dict[str, Any], path: str, row: modes.HostingMode | None, errs: Errors) -> AsyncValues | None:
+    """``async:`` (or ``async_inference:``): typed, within SageMaker's limits, on a mode that supports it
+    (the row's ``async_inference`` refusal, naming the mode that does)."""
+    key = "async" if "async" in d else "async_inference"
+    if key not in d:
+        return None
+    raw = d[key] if d[key] is not None else {}
+    here = f"{path}.{key}"
+    if not is_mapping(raw, here, "async block", ", ".join(async_inference.KEY_TYPES), errs):
+        return None
+    check_keys(raw, AsyncValues, here, errs)
+    before = len(errs.items)
+    kw = {k: typed(raw, k, t, here, errs) for k, t in async_inference.KEY_TYPES.items()}
+    if len(errs.items) != before:
+        return None
+    values = async_inference.from_dict(kw)
+    errs.extend(async_inference.value_problems(values, here))
+    refusal = row.async_inference if row is not None else None
+    if refusal is not None and row is not None:
+        supported = " or ".join(m.name for m in modes.MODES.values() if m.async_inference is None)
+        errs.add(
+            refusal.code,
+            here,
+            "async",
+            row.name,
+            f"is not possible on a {row.label} endpoint: {refusal.reason}",
+            f"async on a {supported} endpoint",
+            f"declare a separate endpoint with mode: {supported} serving the model, and put async: there",
+        )
+    return values
 
 
 def _components(d: dict[str, Any], path: str, errs: Errors) -> dict[str, ComponentValues]:

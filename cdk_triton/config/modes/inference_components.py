@@ -39,7 +39,10 @@ INFERENCE_COMPONENTS = register(
         ),
         shadow=Refusal(code="ModeUnsupported", reason="a components endpoint takes no shadow variant"),
         instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
-        async_inference=Refusal(code="ModeUnsupported", reason="asynchronous endpoints are not built yet"),
+        async_inference=Refusal(
+            code="AsyncNeedsSingleModel",
+            reason="InvokeEndpointAsync has no InferenceComponentName (botocore's sagemaker-runtime model), so an asynchronous endpoint cannot reach a component",
+        ),
         # https://docs.aws.amazon.com/sagemaker/latest/APIReference/API_CreateInferenceComponent.html (read
         # 2026-11-27): "each inference component contains one model and the resource utilization needs for that
         # individual model"; its copies are placed and scaled on their own

@@ -29,7 +29,10 @@ MULTI_MODEL = register(
             code="ShadowOnMultiModel", reason="is a shadow on a multi-model endpoint, which SageMaker refuses"
         ),
         instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
-        async_inference=Refusal(code="ModeUnsupported", reason="asynchronous endpoints are not built yet"),
+        async_inference=Refusal(
+            code="AsyncNeedsSingleModel",
+            reason="InvokeEndpointAsync has no TargetModel (botocore's sagemaker-runtime model), so an asynchronous endpoint cannot pick one of a multi-model endpoint's archives",
+        ),
         # https://docs.aws.amazon.com/sagemaker/latest/dg/multi-model-endpoints.html (read 2026-11-27): each
         # TargetModel is loaded on demand from its own archive and may be unloaded at any time
         business_logic=Refusal(

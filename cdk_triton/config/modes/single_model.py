@@ -19,6 +19,7 @@ SINGLE_MODEL = register(
             "s3_uri",
             "sha256",
             "size_bytes",
+            "async_inference",
         ),
         per_model_archives=False,
         loads_on_demand=False,
@@ -36,6 +37,5 @@ SINGLE_MODEL = register(
             reason="tune serves its variants side by side, one archive each (a multi-model or components endpoint)",
         ),
         instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
-        async_inference=Refusal(code="ModeUnsupported", reason="asynchronous endpoints are not built yet"),
     )
 )

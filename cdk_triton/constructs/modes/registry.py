@@ -106,6 +106,7 @@ class ScalingTarget:
     instance_type: str | None
     gpu_count: int | None
     instance_count: int | None
+    scale_to_zero: bool = False
 
 
 class ModeConstructs(Protocol):
@@ -167,10 +168,11 @@ class Common:
         return "" if self.row is None else self.row.name
 
     def dashboard_graphs(self, dashboard: Dashboard, ep: Endpoint, dims: list[str]) -> list[Widget]:
-        return dashboard.triton_graphs(ep.metrics_namespace) if ep.metrics_namespace else []
+        triton = dashboard.triton_graphs(ep.metrics_namespace) if ep.metrics_namespace else []
+        return async_graphs(dashboard, ep) + triton
 
     def define_alarms(self, alarms: Alarms, ep: Endpoint, options: AlarmOptions) -> None:
-        return None
+        define_async_alarms(alarms, ep, options)
 
     def check_auto_scale(self, path: str, *, min_capacity: int, max_capacity: int) -> None:
         refusal = None if self.row is None else self.row.auto_scale
@@ -213,6 +215,7 @@ class Common:
             min_capacity=min_capacity,
             max_capacity=max_capacity,
             scalable_dimension=None if row is None else row.scaling_dimension,
+            scale_to_zero=target.scale_to_zero,
         )
 
     def instance_warnings(
@@ -272,6 +275,48 @@ def of_endpoint(
     if row is None and component_names:
         row = modes.only(components=True)
     return behaviour(row)
+
+
+def _async_seconds(ep: Endpoint) -> int | None:
+    """An asynchronous endpoint's invocation timeout in seconds (SageMaker's default when unset); None
+    for a real-time endpoint (or one imported: its ``async_options`` are unknown)."""
+    from cdk_triton.config.async_inference import DEFAULT_INVOCATION_TIMEOUT_S
+
+    opts = getattr(ep, "async_options", None)
+    if opts is None:
+        return None
+    timeout = opts.invocation_timeout
+    return int(timeout.to_seconds()) if timeout is not None else DEFAULT_INVOCATION_TIMEOUT_S
+
+
+def async_graphs(dashboard: Dashboard, ep: Endpoint) -> list[Widget]:
+    """An asynchronous endpoint's backlog graph (the async metrics, dimension EndpointName); else none."""
+    if _async_seconds(ep) is None:
+        return []
+    dims = ["EndpointName", ep.endpoint_name]
+    return [
+        dashboard.graph(
+            "Asynchronous backlog",
+            [m.widget_metric(spec, dims) for spec in m.ASYNC_METRICS],
+        )
+    ]
+
+
+def define_async_alarms(alarms: Alarms, ep: Endpoint, options: AlarmOptions) -> None:
+    """An asynchronous endpoint's alarm: its oldest queued request older than two invocation timeouts
+    (requests wait longer than they may run: too few instances, or scaling from zero not working)."""
+    seconds = _async_seconds(ep)
+    if seconds is None:
+        return
+    alarms.alarm(
+        "OldestAsyncRequest",
+        f"ApproximateAgeOfOldestRequest above {2 * seconds} s (two invocation timeouts) on {ep.endpoint_name}",
+        2 * seconds,
+        **m.alarm_metric(m.APPROXIMATE_AGE_OF_OLDEST_REQUEST),
+        statistic=m.APPROXIMATE_AGE_OF_OLDEST_REQUEST.statistic,
+        period=options.period_s,
+        dimensions=[{"name": "EndpointName", "value": ep.endpoint_name}],
+    )
 
 
 def rate_metrics(dims: list[dict[str, str]], period_s: int) -> list[dict[str, Any]]:

@@ -26,6 +26,7 @@ from cdk_triton.config import advisories, gpu_hosts, tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (
     ERROR_CODES,
+    AsyncInferenceOptions,
     ComponentOptions,
     DataCapture,
     DeploymentGuardrails,
@@ -284,6 +285,8 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "InvalidInstanceScaling": lambda s: _components(s, min_instances=3, max_instances=2),
     "ComponentNameCollision": lambda s: _components(s, _twin_archive),
     "ComponentDoesNotFit": lambda s: _components(s, components=_one("resnet_ts", min_memory_mb=65536)),
+    "AsyncNeedsSingleModel": lambda s: mme(s, async_inference=AsyncInferenceOptions()),
+    "InvalidAsyncInference": lambda s: sme(s, async_inference=AsyncInferenceOptions(max_capacity=0)),
     "ComponentMemoryTooSmall": lambda s: _components(
         s, _heavy, components=_one("resnet_ts", min_memory_mb=128)
     ),  # below the weights of the component's models (150 MiB each)
@@ -529,6 +532,8 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "ComponentNameCollision": ("component name", "ep-resnet-ts"),
     "ComponentDoesNotFit": ("components.resnet_ts.min_memory_mb", 65536),
     "ComponentMemoryTooSmall": ("components.resnet_ts.min_memory_mb", 128),
+    "AsyncNeedsSingleModel": ("async_inference", "MultiModel"),
+    "InvalidAsyncInference": ("async_inference.max_capacity", 0),
     "CriticalAdvisory": ("image (Triton release)", "24.09"),
     "UnknownAdvisory": ("acknowledged_advisories.CVE-2025-2331", "CVE-2025-2331"),
     "AdvisoryReasonMissing": ("acknowledged_advisories.CVE-2025-23319", " "),

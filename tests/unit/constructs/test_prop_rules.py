@@ -259,6 +259,8 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("TritonComponentsEndpoint", "min_instances / max_instances", "0 <= min <= max, max >= 1; 0 only when every component may reach 0 copies", "InvalidInstanceScaling", None, None),
     ("TritonComponentsEndpoint", "max_instances", "holds the initial copies and the copies at their maxima", "CopiesExceedInstances", None, None),
     ("TritonComponentsEndpoint", "components.<model>.min_memory_mb", "at least the weights (size_bytes) of the component's models (below their memory_bytes: a warning)", "ComponentMemoryTooSmall", None, None),
+    ("TritonEndpoint", "async_inference", "a SingleModel endpoint (InvokeEndpointAsync has no TargetModel and no InferenceComponentName)", "AsyncNeedsSingleModel", None, None),
+    ("TritonEndpoint", "async_inference.<key>", "within SageMaker's limits (concurrency 1..1000, timeout 1 s..1 h, 0 <= min_capacity <= max_capacity, max_capacity >= 1)", "InvalidAsyncInference", None, None),
     ("TritonComponentsEndpoint", "(component names)", "distinct after prefixing ('_' and '.' become '-')", "ComponentNameCollision", None, None),
     ("TritonComponentsEndpoint", "auto_scale", "refused: managed instance scaling owns the instances", "AutoScaleOnComponentsEndpoint", None, None),
 ]  # fmt: skip

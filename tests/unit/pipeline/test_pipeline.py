@@ -198,7 +198,9 @@ def test_the_example_registers_each_build_in_its_endpoints_group(
     ]
     assert groups == list(promotion_app.GROUPS)  # the groups whose approvals the promotion deploys
     commands = json.loads(_buildspec(_project(tpl, "Synth")))["phases"]["build"]["commands"]
-    synth = next(i for i, c in enumerate(commands) if "npx cdk synth" in c)  # after the log note and the build
+    synth = next(
+        i for i, c in enumerate(commands) if "npx cdk synth" in c
+    )  # after the log note and the build
     assert commands[synth + 1 :] == [
         f".venv/bin/cdk-triton register --manifest build/out/manifest.json --endpoint {g} --group {g}"
         for g in groups
