@@ -594,7 +594,7 @@ def _pools(d: dict[str, Any] | None, pw: str, fail: Fail) -> PoolValues | None:
         return None
     d = _object(d, pw, fail, {"instance_types", "provision_timeout_s"})
     values = PoolValues(
-        instance_types=tuple(str(t) for t in required(d, "instance_types", list, pw, fail)),
+        instance_types=tuple(str(t) for t in required(d, "instance_types", (list, tuple), pw, fail)),
         provision_timeout_s=optional(d, "provision_timeout_s", int, pw, fail),
     )
     problems = instance_pools.value_problems(values, pw)

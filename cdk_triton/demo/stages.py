@@ -176,6 +176,12 @@ def _stage_serve(manifest_path: Path, rep: StageReport) -> None:
                     what = component or target or entry.default_model
                     rep.detail.append(f"  {what} [{'binary+json' if binary else 'json'}]: {result}")
                     failures += 0 if getattr(result, "ok", False) else 1
+            if getattr(entry, "async_inference", None) is not None:  # InvokeEndpointAsync through boto3
+                from cdk_triton.local.client import AsyncClient
+
+                result = invoke_sample(AsyncClient(endpoint))
+                rep.detail.append(f"  {entry.default_model} [async: output in S3 / the folder]: {result}")
+                failures += 0 if getattr(result, "ok", False) else 1
     rep.status = "ok" if failures == 0 else "failed"
 
 
