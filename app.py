@@ -106,26 +106,60 @@ class TritonExampleStack(cdk.Stack):
         multi.auto_scale(min_capacity=1, max_capacity=4).scale_on_invocations_per_instance(
             invocations_per_minute=1000,
         )
+        recorded = read_manifest(manifest)
+        self.asynchronous = self._variant_endpoint(
+            manifest, recorded, "classifier_async", "ClassifierAsync", endpoint_prefix, inference_ami_version,
+            instance_type=instance_type,
+        )  # fmt: skip
+        self.pooled = self._variant_endpoint(  # its instance pools from the manifest (models.yaml)
+            manifest, recorded, "classifier_pools", "ClassifierPools", endpoint_prefix, inference_ami_version
+        )
         TritonDashboard(self, "Dashboard", endpoints=[classifier, multi])
         alarms = TritonAlarms(self, "ClassifierAlarms", endpoint=classifier, create_topic=True)
         TritonAlarms(self, "MultiAlarms", endpoint=multi, topic=alarms.topic)
         for cid, ep in (("ClassifierEndpointName", classifier), ("MultiEndpointName", multi)):
             # GetAtt, not the name we passed: stand-ins such as moto may name the endpoint themselves.
             cdk.CfnOutput(self, cid, value=ep.attr_endpoint_name)
-        recorded = read_manifest(manifest)
         self.components = (
             self._components(manifest, recorded, instance_type, endpoint_prefix, inference_ami_version)
             if "components" in recorded.endpoints
             else None
         )
         if verify:  # a custom resource per endpoint whose build recorded samples
-            for key, ep in (("classifier", classifier), ("multi", multi)):
-                if recorded_samples(recorded, key):
+            optional = (("classifier_async", self.asynchronous), ("classifier_pools", self.pooled))
+            for key, ep in (("classifier", classifier), ("multi", multi), *optional):
+                if ep is not None and recorded_samples(recorded, key):
                     ep.add_verification()
             if self.components is not None and recorded_samples(recorded, "components"):
                 self.components.add_verification()  # each component invoked by its InferenceComponentName
         self.classifier = classifier
         self.multi = multi
+
+    def _variant_endpoint(
+        self,
+        manifest: str,
+        recorded: Any,
+        key: str,
+        cid: str,
+        endpoint_prefix: str,
+        inference_ami_version: str | None,
+        *,
+        instance_type: str | None = None,
+    ) -> TritonEndpoint | None:
+        """A SingleModel endpoint of the classifier built as ``key`` (the async one: its ``async:`` block; the
+        pooled one: its ``instance_pools:``), when the manifest has it; its name as an output."""
+        if key not in recorded.endpoints:
+            return None
+        ep = TritonEndpoint(
+            self,
+            cid,
+            artifacts=ModelArtifacts.from_manifest(manifest, key),
+            instance_type=instance_type,
+            endpoint_name=f"{endpoint_prefix}{key.replace('_', '-')}",
+            inference_ami_version=inference_ami_version,
+        )
+        cdk.CfnOutput(self, f"{cid}EndpointName", value=ep.attr_endpoint_name)
+        return ep
 
     def _components(
         self,

@@ -316,6 +316,7 @@ def _package_sme(
         sample=ctx.samples.get(default),
         inference_ami_version=ep.inference_ami_version,
         async_inference=ep.async_inference,
+        instance_pools=ep.instance_pools,
     )
     return entry, artifacts, packed
 

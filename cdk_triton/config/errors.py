@@ -118,6 +118,8 @@ SHARED_RULE_ERRORS: dict[str, str] = {
     "max_instances >= max(1, min_instances), backlog_per_instance > 0)",
     "ResponseCacheNotConfigured": "a model with response_cache enabled, and no response cache on the server "
     "(ServerOptions.response_cache_byte_size, as the release reads the settings)",
+    "InvalidInstancePools": "instance_pools with no or more than five instance types, one listed twice, or a "
+    "provisioning timeout outside 300..3600 s (VariantInstanceProvisionTimeoutInSeconds)",
     "NoRecordedSamples": "a deploy verification of an endpoint with no recorded sample (or an empty checks list)",
 }
 
@@ -137,6 +139,8 @@ HOST_ERRORS: dict[str, str] = {
     "UnknownInferenceAmiVersion": "an inference_ami_version that is not one of botocore's InferenceAmiVersion values",
     "InferenceAmiNotForInstance": "an inference_ami_version not accepted for the instance family (or on a CPU type)",
     "InferenceAmiCannotRunRelease": "an inference_ami_version whose driver provably cannot run the release's CUDA",
+    "InstancePoolsHostMismatch": "instance pools whose host decisions need different InferenceAmiVersion values "
+    "(a production variant carries one)",
     "NoHostForRelease": "the default host provably cannot run the release and no InferenceAmiVersion listed for "
     "the family can (the fix names the one to pin, or another family or release)",
 }
@@ -178,6 +182,8 @@ MODE_ERRORS: dict[str, str] = {
     "to a second endpoint instead)",
     "AsyncNeedsSingleModel": "asynchronous inference on a multi-model or inference-components endpoint "
     "(InvokeEndpointAsync has no TargetModel and no InferenceComponentName; declare a SingleModel endpoint)",
+    "InstancePoolsOnMultiModel": "instance pools on a multi-model endpoint (SageMaker's instance pools guide "
+    "documents them for single-model endpoints and inference components only)",
     "AutoScaleOnComponentsEndpoint": "auto_scale() of the variant's instances on an inference-components endpoint "
     "(managed instance scaling owns them)",
     "BusinessLogicOnPerModelArchives": "a python model that calls other models (business logic scripting) on a "

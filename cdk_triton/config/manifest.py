@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton._deprecation import deprecated_property
-from cdk_triton.config import async_inference, modes
+from cdk_triton.config import async_inference, instance_pools, modes
 from cdk_triton.config.arns import check_kms_key_arn
 from cdk_triton.config.async_inference import AsyncValues
+from cdk_triton.config.instance_pools import PoolValues
 from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
 from cdk_triton.config.sizing import MEMORY_SOURCES
 from cdk_triton.errors import TritonValidationError
@@ -220,6 +221,8 @@ class EndpointEntry(EndpointMode):
     inference_ami_version: str | None = None
     #: The ``async:`` block models.yaml declared (an asynchronous endpoint); None: real-time.
     async_inference: AsyncValues | None = None
+    #: The ``instance_pools:`` models.yaml declared (SingleModel); None: one instance type.
+    instance_pools: PoolValues | None = None
 
     def component_map(self) -> dict[str, str]:
         """logical name -> the manifest's component name."""
@@ -548,7 +551,10 @@ def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
         min_instances=optional(e, "min_instances", int, w, fail),
         max_instances=optional(e, "max_instances", int, w, fail),
         async_inference=_async(optional(e, "async_inference", dict, w, fail), f"{w}.async_inference", fail),
+        instance_pools=_pools(optional(e, "instance_pools", dict, w, fail), f"{w}.instance_pools", fail),
     )
+    if entry.instance_pools is not None and row.instance_pools is not None:
+        raise fail(f"{w}.instance_pools", entry.mode, row.instance_pools.reason, "SingleModel")
     if entry.async_inference is not None and row.async_inference is not None:
         raise fail(f"{w}.async_inference", entry.mode, row.async_inference.reason, "SingleModel")
     if row.per_model_archives:
@@ -579,6 +585,22 @@ def _async(d: dict[str, Any] | None, aw: str, fail: Fail) -> AsyncValues | None:
     if problems:
         p = problems[0]
         raise fail(p.path or aw, p.value, p.problem, p.allowed)
+    return values
+
+
+def _pools(d: dict[str, Any] | None, pw: str, fail: Fail) -> PoolValues | None:
+    """An endpoint's ``instance_pools``: ``instance_types`` (priority order) and ``provision_timeout_s``."""
+    if d is None:
+        return None
+    d = _object(d, pw, fail, {"instance_types", "provision_timeout_s"})
+    values = PoolValues(
+        instance_types=tuple(str(t) for t in required(d, "instance_types", (list, tuple), pw, fail)),
+        provision_timeout_s=optional(d, "provision_timeout_s", int, pw, fail),
+    )
+    problems = instance_pools.value_problems(values, pw)
+    if problems:
+        p = problems[0]
+        raise fail(p.path or pw, p.value, p.problem, p.allowed)
     return values
 
 

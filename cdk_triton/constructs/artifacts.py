@@ -18,6 +18,7 @@ from constructs import Construct
 from cdk_triton.config import layout
 from cdk_triton.config.async_inference import AsyncValues
 from cdk_triton.config.gpu_readings import GpuReadings, read_readings
+from cdk_triton.config.instance_pools import PoolValues
 from cdk_triton.config.manifest import (
     MANIFEST_FILENAME,
     MULTI_MODEL,
@@ -94,6 +95,8 @@ class ArtifactsConfig(EndpointMode):
     load_models: list[str] = field(default_factory=list)
     #: The ``async:`` block models.yaml declared for the endpoint (None: real-time).
     async_inference: AsyncValues | None = None
+    #: The ``instance_pools:`` models.yaml declared (None: one instance type).
+    instance_pools: PoolValues | None = None
     #: The artifact location's prefix (``cdk-triton/``), under which ``config.layout`` keys other objects
     #: of the endpoint (asynchronous payloads); empty when unknown.
     location_prefix: str = ""
@@ -197,6 +200,10 @@ class ModelArtifacts(abc.ABC):
         """
         return _AssetArtifacts(Path(path), default_model)
 
+    def declared_pools(self) -> PoolValues | None:
+        """The ``instance_pools`` models.yaml declared for these artifacts (a manifest's); None: none."""
+        return None
+
     @abc.abstractmethod
     def bind(self, scope: Construct) -> ArtifactsConfig:
         """Resolve the artifacts for a model defined in ``scope``."""
@@ -222,6 +229,16 @@ class _ManifestArtifacts(ModelArtifacts):
         self._manifest = manifest
         self._endpoint = endpoint
         self._gpu_readings = gpu_readings
+
+    def declared_pools(self) -> PoolValues | None:
+        """The manifest entry's ``instance_pools`` (None when none or unreadable: bind reports that)."""
+        try:
+            manifest = (
+                self._manifest if isinstance(self._manifest, Manifest) else _read_manifest(self._manifest)
+            )
+            return manifest.endpoint(self._endpoint).instance_pools
+        except TritonValidationError:
+            return None
 
     def bind(self, scope: Construct) -> ArtifactsConfig:
         try:
@@ -284,6 +301,7 @@ class _ManifestArtifacts(ModelArtifacts):
             **_data_sizes(manifest, entry),
             inference_ami_version=entry.inference_ami_version,
             async_inference=entry.async_inference,
+            instance_pools=entry.instance_pools,
             location_prefix=manifest.artifact_location.normalized_prefix,
             target_model_entries=dict(entry.target_models),
             components=dict(entry.components),

@@ -19,7 +19,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from cdk_triton.config import modes, tables
+from cdk_triton.config import instance_pools, modes, tables
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
@@ -57,7 +57,7 @@ from cdk_triton.constructs.endpoint_base import (
     ITritonEndpoint,
     TritonEndpointBase,
 )
-from cdk_triton.constructs.errors import located
+from cdk_triton.constructs.errors import catalogued, located
 from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
 from cdk_triton.constructs.name_maps import OUTPUT_MAP_LIMIT, SSM_STANDARD_LIMIT, publish_name_map
@@ -129,7 +129,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         scope: Construct,
         construct_id: str,
         *,
-        instance_type: str,
+        instance_type: str | None = None,
         model: TritonModel | None = None,
         artifacts: ModelArtifacts | None = None,
         endpoint_name: str | None = None,
@@ -144,12 +144,15 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         deployment: DeploymentGuardrails | None = None,
         shadow: ShadowVariant | None = None,
         async_inference: AsyncInferenceOptions | None = None,
+        instance_pools: Sequence[str] | None = None,
+        instance_provision_timeout: cdk.Duration | None = None,
         **model_props: Unpack[TritonModelProps],
     ) -> None:
         """Define the endpoint.
 
         Args:
-            instance_type: ``ml.<family>.<size>``, e.g. ``ml.g5.xlarge``.
+            instance_type: ``ml.<family>.<size>``, e.g. ``ml.g5.xlarge``. Required unless
+                ``instance_pools`` (exclusive with it: ``InstanceTypeOrPools``).
             model: the ``TritonModel`` to serve (it may serve other endpoints too). Default: a
                 model this endpoint defines (child "Model") from ``artifacts`` and ``model_props``.
             artifacts: the model repository of the model this endpoint defines
@@ -172,6 +175,14 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             async_inference: an asynchronous endpoint (``AsyncInferenceConfig``: S3 results, KMS, SNS
                 topics, backlog scaling down to zero; ``async_inference.py``), where the mode's row
                 supports it (SingleModel). Default: the manifest's ``async:`` block, else real-time.
+            instance_pools: up to five instance types, highest priority first (default: the manifest's
+                ``instance_pools:`` when neither this nor ``instance_type`` is given): the variant carries
+                ``InstancePools`` instead of ``InstanceType`` and SageMaker falls back to the next pool when
+                one has no capacity (``config.instance_pools``). Each pool is checked as ``instance_type``
+                is (release, TensorRT plans, GPU memory, host decision: one ``InferenceAmiVersion`` for
+                all). SingleModel only. Default: none (``instance_type``).
+            instance_provision_timeout: ``VariantInstanceProvisionTimeoutInSeconds`` (5 min..1 h), with
+                ``instance_pools`` only. Default: SageMaker's.
             model_props: ``TritonModelProps`` of the model this endpoint defines (image, role,
                 server_options, environment, metrics, vpc, ...); not with ``model``. The metrics
                 namespace defaults to ``Triton/<endpoint name>``.
@@ -179,6 +190,21 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         check_prop_names("TritonEndpoint", model_props)
         super().__init__(scope, construct_id)
         self._stack = remember_stack_info(self, scope)
+        declared = (
+            artifacts.declared_pools()
+            if artifacts is not None and instance_type is None and instance_pools is None
+            else None
+        )
+        if declared is not None:  # the manifest's instance_pools: (models.yaml); the props win
+            instance_pools = list(declared.instance_types)
+            if instance_provision_timeout is None and declared.provision_timeout_s is not None:
+                instance_provision_timeout = cdk.Duration.seconds(declared.provision_timeout_s)
+        pool_errs = self._check_pools(instance_type, instance_pools, instance_provision_timeout)
+        if instance_type is None:
+            self._raise(pool_errs)  # no instance type to check the rest against
+        self.instance_pools: tuple[str, ...] = tuple(instance_pools or ())
+        self.instance_provision_timeout = instance_provision_timeout
+        instance_type = instance_type if instance_type is not None else self.instance_pools[0]
         self.instance_type = instance_type
         self.variant_name = variant_name
         self.instance_count = instance_count
@@ -196,7 +222,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             "model_data_download_timeout": model_data_download_timeout,
             "data_capture": data_capture,
         }
-        errs = self._check_own_props(endpoint_name=endpoint_name, deployment=deployment, **variant_props)
+        errs = pool_errs + self._check_own_props(
+            endpoint_name=endpoint_name, deployment=deployment, **variant_props
+        )
         wrong_source = model_checks.check_model_source(
             model.node.path if model is not None else None, artifacts=artifacts is not None, props=model_props
         )
@@ -210,6 +238,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         )
         art = self.model.artifacts
         model_errs = self._check_against_models(instance_type, instance_count, variant_props)
+        model_errs += self._check_pools_against_models()
         model_errs += mode_constructs.behaviour(art.hosting_mode).guardrails_problems(deployment)
         self.async_options: AsyncInferenceOptions | None = (
             async_inference
@@ -236,6 +265,97 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         self._check_headroom()
 
     # ------------------------------------------------------------------ steps
+    def _check_pools(
+        self,
+        instance_type: str | None,
+        pools: Sequence[str] | None,
+        timeout: cdk.Duration | None,
+    ) -> list[TritonValidationError]:
+        """``instance_type`` xor ``instance_pools`` (``InstanceTypeOrPools``); the pools within
+        SageMaker's limits, of one storage kind (one volume key decision for the variant)."""
+        if (instance_type is None) == (pools is None) or (pools is None and timeout is not None):
+            both = instance_type is not None and pools is not None
+            return [
+                catalogued(
+                    "InstanceTypeOrPools",
+                    prop="instance_pools"
+                    if pools is not None or timeout is None
+                    else "instance_provision_timeout",
+                    value=list(pools) if pools is not None else None,
+                    problem="is given beside instance_type"
+                    if both
+                    else "has no instance type to apply to"
+                    if timeout is not None and pools is None
+                    else "and instance_type are both missing",
+                    allowed="instance_type (one instance type) or instance_pools (up to five, highest priority "
+                    "first), never both; instance_provision_timeout with instance_pools only",
+                    fix="drop instance_type and list it first in instance_pools"
+                    if both
+                    else "pass instance_type='ml.g5.xlarge' or instance_pools=['ml.g5.xlarge', 'ml.g6.xlarge']",
+                )
+            ]
+        if pools is None:
+            return []
+        values = instance_pools.PoolValues(
+            instance_types=tuple(pools), provision_timeout_s=_int_seconds(timeout)
+        )
+        errs = instance_pools.value_problems(values, timeout_prop="instance_provision_timeout")
+        concrete = [p for p in pools if not is_token(p)]
+        kinds = {p: has_local_storage(p, tables.instance_type_info(p)) for p in concrete}
+        if len(set(kinds.values())) > 1:
+            errs.append(
+                catalogued(
+                    "InvalidInstancePools",
+                    prop="instance_pools",
+                    value=list(pools),
+                    problem="mixes instance types with local NVMe storage ("
+                    + ", ".join(p for p, local in kinds.items() if local)
+                    + ") and EBS-only ones; the variant's volume key is one decision (KmsKeyId refused on NVMe)",
+                    allowed="pools that all have local NVMe storage, or none",
+                    fix="keep pools of one storage kind (e.g. ml.g5 and ml.g6, both with NVMe)",
+                )
+            )
+        return errs
+
+    def _check_pools_against_models(self) -> list[TritonValidationError]:
+        """The mode's row supports pools; every pool after the first checked as ``instance_type`` is (the
+        first is ``instance_type``): release, TensorRT plans, mode, GPU memory placement."""
+        if not self.instance_pools:
+            return []
+        art = self.model.artifacts
+        row = art.hosting_mode
+        refusal = row.instance_pools
+        if refusal is not None:
+            supported = " or ".join(m.name for m in modes.MODES.values() if m.instance_pools is None)
+            return [
+                refusal.error(
+                    prop="instance_pools",
+                    value=row.name,
+                    allowed=f"instance pools on a {supported} endpoint",
+                    fix=f"pass instance_type (one type), or serve the model from a {supported} endpoint",
+                )
+            ]
+        found: list[TritonValidationError] = []
+        for it in self.instance_pools[1:]:
+            if is_token(it):
+                continue
+            errs, warnings = check_instance(
+                it,
+                tables.instance_type_info(it),
+                triton_version=self.model.triton_version,
+                gpu_architectures=art.gpu_architectures,
+                packaged_instance_types=art.packaged_instance_types,
+                multi_model=row.loads_on_demand,
+            )
+            sizes = model_checks.model_sizes(art.built_models, readings=art.gpu_readings, instance_type=it)
+            placed, placement_warnings = model_checks.check_gpu_placement_of_models(
+                it, art.built_models, sizes=sizes, multi_model=row.loads_on_demand
+            )
+            found += [e for e in errs + placed]
+            for warning_id, message in warnings + placement_warnings:
+                cdk.Annotations.of(self).add_warning_v2(warning_id, f"instance pool {it}: {message}")
+        return found
+
     def _check_async(self, shadow: ShadowVariant | None) -> list[TritonValidationError]:
         """The async options within their limits, on a mode whose row supports them, without a shadow."""
         opts = self.async_options
@@ -365,6 +485,8 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
                 "container_startup_health_check_timeout_in_seconds"
             ],
             model_data_download_timeout_seconds=sized["model_data_download_timeout_in_seconds"],
+            instance_pools=tuple((it, None) for it in self.instance_pools),
+            provision_timeout_seconds=_int_seconds(self.instance_provision_timeout),
         )
         return build_variant(self._variant_facts)
 

@@ -44,6 +44,8 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "GpuArchitectureMismatch": "the TensorRT plans were built for another GPU architecture than the instance's",
     "KmsKeyOnLocalStorage": "a volume KMS key on an instance type with local NVMe storage (CreateEndpointConfig fails)",
     "InvalidInstanceCount": "instance_count below 1",
+    "InstanceTypeOrPools": "a TritonEndpoint with both instance_type and instance_pools, or neither "
+    "(InstancePools replaces InstanceType on the production variant)",
     "InvalidVariantName": "variant_name does not match SageMaker's name pattern",
     "InvalidEndpointName": "endpoint_name does not match SageMaker's name pattern (1-63 of [a-zA-Z0-9-])",
     "InvalidTimeout": "a container startup or model download timeout outside 60..3600 s, or a deployment wait/timeout outside SageMaker's range",
@@ -139,6 +141,9 @@ SURFACED: dict[str, str] = pick(
         "InvalidAccountId",
         "AsyncNeedsSingleModel",
         "InvalidAsyncInference",
+        "InvalidInstancePools",
+        "InstancePoolsHostMismatch",
+        "InstancePoolsOnMultiModel",
         # the build-and-synth rules, but for an unknown type, which synth warns about (UnknownGpuInstanceType);
         # InvalidComponentName: the names an imported endpoint's EndpointAttributes.component_names give
         *(c for c in BUILD_AND_SYNTH_RULE_ERRORS if c != "UnknownInstanceType"),

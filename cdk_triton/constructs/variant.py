@@ -16,7 +16,7 @@ from typing import Any
 import aws_cdk as cdk
 from constructs import IConstruct
 
-from cdk_triton.config import gpu_hosts
+from cdk_triton.config import gpu_hosts, instance_pools
 from cdk_triton.constructs._tokens import is_token, props
 from cdk_triton.errors import TritonValidationError, raise_at
 
@@ -44,6 +44,11 @@ class VariantFacts:
     managed_instance_scaling: tuple[int, int] | None = None
     #: RoutingConfig.RoutingStrategy (an inference-components variant). None: SageMaker's default.
     routing_strategy: str | None = None
+    #: ``InstancePools`` in priority order: (instance type, ``ModelNameOverride`` or None). Non-empty:
+    #: the variant carries them instead of ``InstanceType`` (``instance_type`` is then the first pool's).
+    instance_pools: tuple[tuple[str, str | None], ...] = ()
+    #: ``VariantInstanceProvisionTimeoutInSeconds`` (pools only). None: SageMaker's default.
+    provision_timeout_seconds: int | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -63,24 +68,41 @@ class BuiltVariant:
         return value if isinstance(value, str) else None
 
 
-def _host(facts: VariantFacts) -> gpu_hosts.HostDecision:
+def _host(facts: VariantFacts, instance_type: str | None = None) -> gpu_hosts.HostDecision:
     pinned = facts.inference_ami_version
-    if is_token(facts.instance_type) or is_token(pinned) or is_token(facts.triton_version):
+    it = instance_type if instance_type is not None else facts.instance_type
+    if is_token(it) or is_token(pinned) or is_token(facts.triton_version):
         return gpu_hosts.HostDecision(outcome="unchanged", inference_ami_version=pinned)
-    return gpu_hosts.decide_host(
-        release=facts.triton_version, instance_type=facts.instance_type, inference_ami_version=pinned
-    )
+    return gpu_hosts.decide_host(release=facts.triton_version, instance_type=it, inference_ami_version=pinned)
+
+
+def _pool_hosts(facts: VariantFacts) -> tuple[gpu_hosts.HostDecision, list[TritonValidationError]]:
+    """The host decision of every pool: the first pool's decision, and ``InstancePoolsHostMismatch``
+    when the pools need different ``InferenceAmiVersion`` values (one variant carries one)."""
+    decisions = {it: _host(facts, it) for it, _ in facts.instance_pools}
+    errors = [d.error for d in decisions.values() if d.error is not None]
+    mismatch = instance_pools.ami_mismatch({it: d.inference_ami_version for it, d in decisions.items()})
+    if mismatch is not None and not errors:
+        errors.append(mismatch)
+    return next(iter(decisions.values())), errors
 
 
 def build_variant(facts: VariantFacts) -> BuiltVariant:
     """The production variant of ``facts``: the host decision applied, the template's key order kept."""
-    host = _host(facts)
+    pooled = bool(facts.instance_pools)
+    host, pool_errors = _pool_hosts(facts) if pooled else (_host(facts), [])
     prop = props(
         variant_name=facts.variant_name,
         model_name=facts.model_name,
         initial_instance_count=facts.instance_count,
         initial_variant_weight=facts.initial_variant_weight,
-        instance_type=facts.instance_type,
+        instance_type=None if pooled else facts.instance_type,
+        instance_pools=[
+            props(instance_type=it, priority=i, model_name_override=override)
+            for i, (it, override) in enumerate(facts.instance_pools, start=1)
+        ]
+        or None,
+        variant_instance_provision_timeout_in_seconds=facts.provision_timeout_seconds if pooled else None,
         container_startup_health_check_timeout_in_seconds=facts.container_startup_health_check_timeout_seconds,
         model_data_download_timeout_in_seconds=facts.model_data_download_timeout_seconds,
         volume_size_in_gb=facts.volume_size_gib,
@@ -94,7 +116,7 @@ def build_variant(facts: VariantFacts) -> BuiltVariant:
         infos = (host.message,)
     elif host.outcome == "warn" and host.message and host.warning_id:
         warnings = ((host.warning_id, host.message),)
-    errors = (host.error,) if host.error is not None else ()
+    errors = tuple(pool_errors) if pooled else (host.error,) if host.error is not None else ()
     return BuiltVariant(production_variant=prop, host=host, infos=infos, warnings=warnings, errors=errors)
 
 

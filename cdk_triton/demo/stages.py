@@ -176,6 +176,15 @@ def _stage_serve(manifest_path: Path, rep: StageReport) -> None:
                     what = component or target or entry.default_model
                     rep.detail.append(f"  {what} [{'binary+json' if binary else 'json'}]: {result}")
                     failures += 0 if getattr(result, "ok", False) else 1
+            if getattr(entry, "async_inference", None) is not None:  # InvokeEndpointAsync through boto3
+                from cdk_triton.local.client import AsyncClient
+
+                client: Any = AsyncClient(
+                    endpoint
+                )  # an EndpointLike by duck typing, as `invoke --async` uses it
+                result = invoke_sample(client)
+                rep.detail.append(f"  {entry.default_model} [async: output in S3 / the folder]: {result}")
+                failures += 0 if getattr(result, "ok", False) else 1
     rep.status = "ok" if failures == 0 else "failed"
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cdk_triton.config import async_inference, components, modes
+from cdk_triton.config import async_inference, components, instance_pools, modes
 from cdk_triton.config.async_inference import AsyncValues
 from cdk_triton.config.components import ComponentValues
 from cdk_triton.config.declaration.vocabulary import PACKAGINGS
+from cdk_triton.config.instance_pools import PoolValues
 from cdk_triton.config.manifest import EndpointMode
 from cdk_triton.config.parse import Errors, check_keys, is_mapping, one_of, typed
 
@@ -55,6 +56,10 @@ class EndpointSpec(EndpointMode):
         async_inference: the ``async:`` block (``config.async_inference.AsyncValues``): an asynchronous
             endpoint (``AsyncInferenceConfig``), on a mode whose row supports it (SingleModel).
             Default: none (a real-time endpoint).
+        instance_pools: ``instance_pools:`` (``config.instance_pools.PoolValues``): up to five of
+            ``instance_types`` in priority order, as a list or as ``{instance_types: [...],
+            provision_timeout_s: 300..3600}``; the production variant carries ``InstancePools`` instead of
+            ``InstanceType``, on a mode whose row supports it (SingleModel). Default: none.
     """
 
     name: str
@@ -68,6 +73,7 @@ class EndpointSpec(EndpointMode):
     min_instances: int | None = None
     max_instances: int | None = None
     async_inference: AsyncValues | None = None
+    instance_pools: PoolValues | None = None
 
     @property
     def hosting_mode(self) -> modes.HostingMode:
@@ -119,6 +125,7 @@ class EndpointSpec(EndpointMode):
         max_i = typed(d, "max_instances", int, path, errs)
         errs.extend(components.scaling_problems(min_i, max_i, path))
         async_values = _async(d, path, row, errs)
+        pools = _pools(d, path, row, [str(x) for x in its], errs)
         if name is None or mode is None:
             return None
         return cls(
@@ -133,6 +140,7 @@ class EndpointSpec(EndpointMode):
             min_instances=min_i,
             max_instances=max_i,
             async_inference=async_values,
+            instance_pools=pools,
         )
 
 
@@ -164,6 +172,56 @@ def _async(d: dict[str, Any], path: str, row: modes.HostingMode | None, errs: Er
             f"is not possible on a {row.label} endpoint: {refusal.reason}",
             f"async on a {supported} endpoint",
             f"declare a separate endpoint with mode: {supported} serving the model, and put async: there",
+        )
+    return values
+
+
+def _pools(
+    d: dict[str, Any], path: str, row: modes.HostingMode | None, its: list[str], errs: Errors
+) -> PoolValues | None:
+    """``instance_pools:``: a list of instance types (priority order) or ``{instance_types,
+    provision_timeout_s}``; within SageMaker's limits, each one of the endpoint's ``instance_types`` (the
+    build packages and checks the plans for those), on a mode whose row supports pools."""
+    if "instance_pools" not in d:
+        return None
+    here = f"{path}.instance_pools"
+    raw = d["instance_pools"]
+    if isinstance(raw, list):
+        raw = {"instance_types": raw}
+    if not is_mapping(
+        raw, here, "instance pools", "a list of instance types, or instance_types, provision_timeout_s", errs
+    ):
+        return None
+    check_keys(raw, PoolValues, here, errs)
+    before = len(errs.items)
+    types = typed(raw, "instance_types", list, here, errs, required=True) or []
+    timeout = typed(raw, "provision_timeout_s", int, here, errs)
+    if len(errs.items) != before:
+        return None
+    values = PoolValues(instance_types=tuple(str(t) for t in types), provision_timeout_s=timeout)
+    errs.extend(instance_pools.value_problems(values, here))
+    for j, t in enumerate(values.instance_types):
+        if t not in its:
+            errs.add(
+                "InvalidInstancePools",
+                f"{here}.instance_types[{j}]",
+                "instance_pools",
+                t,
+                "is not one of the endpoint's instance_types (the build packages and checks the artifacts for those)",
+                ", ".join(its) or "an instance type of instance_types",
+                f"add {t} to instance_types",
+            )
+    refusal = row.instance_pools if row is not None else None
+    if refusal is not None and row is not None:
+        supported = " or ".join(m.name for m in modes.MODES.values() if m.instance_pools is None)
+        errs.add(
+            refusal.code,
+            here,
+            "instance_pools",
+            row.name,
+            f"is not possible on a {row.label} endpoint: {refusal.reason}",
+            f"instance_pools on a {supported} endpoint",
+            f"remove instance_pools, or declare a {supported} endpoint serving the model",
         )
     return values
 

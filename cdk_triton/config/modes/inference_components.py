@@ -38,7 +38,16 @@ INFERENCE_COMPONENTS = register(
             "managed instance scaling that places the components' copies",
         ),
         shadow=Refusal(code="ModeUnsupported", reason="a components endpoint takes no shadow variant"),
-        instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
+        # https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html (read
+        # 2026-11-27): SageMaker documents pools for inference components; TritonComponentsEndpoint does not
+        # build them yet (its copies' placement per pool is not sized here)
+        instance_pools=Refusal(
+            code="ModeUnsupported",
+            reason="SageMaker documents instance pools for inference components "
+            "(https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html, read "
+            "2026-11-27), but TritonComponentsEndpoint does not build them yet: it sizes the components' "
+            "copies for one instance type",
+        ),
         async_inference=Refusal(
             code="AsyncNeedsSingleModel",
             reason="InvokeEndpointAsync has no InferenceComponentName (botocore's sagemaker-runtime model), so an asynchronous endpoint cannot reach a component",

@@ -28,7 +28,15 @@ MULTI_MODEL = register(
         shadow=Refusal(
             code="ShadowOnMultiModel", reason="is a shadow on a multi-model endpoint, which SageMaker refuses"
         ),
-        instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
+        # https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html (read
+        # 2026-11-27): pools are documented for single-model endpoints and inference components only
+        instance_pools=Refusal(
+            code="InstancePoolsOnMultiModel",
+            reason="SageMaker's instance pools guide "
+            "(https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html, read "
+            "2026-11-27) documents pools for single-model endpoints and inference components, not multi-model "
+            "endpoints",
+        ),
         async_inference=Refusal(
             code="AsyncNeedsSingleModel",
             reason="InvokeEndpointAsync has no TargetModel (botocore's sagemaker-runtime model), so an asynchronous endpoint cannot pick one of a multi-model endpoint's archives",

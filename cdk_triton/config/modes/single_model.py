@@ -20,6 +20,7 @@ SINGLE_MODEL = register(
             "sha256",
             "size_bytes",
             "async_inference",
+            "instance_pools",
         ),
         per_model_archives=False,
         loads_on_demand=False,
@@ -36,6 +37,5 @@ SINGLE_MODEL = register(
             code="ModeUnsupported",
             reason="tune serves its variants side by side, one archive each (a multi-model or components endpoint)",
         ),
-        instance_pools=Refusal(code="ModeUnsupported", reason="instance pools are not built yet"),
     )
 )

@@ -44,7 +44,17 @@ def test_built_manifest_matches_schema_and_reads_back(example_build) -> None:  #
     jsonschema.validate(data, _schema())
     m = read_manifest(example_build.manifest_path)
     assert m.triton_version == "24.09" and m.uploaded is False
-    assert set(m.endpoints) == {"classifier", "multi", "running_sum", "components"}
+    assert set(m.endpoints) == {
+        "classifier",
+        "multi",
+        "running_sum",
+        "components",
+        "classifier_async",
+        "classifier_pools",
+    }
+    assert m.endpoint("classifier_async").async_inference is not None
+    pools = m.endpoint("classifier_pools").instance_pools
+    assert pools is not None and pools.instance_types == ("ml.g5.xlarge", "ml.g6.xlarge")
     assert m.models["running_sum"].sequence_batching and not m.models["classifier"].sequence_batching
     assert "classifier_trt" in example_build.skipped_models
     assert {"torch", "onnx", "onnxruntime", "cdk_triton"} <= set(m.tool_versions)

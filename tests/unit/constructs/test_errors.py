@@ -61,6 +61,24 @@ def _with_failing_fact(define: Callable[[], Any]) -> Any:
         return define()
 
 
+POOLS = ["ml.g5.xlarge", "ml.g6.xlarge"]
+
+
+def _pools_needing_two_hosts(stack: cdk.Stack) -> TritonEndpoint:
+    """Pools whose host decisions differ (the g6 pool would get an InferenceAmiVersion, the g5 none)."""
+    real = gpu_hosts.decide_host
+
+    def decide(**kw: Any) -> gpu_hosts.HostDecision:
+        if kw["instance_type"] == "ml.g6.xlarge":
+            return gpu_hosts.HostDecision(
+                outcome="choose", inference_ami_version="al2-ami-sagemaker-inference-gpu-3-1"
+            )
+        return real(**kw)
+
+    with mock.patch.object(gpu_hosts, "decide_host", decide):
+        return sme(stack, instance_type=None, instance_pools=POOLS)
+
+
 def sme(stack: cdk.Stack, **kw: Any) -> TritonEndpoint:
     kw.setdefault("instance_type", "ml.g5.xlarge")
     return TritonEndpoint(
@@ -287,6 +305,10 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "ComponentDoesNotFit": lambda s: _components(s, components=_one("resnet_ts", min_memory_mb=65536)),
     "AsyncNeedsSingleModel": lambda s: mme(s, async_inference=AsyncInferenceOptions()),
     "InvalidAsyncInference": lambda s: sme(s, async_inference=AsyncInferenceOptions(max_capacity=0)),
+    "InstanceTypeOrPools": lambda s: sme(s, instance_pools=["ml.g6.xlarge"]),
+    "InvalidInstancePools": lambda s: sme(s, instance_type=None, instance_pools=["ml.g5.xlarge"] * 2),
+    "InstancePoolsOnMultiModel": lambda s: mme(s, instance_type=None, instance_pools=POOLS),
+    "InstancePoolsHostMismatch": lambda s: _pools_needing_two_hosts(s),
     "ComponentMemoryTooSmall": lambda s: _components(
         s, _heavy, components=_one("resnet_ts", min_memory_mb=128)
     ),  # below the weights of the component's models (150 MiB each)
@@ -534,6 +556,10 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "ComponentMemoryTooSmall": ("components.resnet_ts.min_memory_mb", 128),
     "AsyncNeedsSingleModel": ("async_inference", "MultiModel"),
     "InvalidAsyncInference": ("async_inference.max_capacity", 0),
+    "InstanceTypeOrPools": ("instance_pools", ["ml.g6.xlarge"]),
+    "InvalidInstancePools": ("instance_pools", ["ml.g5.xlarge", "ml.g5.xlarge"]),
+    "InstancePoolsOnMultiModel": ("instance_pools", "MultiModel"),
+    "InstancePoolsHostMismatch": ("instance_pools", ["ml.g5.xlarge", "ml.g6.xlarge"]),
     "CriticalAdvisory": ("image (Triton release)", "24.09"),
     "UnknownAdvisory": ("acknowledged_advisories.CVE-2025-2331", "CVE-2025-2331"),
     "AdvisoryReasonMissing": ("acknowledged_advisories.CVE-2025-23319", " "),

@@ -261,6 +261,10 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("TritonComponentsEndpoint", "components.<model>.min_memory_mb", "at least the weights (size_bytes) of the component's models (below their memory_bytes: a warning)", "ComponentMemoryTooSmall", None, None),
     ("TritonEndpoint", "async_inference", "a SingleModel endpoint (InvokeEndpointAsync has no TargetModel and no InferenceComponentName)", "AsyncNeedsSingleModel", None, None),
     ("TritonEndpoint", "async_inference.<key>", "within SageMaker's limits (concurrency 1..1000, timeout 1 s..1 h, 0 <= min_capacity <= max_capacity, max_capacity >= 1)", "InvalidAsyncInference", None, None),
+    ("TritonEndpoint", "instance_type / instance_pools / instance_provision_timeout", "instance_type or instance_pools, never both; the timeout with pools only", "InstanceTypeOrPools", None, None),
+    ("TritonEndpoint", "instance_pools / instance_provision_timeout", "1..5 distinct instance types of one storage kind; timeout 5 min..1 h", "InvalidInstancePools", None, None),
+    ("TritonEndpoint", "instance_pools", "a SingleModel endpoint (SageMaker documents pools for single-model endpoints and inference components)", "InstancePoolsOnMultiModel", None, None),
+    ("TritonEndpoint", "instance_pools", "pools whose host decisions need one InferenceAmiVersion", "InstancePoolsHostMismatch", None, None),
     ("TritonComponentsEndpoint", "(component names)", "distinct after prefixing ('_' and '.' become '-')", "ComponentNameCollision", None, None),
     ("TritonComponentsEndpoint", "auto_scale", "refused: managed instance scaling owns the instances", "AutoScaleOnComponentsEndpoint", None, None),
 ]  # fmt: skip

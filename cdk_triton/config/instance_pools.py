@@ -1,0 +1,126 @@
+"""Instance pools: up to five prioritised instance types behind one production variant.
+
+One author for the values ``models.yaml`` declares (``instance_pools:``), the manifest carries and the
+constructs deploy (``TritonEndpoint(instance_pools=..., instance_provision_timeout=...)``), and their
+limits. The production variant carries ``InstancePools`` (``InstanceType`` + ``Priority``, optional
+``ModelNameOverride``) and ``VariantInstanceProvisionTimeoutInSeconds`` instead of ``InstanceType``.
+Whether a mode supports pools is its row's ``instance_pools`` refusal (``config.modes``).
+
+Sources (read 2026-11-27):
+
+* https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html ("Deploy to
+  multiple instance types with instance pools"): an ordered list of up to five instance types, priority
+  1 (highest) to 5, fallback to the next pool on insufficient capacity; ``InstancePools`` replaces
+  ``InstanceType``; ``VariantInstanceProvisionTimeoutInSeconds`` 300..3600 s bounds the provisioning
+  across all pools; real-time and asynchronous endpoints; single-model endpoints and inference
+  components (multi-model endpoints are not among them).
+* aws-cdk-lib 2.275.0 ``CfnEndpointConfig.InstancePoolProperty`` (instance_type, priority,
+  model_name_override) and cfn-lint 1.58's schema (1..5 pools, priority 1..5, timeout 300..3600);
+  neither refuses ``InstanceType`` beside ``InstancePools``: the constructs do.
+* The guide's monitoring section was not read here: whether SageMaker publishes the variant's
+  metrics per instance type (an ``InstanceType`` dimension) is *unconfirmed*, so dashboards and alarms
+  stay per variant.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cdk_triton.errors import TritonValidationError
+
+#: The most pools one variant takes (priorities 1..MAX_POOLS).
+MAX_POOLS = 5
+#: ``VariantInstanceProvisionTimeoutInSeconds`` bounds.
+PROVISION_TIMEOUT_RANGE = (300, 3600)
+#: The guide's page (the errors and the README cite it).
+GUIDE = "https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html"
+READ = "2026-11-27"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PoolValues:
+    """The ``instance_pools:`` of an endpoint.
+
+    Attributes:
+        instance_types: the pools' instance types, highest priority first (priority 1, 2, ...).
+        provision_timeout_s: ``VariantInstanceProvisionTimeoutInSeconds`` (300..3600). Default:
+            SageMaker's.
+    """
+
+    instance_types: tuple[str, ...]
+    provision_timeout_s: int | None = None
+
+
+def value_problems(
+    v: PoolValues, path: str | None = None, *, prop: str = "instance_pools", timeout_prop: str | None = None
+) -> list[TritonValidationError]:
+    """``InvalidInstancePools``: no pool, more than :data:`MAX_POOLS`, a type listed twice, a timeout
+    outside :data:`PROVISION_TIMEOUT_RANGE` (located at ``path`` when given)."""
+    out: list[TritonValidationError] = []
+    types = list(v.instance_types)
+    if not 1 <= len(types) <= MAX_POOLS:
+        out.append(
+            TritonValidationError(
+                "InvalidInstancePools",
+                prop=prop,
+                value=types,
+                problem=f"lists {len(types)} instance types",
+                allowed=f"1..{MAX_POOLS} instance types, highest priority first ({GUIDE}, read {READ})",
+                fix=f"keep at most {MAX_POOLS} instance types"
+                if types
+                else "list at least one instance type",
+                path=path,
+            )
+        )
+    dup = sorted({t for t in types if types.count(t) > 1})
+    if dup:
+        out.append(
+            TritonValidationError(
+                "InvalidInstancePools",
+                prop=prop,
+                value=types,
+                problem=f"lists {', '.join(dup)} more than once",
+                allowed="each instance type in one pool",
+                fix="remove the repeated instance types",
+                path=path,
+            )
+        )
+    lo, hi = PROVISION_TIMEOUT_RANGE
+    t = v.provision_timeout_s
+    if t is not None and not lo <= t <= hi:
+        key = timeout_prop or f"{prop}.provision_timeout_s"
+        out.append(
+            TritonValidationError(
+                "InvalidInstancePools",
+                prop=key,
+                value=t,
+                problem="is outside VariantInstanceProvisionTimeoutInSeconds",
+                allowed=f"{lo}..{hi} seconds",
+                fix="leave it out (SageMaker's default) or pass 300..3600 seconds",
+                path=f"{path}.provision_timeout_s" if path else None,
+            )
+        )
+    return out
+
+
+def ami_mismatch(
+    decisions: dict[str, str | None], path: str | None = None, *, prop: str = "instance_pools"
+) -> TritonValidationError | None:
+    """``InstancePoolsHostMismatch`` when the pools' host decisions (instance type -> the
+    ``InferenceAmiVersion`` each needs, None: the default host) differ: a variant carries one value."""
+    if len(set(decisions.values())) <= 1:
+        return None
+    said = ", ".join(f"{t}: {a or 'the default host'}" for t, a in decisions.items())
+    return TritonValidationError(
+        "InstancePoolsHostMismatch",
+        prop=prop,
+        value=list(decisions),
+        problem=f"needs different InferenceAmiVersion values per pool ({said}), and a production variant "
+        "carries one",
+        allowed="pools whose host decisions agree (one InferenceAmiVersion, or the default host for all)",
+        fix="pin an inference_ami_version every pool's family accepts, or keep the pools of one host image "
+        "(e.g. the same GPU generation)",
+        path=path,
+    )
