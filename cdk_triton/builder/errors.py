@@ -30,6 +30,8 @@ SURFACED: dict[str, str] = pick(
         *DECLARATION_FILE_ERRORS,
         *DECLARATION_ERRORS,
         *BUILD_AND_SYNTH_RULE_ERRORS,
+        "InvalidAsyncInference",  # an endpoint's async: block (config.async_inference), also at synth
+        "InvalidInstancePools",  # an endpoint's instance_pools: (config.instance_pools), also at synth
     ]
 )
 

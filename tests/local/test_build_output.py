@@ -29,11 +29,22 @@ def example_manifest_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_every_endpoint_and_model_of_the_build_output_answers_its_sample(example_manifest_path: Path) -> None:
     manifest = read_manifest(example_manifest_path)
-    assert set(manifest.endpoints) == {"classifier", "multi", "running_sum", "components"}
+    assert set(manifest.endpoints) == {
+        "classifier",
+        "multi",
+        "running_sum",
+        "components",
+        "classifier_async",
+        "classifier_pools",
+    }
     for name, entry in sorted(manifest.endpoints.items()):
         if (
             entry.hosting_mode.components
         ):  # served and invoked by `make demo` and tests/local/test_components.py
+            continue
+        if (
+            entry.async_inference is not None
+        ):  # InvokeEndpointAsync: tests/local/test_async_serve.py, make demo
             continue
         with LocalEndpoint(manifest, name, overlay=CpuOverlay(instance_count=1)) as ep:
             targets = sorted(entry.target_models) if entry.hosting_mode.loads_on_demand else [None]

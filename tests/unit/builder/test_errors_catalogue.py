@@ -385,6 +385,8 @@ def test_catalogue_is_complete() -> None:
         | {"CopiesExceedInstances", "InvalidInstanceScaling"}  # test_build_rules_first.py
         | {"InvalidRequirement", "ContainerRequirement"}  # test_python_env.py
         | {"CallCycle", "BlsTensorMismatch", "BlsUndeclaredCall"}  # test_bls.py
+        | {"InvalidAsyncInference"}  # tests/unit/config/test_async_inference.py (models.yaml async:)
+        | {"InvalidInstancePools"}  # tests/unit/config/test_instance_pools.py (models.yaml instance_pools:)
     )
     # tested in test_steps.py (StateDictMismatch, OnnxIrVersionTooNew, Plan*, TensorRTBuildFailed for an
     # unknown precision; the builder returning no engine needs a GPU) or above (UploadFailed)
