@@ -250,7 +250,7 @@ def only(**props: object) -> HostingMode:
 
 def readme_table() -> str:
     """The README's "Hosting modes" table, one row per mode (``tests/unit/config/test_modes.py`` checks
-    the README against it; run ``python -m cdk_triton.config.modes.registry`` to print it)."""
+    the README against it; run ``python -m cdk_triton.config.modes`` to print it)."""
     lines = [
         "| mode | short | models.yaml aliases | packaging | a request picks its model by | deployed by | refuses |",
         "|---|---|---|---|---|---|---|",
@@ -264,8 +264,3 @@ def readme_table() -> str:
         )
     return "\n".join(lines)
 
-
-if __name__ == "__main__":  # pragma: no cover - prints the README table
-    import cdk_triton.config.modes  # noqa: F401  (registers the rows)
-
-    print(readme_table())
