@@ -33,7 +33,7 @@ def manifest(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyp
 
 @pytest.mark.parametrize("endpoint", ["text", "text_bls"])
 def test_text_in_pooled_output_out(manifest, endpoint: str) -> None:  # type: ignore[no-untyped-def]
-    assert manifest.endpoints["text_bls"].load_models == ["bert"]
+    assert manifest.endpoints["text_bls"].load_models == ["tokenize", "bert"]  # its calls, loaded at start
     with LocalEndpoint(manifest, endpoint, overlay=CpuOverlay(instance_count=1)) as ep:
         assert invoke_sample(ep).ok  # the build's sample (random words) through the real server
         texts = np.array([[b"the cat sat on the mat"], [b"ein Satz, unknown words!"]], dtype=object)
@@ -41,3 +41,15 @@ def test_text_in_pooled_output_out(manifest, endpoint: str) -> None:  # type: ig
         assert status == 200, data.decode()
         pooled = parse_response(data, headers.get("content-type"))["pooler_output"]
         assert pooled.shape == (2, 32) and not np.allclose(pooled[0], pooled[1])
+
+
+def test_the_ensemble_and_the_bls_model_answer_alike(manifest) -> None:  # type: ignore[no-untyped-def]
+    """text_bls calls tokenize, then bert: the same pooled output as the ensemble's steps."""
+    texts = np.array([[b"the cat sat on the mat"], [b"ein Satz, unknown words!"]], dtype=object)
+    pooled = {}
+    for endpoint in ("text", "text_bls"):
+        with LocalEndpoint(manifest, endpoint, overlay=CpuOverlay(instance_count=1)) as ep:
+            status, headers, data = ep.invoke(*build_request({"TEXT": texts}))
+            assert status == 200, data.decode()
+            pooled[endpoint] = parse_response(data, headers.get("content-type"))["pooler_output"]
+    np.testing.assert_allclose(pooled["text"], pooled["text_bls"], rtol=0, atol=1e-6)

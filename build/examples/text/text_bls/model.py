@@ -1,53 +1,29 @@
-"""Text -> BERT's pooled output through business logic scripting: tokenize here (HF tokenizers, the
-committed vocab.txt), then call the `bert` model (declared in `calls:`, loaded at start beside this one)."""
+"""Text -> BERT's pooled output through business logic scripting: this model calls the `tokenize` model,
+then `bert` (both declared in `calls:`, packaged beside it and loaded at start), as the ensemble
+`text_encoder` does with steps. It imports no package of its own: the tokenizer's environment is
+tokenize's."""
 
-from pathlib import Path
-
-import numpy as np
 import triton_python_backend_utils as pb_utils
-from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-
-SEQUENCE = 16
 
 
-def wordpiece(vocab: Path) -> Tokenizer:
-    """The tokenize model's WordPiece tokenizer (lower case, [CLS] ... [SEP], padded and truncated)."""
-    tok = Tokenizer(models.WordPiece.from_file(str(vocab), unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    cls, sep, pad = (tok.token_to_id(t) for t in ("[CLS]", "[SEP]", "[PAD]"))
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
-    )
-    tok.enable_truncation(SEQUENCE)
-    tok.enable_padding(length=SEQUENCE, pad_id=pad, pad_token="[PAD]")
-    return tok
+def call(model, inputs, outputs):
+    """One BLS call: ``model``'s ``outputs`` for ``inputs`` (name -> array), raising its error."""
+    resp = pb_utils.InferenceRequest(
+        model_name=model,
+        requested_output_names=outputs,
+        inputs=[pb_utils.Tensor(name, value) for name, value in inputs.items()],
+    ).exec()
+    if resp.has_error():
+        raise pb_utils.TritonModelException(resp.error().message())
+    return {name: pb_utils.get_output_tensor_by_name(resp, name).as_numpy() for name in outputs}
 
 
 class TritonPythonModel:
-    def initialize(self, args):
-        self.tokenizer = wordpiece(Path(__file__).with_name("vocab.txt"))
-
     def execute(self, requests):
         out = []
         for r in requests:
             text = pb_utils.get_input_tensor_by_name(r, "TEXT").as_numpy()
-            enc = self.tokenizer.encode_batch(
-                [t.decode("utf-8") if isinstance(t, bytes) else str(t) for t in text.reshape(-1)]
-            )
-            call = pb_utils.InferenceRequest(
-                model_name="bert",
-                requested_output_names=["pooler_output"],
-                inputs=[
-                    pb_utils.Tensor("input_ids", np.array([e.ids for e in enc], dtype=np.int64)),
-                    pb_utils.Tensor(
-                        "attention_mask", np.array([e.attention_mask for e in enc], dtype=np.int64)
-                    ),
-                ],
-            )
-            resp = call.exec()
-            if resp.has_error():
-                raise pb_utils.TritonModelException(resp.error().message())
-            pooled = pb_utils.get_output_tensor_by_name(resp, "pooler_output").as_numpy()
+            tokens = call("tokenize", {"TEXT": text}, ["input_ids", "attention_mask"])
+            pooled = call("bert", tokens, ["pooler_output"])["pooler_output"]
             out.append(pb_utils.InferenceResponse([pb_utils.Tensor("pooler_output", pooled)]))
         return out
