@@ -52,36 +52,9 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     with tarfile.open(sdist) as tar:
         tar.extractall(tmp / "unpacked", filter="data")
     (unpacked,) = (tmp / "unpacked").iterdir()
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(dist),
-            ".",
-        ],
-        unpacked,
-    )
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w"]
+    run([*pip_wheel, str(dist), "."], unpacked)
     # and from the checkout copy, as `pip wheel .` in a clone does (the build/ folder's promise)
-    run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            str(tmp),
-            ".",
-        ],
-        src,
-    )
+    run([*pip_wheel, str(tmp), "."], src)
     (wheel,) = dist.glob("cdk_triton-*.whl")
     return {"src": src, "tracked": tracked, "sdist": sdist, "wheel": wheel, "tmp": tmp}
