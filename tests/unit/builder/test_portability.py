@@ -210,3 +210,24 @@ def test_a_gpu_placed_python_model_naming_a_device_is_warned(tmp_path: Path) -> 
     decl = write_decl(tmp_path, body, endpoints=GPU_SME.format(model="pre"))
     result = run_build(decl, out_dir=tmp_path / "out", progress=False)
     assert any("model.py:" in w and "[PythonDevicePinned]" in w for w in result.warnings), result.warnings
+
+
+def test_a_traced_transformers_bert_is_found_pinned_to_the_cpu() -> None:
+    """The class the H100 run found (shared/data/gpu-h100-2026-11-27: a BERT-base TorchScript traced on the
+    CPU failed every CUDA inference): transformers' attention-mask code bakes a CPU device into the trace.
+    transformers 4.57 (the pinned suite) pins one node, transformers 5 (the compatibility lane) several,
+    in masking_utils; either way the check names transformers' own source line."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    config = BertConfig(
+        num_hidden_layers=1, hidden_size=32, num_attention_heads=2, intermediate_size=64, vocab_size=100
+    )
+    model = BertModel(config).eval()
+    ids = torch.randint(0, 100, (2, 16))
+    mask = torch.ones(2, 16, dtype=torch.int64)
+    with torch.no_grad():
+        traced = torch.jit.trace(model, (ids, mask), strict=False)
+    pins = portability.graph_pins(traced)
+    assert pins and {p.device for p in pins} == {"cpu"}
+    assert any("transformers" in p.where for p in pins), pins
