@@ -263,4 +263,3 @@ def readme_table() -> str:
             f"`{m.construct}` | {refused or 'nothing'} |"
         )
     return "\n".join(lines)
-
