@@ -16,7 +16,7 @@ The limits and the defaults are ``config.async_inference``'s (sources and dates 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
@@ -28,11 +28,16 @@ from constructs import Construct
 
 from cdk_triton.config import async_inference, layout
 from cdk_triton.config.async_inference import AsyncValues
+from cdk_triton.config.modes import HostingMode
+from cdk_triton.constructs.checks.modes import refused
+from cdk_triton.constructs.verification import AsyncVerification
 from cdk_triton.errors import TritonValidationError
 
 if TYPE_CHECKING:
     from cdk_triton.constructs.artifacts import ArtifactsConfig
     from cdk_triton.constructs.model import TritonModel
+    from cdk_triton.constructs.scaling import TritonScaling
+    from cdk_triton.constructs.shadow import ShadowVariant
 
 __all__ = ["AsyncInferenceOptions", "AsyncResources"]
 
@@ -79,6 +84,15 @@ class AsyncInferenceOptions:
             notifications=values.notifications,
         )
 
+    @staticmethod
+    def resolve(
+        given: AsyncInferenceOptions | None, declared: AsyncValues | None
+    ) -> AsyncInferenceOptions | None:
+        """The endpoint's options: the prop, else the manifest's ``async:`` block, else None (real-time)."""
+        if given is not None:
+            return given
+        return AsyncInferenceOptions.from_values(declared) if declared is not None else None
+
     def values(self) -> AsyncValues:
         """The same keys as ``config.async_inference.AsyncValues`` (checked by its rules)."""
         timeout = self.invocation_timeout
@@ -108,6 +122,51 @@ def check_async_inference(options: AsyncInferenceOptions) -> list[TritonValidati
             )
         )
     return out
+
+
+def check_async_endpoint(
+    options: AsyncInferenceOptions | None, row: HostingMode, shadow: ShadowVariant | None
+) -> list[TritonValidationError]:
+    """The async options within their limits, on a mode whose row supports them, without a shadow."""
+    if options is None:
+        return []
+    refusal = refused(
+        row,
+        "async_inference",
+        prop="async_inference",
+        allowed="asynchronous inference on a {supported} endpoint",
+        fix="build a {supported} endpoint of the model (models.yaml mode: {supported}) and "
+        "pass async_inference there",
+    )
+    if refusal:
+        return refusal
+    errs = check_async_inference(options)
+    if shadow is not None:
+        errs.append(
+            TritonValidationError(
+                "InvalidAsyncInference",
+                prop="shadow",
+                value=shadow.model.node.path,
+                problem="is a shadow variant on an asynchronous endpoint, which SageMaker refuses",
+                allowed="a shadow on a real-time endpoint",
+                fix="drop shadow, or async_inference",
+            )
+        )
+    return errs
+
+
+class Scalable(Protocol):
+    """An endpoint whose variant scales (``TritonEndpoint.auto_scale``)."""
+
+    def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling: ...
+
+
+def scale_on_backlog(endpoint: Scalable, options: AsyncInferenceOptions | None) -> None:
+    """An asynchronous endpoint scales on its backlog, down to ``min_capacity`` (0: scale to zero)."""
+    if options is None:
+        return
+    scaling = endpoint.auto_scale(min_capacity=options.min_capacity, max_capacity=options.max_capacity)
+    scaling.scale_on_backlog_per_instance(options.backlog_per_instance)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -201,6 +260,20 @@ def define_async(
         failure_key=failure_key,
         max_concurrency=concurrency,
         invocation_timeout_s=int(timeout.to_seconds()) if timeout is not None else None,
+    )
+
+
+def async_verification(resources: AsyncResources | None) -> AsyncVerification | None:
+    """An asynchronous endpoint's verification locations (``TritonVerification``), else None."""
+    if resources is None:
+        return None
+    return AsyncVerification(
+        bucket_name=resources.bucket_name,
+        input_key=resources.input_key,
+        output_key=resources.output_key,
+        failure_key=resources.failure_key,
+        results_key_arn=resources.key.key_arn,
+        invocation_timeout_s=resources.invocation_timeout_s,
     )
 
 

@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
@@ -335,6 +335,32 @@ def handler_spec(
     return spec
 
 
+class VerifiedEndpoint(Protocol):
+    """What the deploy verification reads of an endpoint this app defines (a ``Construct``)."""
+
+    @property
+    def resource(self) -> cdk.CfnResource: ...
+
+    @property
+    def endpoint_name(self) -> str: ...
+
+    @property
+    def endpoint_arn(self) -> str: ...
+
+
+def define_verification(endpoint: VerifiedEndpoint, **options: Any) -> TritonVerification:
+    """The deploy verification of ``endpoint`` (its child "Verification"), given its resource, name and
+    ARN; ``options``: the other ``TritonVerification`` props (``mode`` and ``checks`` required)."""
+    return TritonVerification(
+        cast(Construct, endpoint),
+        "Verification",
+        endpoint=endpoint.resource,
+        endpoint_name=endpoint.endpoint_name,
+        endpoint_arn=endpoint.endpoint_arn,
+        **options,
+    )
+
+
 class TritonVerification(Construct):
     """Defines the deploy verification of an endpoint: a Lambda function and a custom resource.
 
@@ -431,6 +457,12 @@ class TritonVerification(Construct):
             artifacts_key_arn=artifacts_key_arn,
             component_arns=component_arns,
         )
+        self._define_function(deadline_s, endpoint_name)
+        self._define_custom_resource(verified, spec, endpoint)
+
+    def _define_function(self, deadline_s: int, endpoint_name: str) -> None:
+        """The Lambda function (``lambda/verify``), created after its policy (the first Create runs with
+        the grants in place)."""
         from aws_cdk import aws_lambda as lambda_  # ~0.1 s to import (with s3, ec2...): only when used
 
         self.function = lambda_.Function(
@@ -446,6 +478,12 @@ class TritonVerification(Construct):
             description=f"cdk-triton: deploy verification of endpoint {endpoint_name}",
         )
         self.function.node.add_dependency(self.policy)  # the first Create runs with the grants in place
+
+    def _define_custom_resource(
+        self, verified: Sequence[cdk.CfnResource], spec: dict[str, Any], endpoint: cdk.CfnResource
+    ) -> None:
+        """The custom resource ``Verify<hash>`` (``verification_id``), depending on the endpoint, and the
+        acknowledgments of the construct's findings."""
         self.verification_id = verification_id(self, verified=verified, spec=spec)
         self.resource = cdk.CustomResource(
             self,
