@@ -36,6 +36,7 @@ from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
+from cdk_triton.constructs.async_inference import AsyncVerification
 from cdk_triton.constructs.checks.verification import check_verification_spec
 from cdk_triton.constructs.errors import located, validation_error
 from cdk_triton.constructs.verification_sample import (
@@ -118,82 +119,6 @@ class VerificationCheck:
             "Atol": str(self.atol if self.atol is not None else _DEFAULT_ATOL),
             "Rtol": str(self.rtol if self.rtol is not None else _DEFAULT_RTOL),
         }
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AsyncVerification:
-    """An asynchronous endpoint's verification: where the sample goes and its answer comes back.
-
-    Attributes:
-        bucket_name: the bucket of the three prefixes.
-        input_key / output_key / failure_key: the prefixes (``.../async/<endpoint>/{input,output,failure}/``).
-        results_key_arn: the KMS key of the results (``kms:Decrypt``).
-        invocation_timeout_s: ``InvocationTimeoutSeconds`` sent with each request. Default: SageMaker's.
-    """
-
-    bucket_name: str
-    input_key: str
-    output_key: str
-    failure_key: str
-    results_key_arn: str
-    invocation_timeout_s: int | None = None
-
-    def spec(self) -> dict[str, str]:
-        """The handler's ``Async`` keys."""
-        out = {
-            "Async": "true",
-            "AsyncInputPrefix": f"s3://{self.bucket_name}/{self.input_key}",
-            "AsyncOutputPrefix": f"s3://{self.bucket_name}/{self.output_key}",
-            "AsyncFailurePrefix": f"s3://{self.bucket_name}/{self.failure_key}",
-        }
-        if self.invocation_timeout_s is not None:
-            out["InvocationTimeoutSeconds"] = str(self.invocation_timeout_s)
-        return out
-
-    def statements(self, endpoint_arn: str, artifacts_key_arn: str | None) -> list[dict[str, Any]]:
-        """Exactly what the asynchronous path needs: put the sample, invoke, read output and failure."""
-        bucket = f"arn:{pseudo().partition}:s3:::{self.bucket_name}"
-        out: list[dict[str, Any]] = [
-            {
-                "Sid": "InvokeEndpointAsync",
-                "Effect": "Allow",
-                "Action": "sagemaker:InvokeEndpointAsync",
-                "Resource": endpoint_arn,
-            },
-            {
-                "Sid": "PutAsyncInput",
-                "Effect": "Allow",
-                "Action": "s3:PutObject",
-                "Resource": f"{bucket}/{self.input_key}*",
-            },
-            {
-                "Sid": "ReadAsyncResults",
-                "Effect": "Allow",
-                "Action": "s3:GetObject",
-                "Resource": [f"{bucket}/{self.output_key}*", f"{bucket}/{self.failure_key}*"],
-            },
-            {
-                "Sid": "DecryptAsyncResults",
-                "Effect": "Allow",
-                "Action": "kms:Decrypt",
-                "Resource": self.results_key_arn,
-            },
-        ]
-        if artifacts_key_arn:  # the input goes to the artifacts' bucket, encrypted with its key
-            out.append(
-                {
-                    "Sid": "EncryptAsyncInput",
-                    "Effect": "Allow",
-                    "Action": "kms:GenerateDataKey",
-                    "Resource": artifacts_key_arn,
-                }
-            )
-        return out
-
-    def wildcards(self) -> list[str]:
-        """The three prefix resources (each a wildcard the AwsSolutions-IAM5 acknowledgment names)."""
-        bucket = f"arn:{pseudo().partition}:s3:::{self.bucket_name}"
-        return [f"{bucket}/{k}*" for k in (self.input_key, self.output_key, self.failure_key)]
 
 
 # ---------------------------------------------------------------------------- samples
