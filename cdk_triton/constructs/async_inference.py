@@ -16,7 +16,7 @@ The limits and the defaults are ``config.async_inference``'s (sources and dates 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
@@ -28,13 +28,18 @@ from constructs import Construct
 
 from cdk_triton.config import async_inference, layout
 from cdk_triton.config.async_inference import AsyncValues
+from cdk_triton.config.modes import HostingMode
+from cdk_triton.constructs._tokens import pseudo
+from cdk_triton.constructs.checks.modes import refused
 from cdk_triton.errors import TritonValidationError
 
 if TYPE_CHECKING:
     from cdk_triton.constructs.artifacts import ArtifactsConfig
     from cdk_triton.constructs.model import TritonModel
+    from cdk_triton.constructs.scaling import TritonScaling
+    from cdk_triton.constructs.shadow import ShadowVariant
 
-__all__ = ["AsyncInferenceOptions", "AsyncResources"]
+__all__ = ["AsyncInferenceOptions", "AsyncResources", "AsyncVerification"]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -79,6 +84,15 @@ class AsyncInferenceOptions:
             notifications=values.notifications,
         )
 
+    @staticmethod
+    def resolve(
+        given: AsyncInferenceOptions | None, declared: AsyncValues | None
+    ) -> AsyncInferenceOptions | None:
+        """The endpoint's options: the prop, else the manifest's ``async:`` block, else None (real-time)."""
+        if given is not None:
+            return given
+        return AsyncInferenceOptions.from_values(declared) if declared is not None else None
+
     def values(self) -> AsyncValues:
         """The same keys as ``config.async_inference.AsyncValues`` (checked by its rules)."""
         timeout = self.invocation_timeout
@@ -108,6 +122,51 @@ def check_async_inference(options: AsyncInferenceOptions) -> list[TritonValidati
             )
         )
     return out
+
+
+def check_async_endpoint(
+    options: AsyncInferenceOptions | None, row: HostingMode, shadow: ShadowVariant | None
+) -> list[TritonValidationError]:
+    """The async options within their limits, on a mode whose row supports them, without a shadow."""
+    if options is None:
+        return []
+    refusal = refused(
+        row,
+        "async_inference",
+        prop="async_inference",
+        allowed="asynchronous inference on a {supported} endpoint",
+        fix="build a {supported} endpoint of the model (models.yaml mode: {supported}) and "
+        "pass async_inference there",
+    )
+    if refusal:
+        return refusal
+    errs = check_async_inference(options)
+    if shadow is not None:
+        errs.append(
+            TritonValidationError(
+                "InvalidAsyncInference",
+                prop="shadow",
+                value=shadow.model.node.path,
+                problem="is a shadow variant on an asynchronous endpoint, which SageMaker refuses",
+                allowed="a shadow on a real-time endpoint",
+                fix="drop shadow, or async_inference",
+            )
+        )
+    return errs
+
+
+class Scalable(Protocol):
+    """An endpoint whose variant scales (``TritonEndpoint.auto_scale``)."""
+
+    def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling: ...
+
+
+def scale_on_backlog(endpoint: Scalable, options: AsyncInferenceOptions | None) -> None:
+    """An asynchronous endpoint scales on its backlog, down to ``min_capacity`` (0: scale to zero)."""
+    if options is None:
+        return
+    scaling = endpoint.auto_scale(min_capacity=options.min_capacity, max_capacity=options.max_capacity)
+    scaling.scale_on_backlog_per_instance(options.backlog_per_instance)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -201,6 +260,96 @@ def define_async(
         failure_key=failure_key,
         max_concurrency=concurrency,
         invocation_timeout_s=int(timeout.to_seconds()) if timeout is not None else None,
+    )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AsyncVerification:
+    """An asynchronous endpoint's verification: where the sample goes and its answer comes back.
+
+    Attributes:
+        bucket_name: the bucket of the three prefixes.
+        input_key / output_key / failure_key: the prefixes (``.../async/<endpoint>/{input,output,failure}/``).
+        results_key_arn: the KMS key of the results (``kms:Decrypt``).
+        invocation_timeout_s: ``InvocationTimeoutSeconds`` sent with each request. Default: SageMaker's.
+    """
+
+    bucket_name: str
+    input_key: str
+    output_key: str
+    failure_key: str
+    results_key_arn: str
+    invocation_timeout_s: int | None = None
+
+    def spec(self) -> dict[str, str]:
+        """The handler's ``Async`` keys."""
+        out = {
+            "Async": "true",
+            "AsyncInputPrefix": f"s3://{self.bucket_name}/{self.input_key}",
+            "AsyncOutputPrefix": f"s3://{self.bucket_name}/{self.output_key}",
+            "AsyncFailurePrefix": f"s3://{self.bucket_name}/{self.failure_key}",
+        }
+        if self.invocation_timeout_s is not None:
+            out["InvocationTimeoutSeconds"] = str(self.invocation_timeout_s)
+        return out
+
+    def statements(self, endpoint_arn: str, artifacts_key_arn: str | None) -> list[dict[str, Any]]:
+        """Exactly what the asynchronous path needs: put the sample, invoke, read output and failure."""
+        bucket = f"arn:{pseudo().partition}:s3:::{self.bucket_name}"
+        out: list[dict[str, Any]] = [
+            {
+                "Sid": "InvokeEndpointAsync",
+                "Effect": "Allow",
+                "Action": "sagemaker:InvokeEndpointAsync",
+                "Resource": endpoint_arn,
+            },
+            {
+                "Sid": "PutAsyncInput",
+                "Effect": "Allow",
+                "Action": "s3:PutObject",
+                "Resource": f"{bucket}/{self.input_key}*",
+            },
+            {
+                "Sid": "ReadAsyncResults",
+                "Effect": "Allow",
+                "Action": "s3:GetObject",
+                "Resource": [f"{bucket}/{self.output_key}*", f"{bucket}/{self.failure_key}*"],
+            },
+            {
+                "Sid": "DecryptAsyncResults",
+                "Effect": "Allow",
+                "Action": "kms:Decrypt",
+                "Resource": self.results_key_arn,
+            },
+        ]
+        if artifacts_key_arn:  # the input goes to the artifacts' bucket, encrypted with its key
+            out.append(
+                {
+                    "Sid": "EncryptAsyncInput",
+                    "Effect": "Allow",
+                    "Action": "kms:GenerateDataKey",
+                    "Resource": artifacts_key_arn,
+                }
+            )
+        return out
+
+    def wildcards(self) -> list[str]:
+        """The three prefix resources (each a wildcard the AwsSolutions-IAM5 acknowledgment names)."""
+        bucket = f"arn:{pseudo().partition}:s3:::{self.bucket_name}"
+        return [f"{bucket}/{k}*" for k in (self.input_key, self.output_key, self.failure_key)]
+
+
+def async_verification(resources: AsyncResources | None) -> AsyncVerification | None:
+    """An asynchronous endpoint's verification locations (``TritonVerification``), else None."""
+    if resources is None:
+        return None
+    return AsyncVerification(
+        bucket_name=resources.bucket_name,
+        input_key=resources.input_key,
+        output_key=resources.output_key,
+        failure_key=resources.failure_key,
+        results_key_arn=resources.key.key_arn,
+        invocation_timeout_s=resources.invocation_timeout_s,
     )
 
 

@@ -16,7 +16,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Unpack
 
 import aws_cdk as cdk
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
@@ -42,10 +41,10 @@ from cdk_triton.constructs.component import (
 from cdk_triton.constructs.deployment import (
     DeploymentGuardrails,
     render_component_deployment,
-    rollback_alarm,
+    rollback_alarm_names,
 )
-from cdk_triton.constructs.endpoint import _default_name, define_volume_key
 from cdk_triton.constructs.endpoint_base import EndpointAttributes, TritonEndpointBase
+from cdk_triton.constructs.endpoint_defaults import default_endpoint_name, define_volume_key
 from cdk_triton.constructs.errors import catalogued, located
 from cdk_triton.constructs.model import TritonModel
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
@@ -53,7 +52,12 @@ from cdk_triton.constructs.name_maps import publish_name_map
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.constructs.variant import VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
-from cdk_triton.constructs.verification import TritonVerification, VerificationCheck, recorded_checks
+from cdk_triton.constructs.verification import (
+    TritonVerification,
+    VerificationCheck,
+    define_verification,
+    recorded_checks,
+)
 from cdk_triton.errors import TritonValidationError, raise_at
 
 __all__ = ["ROUTING_STRATEGIES", "ComponentOptions", "TritonComponentsEndpoint", "TritonInferenceComponent"]
@@ -139,7 +143,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         self.variant_name = variant_name
         self.scaling: TritonScaling | None = None
         self.instance_info = None if is_token(instance_type) else tables.instance_type_info(instance_type)
-        self.endpoint_name: str = endpoint_name or _default_name(self)
+        self.endpoint_name: str = endpoint_name or default_endpoint_name(self)
         self._artifacts_source = artifacts
         try:
             art = artifacts.bind(self)
@@ -429,15 +433,10 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         ]
 
     def _rollback_alarms(self, deployment: DeploymentGuardrails | None) -> list[str]:
-        self.rollback_alarm: cloudwatch.CfnAlarm | None = None
-        if deployment is None:
-            return []
-        if deployment.rollback_alarms is not None:
-            return [a.alarm_name for a in deployment.rollback_alarms]
-        self.rollback_alarm = rollback_alarm(
-            self, endpoint_name=self.endpoint_name, variant_name=self.variant_name
+        names, self.rollback_alarm = rollback_alarm_names(
+            self, deployment, endpoint_name=self.endpoint_name, variant_name=self.variant_name
         )
-        return [self.rollback_alarm.ref]
+        return names
 
     def _define_component(
         self,
@@ -502,12 +501,8 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             log_encryption_key: as ``TritonEndpoint.add_verification``.
         """
         recorded = list(checks) if checks is not None else recorded_checks(self, self._artifacts_source)
-        return TritonVerification(
+        return define_verification(
             self,
-            "Verification",
-            endpoint=self.resource,
-            endpoint_name=self.endpoint_name,
-            endpoint_arn=self.endpoint_arn,
             mode=modes.INFERENCE_COMPONENTS.name,
             checks=recorded,
             components=self.component_names,

@@ -206,6 +206,19 @@ def rollback_alarm(scope: Construct, *, endpoint_name: str, variant_name: str) -
     )
 
 
+def rollback_alarm_names(
+    scope: Construct, deployment: DeploymentGuardrails | None, *, endpoint_name: str, variant_name: str
+) -> tuple[list[str], cloudwatch.CfnAlarm | None]:
+    """The alarms that roll ``deployment`` back: its ``rollback_alarms``' names, else the one default
+    alarm defined here (:func:`rollback_alarm`), and that alarm (None when none was defined)."""
+    if deployment is None:
+        return [], None
+    if deployment.rollback_alarms is not None:
+        return [a.alarm_name for a in deployment.rollback_alarms], None
+    alarm = rollback_alarm(scope, endpoint_name=endpoint_name, variant_name=variant_name)
+    return [alarm.ref], alarm
+
+
 def render_deployment_config(
     d: DeploymentGuardrails, alarm_names: Sequence[str]
 ) -> sagemaker.CfnEndpoint.DeploymentConfigProperty:

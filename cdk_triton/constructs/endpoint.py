@@ -7,8 +7,6 @@ endpoint's names, never the endpoint.
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from collections.abc import Sequence
 from typing import Any, Unpack, cast
 
@@ -19,28 +17,29 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from cdk_triton.config import instance_pools, modes, tables
+from cdk_triton.config import modes, tables
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
-from cdk_triton.constructs._tokens import is_token, pseudo, remember_stack_info
+from cdk_triton.constructs._tokens import is_token, remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.async_inference import (
     AsyncInferenceOptions,
     AsyncResources,
-    check_async_inference,
+    async_verification,
+    check_async_endpoint,
     define_async,
+    scale_on_backlog,
 )
-from cdk_triton.constructs.checks import limits as limit_checks
 from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.data_capture import check_data_capture
 from cdk_triton.constructs.checks.deployment import check_deployment
-from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT, check_headroom
+from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT
 from cdk_triton.constructs.checks.host import HostLimits, host_limits_of
-from cdk_triton.constructs.checks.instance import check_instance, has_local_storage
+from cdk_triton.constructs.checks.instance import has_local_storage
+from cdk_triton.constructs.checks.instance_pools import check_pools
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.checks.variant import check_variant
-from cdk_triton.constructs.checks.verification import check_verification_sample
 from cdk_triton.constructs.deployment import (
     DEFAULT_WAIT_INTERVAL,
     DataCapture,
@@ -49,7 +48,7 @@ from cdk_triton.constructs.deployment import (
     data_capture_prefix,
     render_data_capture,
     render_deployment_config,
-    rollback_alarm,
+    rollback_alarm_names,
 )
 from cdk_triton.constructs.endpoint_base import (
     EndpointAttributes,
@@ -57,33 +56,36 @@ from cdk_triton.constructs.endpoint_base import (
     ITritonEndpoint,
     TritonEndpointBase,
 )
-from cdk_triton.constructs.errors import catalogued, located
+from cdk_triton.constructs.endpoint_defaults import (
+    default_endpoint_name,
+    default_namespace,
+    define_volume_key,
+)
+from cdk_triton.constructs.instance_pools import check_pools_at, pools_or_declared
 from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
-from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
-from cdk_triton.constructs.name_maps import OUTPUT_MAP_LIMIT, SSM_STANDARD_LIMIT, publish_name_map
+from cdk_triton.constructs.model_props import TritonModelProps, check_prop_names
+from cdk_triton.constructs.name_maps import (
+    OUTPUT_MAP_LIMIT,
+    SSM_STANDARD_LIMIT,
+    publish_target_models,
+    target_model_parameter_path,
+)
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.constructs.shadow import ShadowVariant, build_shadow_variant, check_shadow
 from cdk_triton.constructs.template_limits import (
     ResourceHeadroom,
-    check_name_map,
+    check_endpoint_headroom,
     resource_headroom,
-    stack_limits,
 )
 from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
 from cdk_triton.constructs.verification import (
-    AsyncVerification,
     TritonVerification,
     VerificationCheck,
+    define_verification,
     recorded_checks,
 )
-from cdk_triton.constructs.verification_sample import (
-    BASELINE_CONTEXT,
-    Selection,
-    VerificationSample,
-    cache_capacity,
-    endpoint_selection,
-)
+from cdk_triton.constructs.verification_sample import VerificationSample, selection_at
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_at
 
 __all__ = [
@@ -190,31 +192,11 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         check_prop_names("TritonEndpoint", model_props)
         super().__init__(scope, construct_id)
         self._stack = remember_stack_info(self, scope)
-        declared = (
-            artifacts.declared_pools()
-            if artifacts is not None and instance_type is None and instance_pools is None
-            else None
+        pool_errs = self._set_instance_facts(
+            artifacts, instance_type, instance_pools, instance_provision_timeout, instance_count
         )
-        if declared is not None:  # the manifest's instance_pools: (models.yaml); the props win
-            instance_pools = list(declared.instance_types)
-            if instance_provision_timeout is None and declared.provision_timeout_s is not None:
-                instance_provision_timeout = cdk.Duration.seconds(declared.provision_timeout_s)
-        pool_errs = self._check_pools(instance_type, instance_pools, instance_provision_timeout)
-        if instance_type is None:
-            self._raise(pool_errs)  # no instance type to check the rest against
-        self.instance_pools: tuple[str, ...] = tuple(instance_pools or ())
-        self.instance_provision_timeout = instance_provision_timeout
-        instance_type = instance_type if instance_type is not None else self.instance_pools[0]
-        self.instance_type = instance_type
         self.variant_name = variant_name
-        self.instance_count = instance_count
-        self.instance_info: InstanceTypeInfo | None = (
-            None if is_token(instance_type) else tables.instance_type_info(instance_type)
-        )
-        if endpoint_name is None:
-            endpoint_name = _default_name(self)
-        self.endpoint_name: str = endpoint_name
-
+        self.endpoint_name: str = endpoint_name if endpoint_name is not None else default_endpoint_name(self)
         variant_props: dict[str, Any] = {  # the production variant's settings: checked, then defined
             "volume_encryption_key": volume_encryption_key,
             "volume_size": volume_size,
@@ -223,178 +205,84 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             "data_capture": data_capture,
         }
         errs = pool_errs + self._check_own_props(
-            endpoint_name=endpoint_name, deployment=deployment, **variant_props
+            endpoint_name=self.endpoint_name, deployment=deployment, **variant_props
         )
+        self.model: TritonModel = self._model_of(model, artifacts, model_props, errs)
+        model_errs = self._check_models(variant_props, deployment, async_inference, shadow)
+        self._variant = self._build_variant(inference_ami_version, variant_props)
+        shadow_errs, self._shadow = self._build_shadow(shadow, deployment)
+        self._raise(errs + model_errs + list(self._variant.errors) + shadow_errs)
+        annotate_variant(self, self._variant)
+        self._bind_models(model is not None, shadow, self.endpoint_name)
+        self.async_resources: AsyncResources | None = None
+        self._define_resources(volume_encryption_key, data_capture, deployment)
+        self.scaling: TritonScaling | None = None  # set by auto_scale()
+        scale_on_backlog(self, self.async_options)
+        check_endpoint_headroom(self, self._stack.stack)
+
+    # ------------------------------------------------------------------ steps
+    def _set_instance_facts(
+        self,
+        artifacts: ModelArtifacts | None,
+        instance_type: str | None,
+        instance_pools: Sequence[str] | None,
+        instance_provision_timeout: cdk.Duration | None,
+        instance_count: int,
+    ) -> list[TritonValidationError]:
+        """The instance type (else the first pool), the pools (else the manifest's), the count; the pools'
+        errors returned (raised at once when there is no instance type to check the rest against)."""
+        instance_pools, instance_provision_timeout = pools_or_declared(
+            artifacts, instance_type, instance_pools, instance_provision_timeout
+        )
+        pool_errs = check_pools(instance_type, instance_pools, _int_seconds(instance_provision_timeout))
+        if instance_type is None:
+            self._raise(pool_errs)
+        self.instance_pools: tuple[str, ...] = tuple(instance_pools or ())
+        self.instance_provision_timeout = instance_provision_timeout
+        instance_type = instance_type if instance_type is not None else self.instance_pools[0]
+        self.instance_type = instance_type
+        self.instance_count = instance_count
+        self.instance_info: InstanceTypeInfo | None = (
+            None if is_token(instance_type) else tables.instance_type_info(instance_type)
+        )
+        return pool_errs
+
+    def _check_models(
+        self,
+        variant_props: dict[str, Any],
+        deployment: DeploymentGuardrails | None,
+        async_inference: AsyncInferenceOptions | None,
+        shadow: ShadowVariant | None,
+    ) -> list[TritonValidationError]:
+        """The instance type, count and pools against the built models, the mode's guardrails, the async
+        options (``self.async_options``: the prop, else the manifest's ``async:`` block)."""
+        art = self.model.artifacts
+        errs = self._check_against_models(self.instance_type, self.instance_count, variant_props)
+        errs += check_pools_at(self, self.instance_pools, self.model)
+        errs += mode_constructs.behaviour(art.hosting_mode).guardrails_problems(deployment)
+        self.async_options: AsyncInferenceOptions | None = AsyncInferenceOptions.resolve(
+            async_inference, art.async_inference
+        )
+        errs += check_async_endpoint(self.async_options, self.model.hosting_mode, shadow)
+        return errs
+
+    def _model_of(
+        self,
+        model: TritonModel | None,
+        artifacts: ModelArtifacts | None,
+        model_props: TritonModelProps,
+        errs: list[TritonValidationError],
+    ) -> TritonModel:
+        """The given model, else the one defined from the props (``ModelGivenTwice`` / ``ModelRequired``
+        raised with ``errs`` when the source is wrong)."""
         wrong_source = model_checks.check_model_source(
             model.node.path if model is not None else None, artifacts=artifacts is not None, props=model_props
         )
         if wrong_source:
             self._raise(errs + wrong_source)
-        given = model is not None
-        self.model: TritonModel = (
-            model
-            if model is not None
-            else self._define_model(errs, cast(ModelArtifacts, artifacts), model_props)
-        )
-        art = self.model.artifacts
-        model_errs = self._check_against_models(instance_type, instance_count, variant_props)
-        model_errs += self._check_pools_against_models()
-        model_errs += mode_constructs.behaviour(art.hosting_mode).guardrails_problems(deployment)
-        self.async_options: AsyncInferenceOptions | None = (
-            async_inference
-            if async_inference is not None
-            else AsyncInferenceOptions.from_values(art.async_inference)
-            if art.async_inference is not None
-            else None
-        )
-        model_errs += self._check_async(shadow)
-        self._variant = self._build_variant(
-            inference_ami_version if inference_ami_version is not None else art.inference_ami_version,
-            volume_size,
-            container_startup_health_check_timeout,
-            model_data_download_timeout,
-        )
-        shadow_errs, self._shadow = self._build_shadow(shadow, deployment)
-        self._raise(errs + model_errs + list(self._variant.errors) + shadow_errs)
-        annotate_variant(self, self._variant)
-        self._bind_models(given, shadow, endpoint_name)
-        self.async_resources: AsyncResources | None = None
-        self._define_resources(volume_encryption_key, data_capture, deployment)
-        self.scaling: TritonScaling | None = None  # set by auto_scale()
-        self._scale_async()
-        self._check_headroom()
-
-    # ------------------------------------------------------------------ steps
-    def _check_pools(
-        self,
-        instance_type: str | None,
-        pools: Sequence[str] | None,
-        timeout: cdk.Duration | None,
-    ) -> list[TritonValidationError]:
-        """``instance_type`` xor ``instance_pools`` (``InstanceTypeOrPools``); the pools within
-        SageMaker's limits, of one storage kind (one volume key decision for the variant)."""
-        if (instance_type is None) == (pools is None) or (pools is None and timeout is not None):
-            both = instance_type is not None and pools is not None
-            return [
-                catalogued(
-                    "InstanceTypeOrPools",
-                    prop="instance_pools"
-                    if pools is not None or timeout is None
-                    else "instance_provision_timeout",
-                    value=list(pools) if pools is not None else None,
-                    problem="is given beside instance_type"
-                    if both
-                    else "has no instance type to apply to"
-                    if timeout is not None and pools is None
-                    else "and instance_type are both missing",
-                    allowed="instance_type (one instance type) or instance_pools (up to five, highest priority "
-                    "first), never both; instance_provision_timeout with instance_pools only",
-                    fix="drop instance_type and list it first in instance_pools"
-                    if both
-                    else "pass instance_type='ml.g5.xlarge' or instance_pools=['ml.g5.xlarge', 'ml.g6.xlarge']",
-                )
-            ]
-        if pools is None:
-            return []
-        values = instance_pools.PoolValues(
-            instance_types=tuple(pools), provision_timeout_s=_int_seconds(timeout)
-        )
-        errs = instance_pools.value_problems(values, timeout_prop="instance_provision_timeout")
-        concrete = [p for p in pools if not is_token(p)]
-        kinds = {p: has_local_storage(p, tables.instance_type_info(p)) for p in concrete}
-        if len(set(kinds.values())) > 1:
-            errs.append(
-                catalogued(
-                    "InvalidInstancePools",
-                    prop="instance_pools",
-                    value=list(pools),
-                    problem="mixes instance types with local NVMe storage ("
-                    + ", ".join(p for p, local in kinds.items() if local)
-                    + ") and EBS-only ones; the variant's volume key is one decision (KmsKeyId refused on NVMe)",
-                    allowed="pools that all have local NVMe storage, or none",
-                    fix="keep pools of one storage kind (e.g. ml.g5 and ml.g6, both with NVMe)",
-                )
-            )
-        return errs
-
-    def _check_pools_against_models(self) -> list[TritonValidationError]:
-        """The mode's row supports pools; every pool after the first checked as ``instance_type`` is (the
-        first is ``instance_type``): release, TensorRT plans, mode, GPU memory placement."""
-        if not self.instance_pools:
-            return []
-        art = self.model.artifacts
-        row = art.hosting_mode
-        refusal = row.instance_pools
-        if refusal is not None:
-            supported = " or ".join(m.name for m in modes.MODES.values() if m.instance_pools is None)
-            return [
-                refusal.error(
-                    prop="instance_pools",
-                    value=row.name,
-                    allowed=f"instance pools on a {supported} endpoint",
-                    fix=f"pass instance_type (one type), or serve the model from a {supported} endpoint",
-                )
-            ]
-        found: list[TritonValidationError] = []
-        for it in self.instance_pools[1:]:
-            if is_token(it):
-                continue
-            errs, warnings = check_instance(
-                it,
-                tables.instance_type_info(it),
-                triton_version=self.model.triton_version,
-                gpu_architectures=art.gpu_architectures,
-                packaged_instance_types=art.packaged_instance_types,
-                multi_model=row.loads_on_demand,
-            )
-            sizes = model_checks.model_sizes(art.built_models, readings=art.gpu_readings, instance_type=it)
-            placed, placement_warnings = model_checks.check_gpu_placement_of_models(
-                it, art.built_models, sizes=sizes, multi_model=row.loads_on_demand
-            )
-            found += [e for e in errs + placed]
-            for warning_id, message in warnings + placement_warnings:
-                cdk.Annotations.of(self).add_warning_v2(warning_id, f"instance pool {it}: {message}")
-        return found
-
-    def _check_async(self, shadow: ShadowVariant | None) -> list[TritonValidationError]:
-        """The async options within their limits, on a mode whose row supports them, without a shadow."""
-        opts = self.async_options
-        if opts is None:
-            return []
-        row = self.model.hosting_mode
-        refusal = row.async_inference
-        if refusal is not None:
-            supported = " or ".join(m.name for m in modes.MODES.values() if m.async_inference is None)
-            return [
-                refusal.error(
-                    prop="async_inference",
-                    value=row.name,
-                    allowed=f"asynchronous inference on a {supported} endpoint",
-                    fix=f"build a {supported} endpoint of the model (models.yaml mode: {supported}) and "
-                    "pass async_inference there",
-                )
-            ]
-        errs = check_async_inference(opts)
-        if shadow is not None:
-            errs.append(
-                TritonValidationError(
-                    "InvalidAsyncInference",
-                    prop="shadow",
-                    value=shadow.model.node.path,
-                    problem="is a shadow variant on an asynchronous endpoint, which SageMaker refuses",
-                    allowed="a shadow on a real-time endpoint",
-                    fix="drop shadow, or async_inference",
-                )
-            )
-        return errs
-
-    def _scale_async(self) -> None:
-        """An asynchronous endpoint scales on its backlog, down to ``min_capacity`` (0: scale to zero)."""
-        opts = self.async_options
-        if opts is None:
-            return
-        scaling = self.auto_scale(min_capacity=opts.min_capacity, max_capacity=opts.max_capacity)
-        scaling.scale_on_backlog_per_instance(opts.backlog_per_instance)
+        if model is not None:
+            return model
+        return self._define_model(errs, cast(ModelArtifacts, artifacts), model_props)
 
     def _bind_models(self, given: bool, shadow: ShadowVariant | None, endpoint_name: str) -> None:
         """A model defined elsewhere (and the shadow's) learns of this endpoint: its log group, in the
@@ -456,20 +344,21 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         return errs
 
     def _build_variant(
-        self,
-        inference_ami_version: str | None,
-        volume_size: cdk.Size | None,
-        container_startup_health_check_timeout: cdk.Duration | None,
-        model_data_download_timeout: cdk.Duration | None,
+        self, inference_ami_version: str | None, variant_props: dict[str, Any]
     ) -> BuiltVariant:
         """The production variant (``variant.py``): ``inference_ami_version`` is the prop, else the
         models.yaml key the manifest carries (the prop wins); the timeouts and the volume are the props,
         else the host limits sized from the artifacts (``self._host_limits``, from ``_check_against_models``)."""
+        if inference_ami_version is None:
+            inference_ami_version = self.model.artifacts.inference_ami_version
+        volume_size: cdk.Size | None = variant_props["volume_size"]
         given = {
             "container_startup_health_check_timeout_in_seconds": _int_seconds(
-                container_startup_health_check_timeout
+                variant_props["container_startup_health_check_timeout"]
             ),
-            "model_data_download_timeout_in_seconds": _int_seconds(model_data_download_timeout),
+            "model_data_download_timeout_in_seconds": _int_seconds(
+                variant_props["model_data_download_timeout"]
+            ),
             "volume_size_in_gb": int(volume_size.to_gibibytes()) if volume_size is not None else None,
         }
         sized = {**given, **self._host_limits.variant_defaults(given)}
@@ -522,21 +411,10 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         Warnings go to Annotations at once; the errors are returned for the endpoint to raise.
         """
         art = self.model.artifacts
-        found, warnings = check_instance(
-            instance_type,
-            self.instance_info,
-            triton_version=self.model.triton_version,
-            gpu_architectures=art.gpu_architectures,
-            packaged_instance_types=art.packaged_instance_types,
-            multi_model=art.hosting_mode.loads_on_demand,
+        fit = model_checks.check_instance_fit(
+            instance_type, self.instance_info, triton_version=self.model.triton_version, artifacts=art
         )
-        sizes = model_checks.model_sizes(
-            art.built_models, readings=art.gpu_readings, instance_type=instance_type
-        )
-        placed, placement_warnings = model_checks.check_gpu_placement_of_models(
-            instance_type, art.built_models, sizes=sizes, multi_model=art.hosting_mode.loads_on_demand
-        )
-        found += placed
+        found, warnings, placement_warnings, sizes = fit
         self._host_limits = HostLimits()
         if not is_token(instance_type):
             self._host_limits = host_limits_of(
@@ -563,7 +441,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
     ) -> TritonModel:
         """The Model from the props; its errors join the endpoint's own so that one synth reports them all."""
         props = model_props.copy()
-        props["metrics"] = _default_namespace(model_props.get("metrics"), self.endpoint_name)
+        props["metrics"] = default_namespace(model_props.get("metrics"), self.endpoint_name)
         try:
             return TritonModel(self, "Model", artifacts=artifacts, endpoint_name=self.endpoint_name, **props)
         except TritonValidationError as err:
@@ -623,18 +501,10 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         )
 
     def _define_endpoint(self, deployment: DeploymentGuardrails | None) -> None:
-        self._rollback_alarm: cloudwatch.CfnAlarm | None = None
-        deployment_config = None
-        if deployment is not None:
-            alarms = deployment.rollback_alarms
-            if alarms is None:
-                self._rollback_alarm = rollback_alarm(
-                    self, endpoint_name=self.endpoint_name, variant_name=self.variant_name
-                )
-                names = [self._rollback_alarm.ref]
-            else:
-                names = [a.alarm_name for a in alarms]
-            deployment_config = render_deployment_config(deployment, names)
+        names, self._rollback_alarm = rollback_alarm_names(
+            self, deployment, endpoint_name=self.endpoint_name, variant_name=self.variant_name
+        )
+        deployment_config = render_deployment_config(deployment, names) if deployment is not None else None
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -691,54 +561,14 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
     # ------------------------------------------------------------------ pieces
     def _define_target_models(self, art: Any) -> None:
-        """The MME's logical name -> TargetModel map, published when the endpoint is multi-model."""
+        """The MME's logical name -> TargetModel map, published when the endpoint is multi-model
+        (``name_maps``: SSM parameters under one path and outputs)."""
         self.target_model_map: dict[str, str] = dict(art.target_models)
         self.target_model_parameters: list[ssm.CfnParameter] = []
         if art.hosting_mode.routing == modes.ROUTE_TARGET_MODEL and self.target_model_map:
-            self._publish_target_models()
-
-    def _publish_target_models(self) -> None:
-        """logical name -> TargetModel, as SSM parameters under one path and outputs (``name_maps``)."""
-        base = f"/cdk-triton/{self.endpoint_name}/target-models"
-        self.target_model_parameter_path = base
-        self.target_model_parameters += publish_name_map(
-            Construct(self, "TargetModels"),
-            base=base,
-            mapping=self.target_model_map,
-            part_description=f"cdk-triton: TargetModel map of endpoint {self.endpoint_name}",
-            path_description="SSM path of the logical model name -> TargetModel map (GetParametersByPath)",
-            map_description="logical model name -> TargetModel",
-            check=self._check_name_map,
-        )
-
-    def _check_name_map(self, values: list[str]) -> None:
-        """The name map alone, exactly (its SSM values); the whole stack again at synth."""
-        self._raise(
-            check_name_map(
-                self._stack.stack, path=self.node.path, values=values, entries=self.target_model_map
-            )
-        )
-
-    def _check_headroom(self) -> None:
-        stack = self._stack.stack
-        # outputs, parameters, mappings so far (resources: check_headroom below); all again at synth
-        counts = stack_limits(stack).figures(size=False)
-        self._raise([e for e in limit_checks.check_template_limits(counts) if e.code != "StackResourceLimit"])
-        resources = counts.resources  # the same walk: every CfnResource of the stack
-        mine = (
-            sum(1 for c in self.node.find_all() if isinstance(c, cdk.CfnResource))
-            if resources > CFN_RESOURCE_LIMIT
-            else 0
-        )
-        # the id only appears in the over-the-limit error: no jsii read below the limit
-        endpoint_id = self.node.id if resources > CFN_RESOURCE_LIMIT else ""
-        errs, warn = check_headroom(resources, endpoint_resources=mine, endpoint_id=endpoint_id)
-        self._raise(errs)
-        if warn:
-            cdk.Annotations.of(stack).add_warning_v2(
-                "cdk-triton:ResourceHeadroom",
-                f"{resources} of {CFN_RESOURCE_LIMIT} CloudFormation resources used after {self.node.path}; "
-                "put further endpoints in another stack",
+            self.target_model_parameter_path = target_model_parameter_path(self.endpoint_name)
+            self.target_model_parameters += publish_target_models(
+                self, stack=self._stack.stack, endpoint_name=self.endpoint_name, mapping=self.target_model_map
             )
 
     def add_verification(
@@ -771,13 +601,16 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         selection = None
         if checks is None and mode_constructs.behaviour(art.hosting_mode).samples_verification():
             checks = recorded_checks(self, self.model.artifacts_source)
-            selection = self._verification_selection(checks, sample or VerificationSample())
-        return TritonVerification(
+            selection = selection_at(
+                self,
+                self.model.artifacts_source,
+                [c.model for c in checks],
+                sample=sample or VerificationSample(),
+                gpu_memory_gib=self.instance_info.gpu_memory_gib if self.instance_info else None,
+                instances=self.instance_count,
+            )
+        return define_verification(
             self,
-            "Verification",
-            endpoint=self.resource,
-            endpoint_name=self.endpoint_name,
-            endpoint_arn=self.endpoint_arn,
             mode=art.mode,
             checks=checks if checks is not None else recorded_checks(self, self.model.artifacts_source),
             verified=[self.model.resource, self.endpoint_config, *self.target_model_parameters],
@@ -788,41 +621,8 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             log_encryption_key=log_encryption_key,
             selection=selection,
             parallelism=sample.parallelism if sample is not None else None,
-            async_verification=self._async_verification(),
+            async_verification=async_verification(self.async_resources),
         )
-
-    def _async_verification(self) -> AsyncVerification | None:
-        """An asynchronous endpoint's verification locations (``async_inference``), else None."""
-        res = self.async_resources
-        if res is None:
-            return None
-        return AsyncVerification(
-            bucket_name=res.bucket_name,
-            input_key=res.input_key,
-            output_key=res.output_key,
-            failure_key=res.failure_key,
-            results_key_arn=res.key.key_arn,
-            invocation_timeout_s=res.invocation_timeout_s,
-        )
-
-    def _verification_selection(
-        self, checks: Sequence[VerificationCheck], sample: VerificationSample
-    ) -> Selection:
-        """The MME's deploy sample (changed + a share of the others, capped by the instances' cache)."""
-        self._raise(check_verification_sample(sample))
-        if sample.baseline is None:  # `cdk deploy -c cdk-triton:verification-baseline=<previous manifest>`
-            context = self.node.try_get_context(BASELINE_CONTEXT)
-            sample = dataclasses.replace(sample, baseline=context) if context else sample
-        info = self.instance_info
-        try:
-            return endpoint_selection(
-                self.model.artifacts_source,
-                [c.model for c in checks],
-                sample=sample,
-                capacity_bytes=cache_capacity(info.gpu_memory_gib if info else None, self.instance_count),
-            )
-        except TritonValidationError as err:
-            raise located(self, err) from None
 
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
         """Define the scalable target of the variant (a stateful model allows no maximum above 1). An
@@ -862,56 +662,6 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
 
 # ---------------------------------------------------------------------------- helpers
-
-
-def define_volume_key(
-    scope: Construct, supplied: kms.IKey | None, *, local_storage: bool, endpoint_name: str, account: str
-) -> tuple[kms.IKey | kms.CfnKey | None, str | None]:
-    """The ML storage volume's key (child "VolumeKey" of ``scope``, rotation on, retained) and its ARN:
-    none on local-NVMe types (hardware-encrypted; CreateEndpointConfig refuses a KmsKeyId), the supplied
-    one, else a new key."""
-    if local_storage:
-        return None, None
-    if supplied is not None:
-        return supplied, supplied.key_arn
-    key = kms.CfnKey(
-        scope,
-        "VolumeKey",
-        enable_key_rotation=True,
-        description=f"cdk-triton: ML storage volume of endpoint {endpoint_name}",
-        key_policy={
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"AWS": f"arn:{pseudo().partition}:iam::{account}:root"},
-                    "Action": "kms:*",
-                    "Resource": "*",
-                }
-            ],
-        },
-    )
-    key.apply_removal_policy(cdk.RemovalPolicy.RETAIN)
-    return key, key.attr_arn
-
-
-def _default_name(scope: Construct) -> str:
-    raw = cdk.Names.unique_resource_name(scope, max_length=63, separator="-")
-    name = re.sub(r"[^A-Za-z0-9-]", "", raw).strip("-")
-    name = re.sub(r"-{2,}", "-", name)
-    return name[:63].rstrip("-") or "triton"
-
-
-def _default_namespace(metrics: TritonMetrics | None, endpoint_name: str) -> TritonMetrics | None:
-    """Triton's metrics namespace defaults to ``Triton/<endpoint name>`` when the name is known."""
-    if metrics is None or metrics.namespace is not None or is_token(endpoint_name):
-        return metrics
-    return TritonMetrics(
-        namespace=f"Triton/{endpoint_name}",
-        log_retention=metrics.log_retention,
-        encryption_key=metrics.encryption_key,
-        metrics_port=metrics.metrics_port,
-    )
 
 
 def _seconds_or_none(duration: cdk.Duration | None) -> float | None:

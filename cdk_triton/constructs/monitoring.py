@@ -310,34 +310,16 @@ class TritonAlarms(Construct):
         period_s = seconds(period) if period is not None else 60
         latency_ms = p99_latency.to_milliseconds() if p99_latency is not None else 1000
         wait_ms = model_loading_wait.to_milliseconds() if model_loading_wait is not None else 2000
-        percent = ("is not a percentage", "0 < value <= 100", "pass a percentage such as 5 or 90")
-        errs = _threshold_errors(
-            self,
-            [
-                ("error_rate_percent", error_rate_percent, 0 < error_rate_percent <= 100, *percent),
-                ("gpu_memory_percent", gpu_memory_percent, 0 < gpu_memory_percent <= 100, *percent),
-                ("p99_latency", f"{latency_ms} ms", latency_ms > 0, "is not a latency",
-                 "a positive cdk.Duration", "pass e.g. cdk.Duration.millis(500)"),
-                ("cache_hit_ratio", cache_hit_ratio, 0 < cache_hit_ratio <= 1, "is not a ratio",
-                 "0 < ratio <= 1", "pass a ratio such as 0.8"),
-                ("model_loading_wait", f"{wait_ms} ms", wait_ms > 0, "is not a duration",
-                 "a positive cdk.Duration", "pass e.g. cdk.Duration.seconds(2)"),
-            ],
-        )  # fmt: skip
-        found = check_period("period", period_s, high_resolution=(10, 30))
-        found += check_evaluation(period_s, evaluation_periods)
-        if found:
-            path = self.node.path
-            errs += [e.at(path) for e in found]
-        raise_all(errs)
-        self._topic: sns.ITopic | None = topic
-        self.topic_arn: str | None = _topic_arn(topic) if topic is not None else None
-        self.topic_resource: sns.CfnTopic | None = None
-        if topic is None and create_topic:
-            self.topic_resource, self.topic_arn = self._create_topic()
-        self._actions = [self.topic_arn] if self.topic_arn is not None else None
-        if self._actions is not None:
-            _notify_rollback(endpoint, self._actions, stack=info)
+        self._check_thresholds(
+            error_rate_percent,
+            gpu_memory_percent,
+            latency_ms,
+            cache_hit_ratio,
+            wait_ms,
+            period_s,
+            evaluation_periods,
+        )
+        self._set_topic(topic, create_topic, endpoint, info)
         # CloudFormation property shapes as plain dicts (camelCase, as jsii expects): the alarms are
         # internal, and jsii serializes a dict in one piece instead of one typed struct per level.
         self._dims: list[dict[str, str]] = m.dimension_list(
@@ -362,6 +344,53 @@ class TritonAlarms(Construct):
         )
         mode = mode_constructs.of_endpoint(endpoint.hosting_mode, endpoint.component_names)
         mode.define_alarms(self, endpoint, options)
+
+    def _check_thresholds(
+        self,
+        error_rate_percent: float,
+        gpu_memory_percent: float,
+        latency_ms: float,
+        cache_hit_ratio: float,
+        wait_ms: float,
+        period_s: int,
+        evaluation_periods: int,
+    ) -> None:
+        """Every threshold, the period and the evaluation periods, raised at once (``InvalidAlarmThreshold``,
+        ``checks.monitoring``)."""
+        percent = ("is not a percentage", "0 < value <= 100", "pass a percentage such as 5 or 90")
+        errs = _threshold_errors(
+            self,
+            [
+                ("error_rate_percent", error_rate_percent, 0 < error_rate_percent <= 100, *percent),
+                ("gpu_memory_percent", gpu_memory_percent, 0 < gpu_memory_percent <= 100, *percent),
+                ("p99_latency", f"{latency_ms} ms", latency_ms > 0, "is not a latency",
+                 "a positive cdk.Duration", "pass e.g. cdk.Duration.millis(500)"),
+                ("cache_hit_ratio", cache_hit_ratio, 0 < cache_hit_ratio <= 1, "is not a ratio",
+                 "0 < ratio <= 1", "pass a ratio such as 0.8"),
+                ("model_loading_wait", f"{wait_ms} ms", wait_ms > 0, "is not a duration",
+                 "a positive cdk.Duration", "pass e.g. cdk.Duration.seconds(2)"),
+            ],
+        )  # fmt: skip
+        found = check_period("period", period_s, high_resolution=(10, 30))
+        found += check_evaluation(period_s, evaluation_periods)
+        if found:
+            path = self.node.path
+            errs += [e.at(path) for e in found]
+        raise_all(errs)
+
+    def _set_topic(
+        self, topic: sns.ITopic | None, create_topic: bool, endpoint: ITritonEndpoint, info: StackInfo
+    ) -> None:
+        """The topic the alarms notify (supplied, created, or none) and the endpoint's rollback alarm
+        notifying it too (``_notify_rollback``)."""
+        self._topic: sns.ITopic | None = topic
+        self.topic_arn: str | None = _topic_arn(topic) if topic is not None else None
+        self.topic_resource: sns.CfnTopic | None = None
+        if topic is None and create_topic:
+            self.topic_resource, self.topic_arn = self._create_topic()
+        self._actions = [self.topic_arn] if self.topic_arn is not None else None
+        if self._actions is not None:
+            _notify_rollback(endpoint, self._actions, stack=info)
 
     def _define_alarms(
         self,

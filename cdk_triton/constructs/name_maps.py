@@ -14,6 +14,9 @@ import aws_cdk as cdk
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from cdk_triton.constructs.template_limits import check_name_map
+from cdk_triton.errors import raise_at
+
 #: SSM standard-tier parameter value limit (characters).
 SSM_STANDARD_LIMIT = 4096
 #: The largest CfnOutput value a name map is published in directly.
@@ -70,3 +73,30 @@ def publish_name_map(
     if len(text) <= OUTPUT_MAP_LIMIT:
         cdk.CfnOutput(scope, "Map", value=text, description=map_description)
     return parameters
+
+
+def target_model_parameter_path(endpoint_name: str) -> str:
+    """The SSM path of an MME's logical name -> TargetModel map."""
+    return f"/cdk-triton/{endpoint_name}/target-models"
+
+
+def publish_target_models(
+    scope: Construct, *, stack: cdk.Stack, endpoint_name: str, mapping: dict[str, str]
+) -> list[ssm.CfnParameter]:
+    """An MME's logical name -> TargetModel map under ``scope``'s child ``TargetModels``: SSM parameters
+    under :func:`target_model_parameter_path` and outputs (:func:`publish_name_map`). The map alone is
+    checked first, exactly (its SSM values; ``template_limits.check_name_map``, errors located at
+    ``scope``); the whole stack again at synth."""
+
+    def check(values: list[str]) -> None:
+        raise_at(scope, check_name_map(stack, path=scope.node.path, values=values, entries=mapping))
+
+    return publish_name_map(
+        Construct(scope, "TargetModels"),
+        base=target_model_parameter_path(endpoint_name),
+        mapping=mapping,
+        part_description=f"cdk-triton: TargetModel map of endpoint {endpoint_name}",
+        path_description="SSM path of the logical model name -> TargetModel map (GetParametersByPath)",
+        map_description="logical model name -> TargetModel",
+        check=check,
+    )

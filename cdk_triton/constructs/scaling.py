@@ -3,6 +3,7 @@ inference component's copies (per-copy target tracking, scale to zero and back).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypedDict, Unpack
 
 import aws_cdk as cdk
@@ -19,6 +20,7 @@ from cdk_triton.constructs.metrics import (
     GPU_UTILIZATION,
     HAS_BACKLOG_WITHOUT_CAPACITY,
     NO_CAPACITY_INVOCATION_FAILURES,
+    MetricDef,
     dimension_list,
     endpoint_dimension_list,
 )
@@ -326,51 +328,26 @@ class TritonScaling(Construct):
     def _scale_out_from_backlog(self) -> None:
         """The guide's scale-from-zero pair: a StepScaling policy (+1 instance) and its alarm on
         HasBacklogWithoutCapacity (values: ``config.async_inference.SCALE_FROM_ZERO``)."""
-        z = async_inference.SCALE_FROM_ZERO
-        self.scale_from_zero_policy = appscaling.CfnScalingPolicy(
+        self.scale_from_zero_policy, self.scale_from_zero_alarm = _scale_out_from_zero(
             self,
-            "ScaleOutFromZero",
+            target_ref=self.target.ref,
             policy_name=f"{self.endpoint_name}-HasBacklogWithoutCapacity",
-            policy_type="StepScaling",
-            scaling_target_id=self.target.ref,
-            step_scaling_policy_configuration=props(
-                adjustment_type="ChangeInCapacity",
-                metric_aggregation_type=z["policy_aggregation"],
-                cooldown=z["policy_cooldown_s"],
-                step_adjustments=[props(metric_interval_lower_bound=0, scaling_adjustment=1)],
-            ),
+            alarm_id="HasBacklogWithoutCapacityAlarm",
+            description=f"cdk-triton: asynchronous endpoint {self.endpoint_name} has queued requests "
+            "and no instance; adds one (scale out from zero)",
+            metric=HAS_BACKLOG_WITHOUT_CAPACITY,
+            dimensions=[props(**d) for d in endpoint_dimension_list(self.endpoint_name)],
+            values=async_inference.SCALE_FROM_ZERO,
         )
         self.policies.append(self.scale_from_zero_policy)
-        self.scale_from_zero_alarm = cloudwatch.CfnAlarm(
-            self,
-            "HasBacklogWithoutCapacityAlarm",
-            alarm_description=f"cdk-triton: asynchronous endpoint {self.endpoint_name} has queued requests "
-            "and no instance; adds one (scale out from zero)",
-            namespace=HAS_BACKLOG_WITHOUT_CAPACITY.namespace,
-            metric_name=HAS_BACKLOG_WITHOUT_CAPACITY.name,
-            dimensions=[props(**d) for d in endpoint_dimension_list(self.endpoint_name)],
-            statistic=z["alarm_statistic"],
-            period=z["alarm_period_s"],
-            evaluation_periods=z["alarm_evaluation_periods"],
-            datapoints_to_alarm=z["alarm_datapoints"],
-            threshold=z["alarm_threshold"],
-            comparison_operator=z["alarm_comparison"],
-            treat_missing_data=z["alarm_missing_data"],
-            alarm_actions=[self.scale_from_zero_policy.ref],
-        )
 
     def _policy(
         self,
         name: str,
         config: dict[str, Any],
     ) -> appscaling.CfnScalingPolicy:
-        policy = appscaling.CfnScalingPolicy(
-            self,
-            name,
-            policy_name=f"{self.endpoint_name}-{name}",
-            policy_type="TargetTrackingScaling",
-            scaling_target_id=self.target.ref,
-            target_tracking_scaling_policy_configuration=config,
+        policy = _tracking_policy(
+            self, name, policy_name=f"{self.endpoint_name}-{name}", target_ref=self.target.ref, config=config
         )
         self.policies.append(policy)
         return policy
@@ -386,6 +363,19 @@ COPY_COUNT_DIMENSION = modes.only(components=True).scaling_dimension
 DEFAULT_CONCURRENT_REQUESTS_PER_COPY = 5.0
 #: The scale-out-from-zero step policy's cooldown (the guide "Scale an endpoint to zero instances").
 SCALE_FROM_ZERO_COOLDOWN_S = 60
+#: A component's scale-from-zero pair (the guide "Scale an endpoint to zero instances"; the alarm fires on
+#: the first request that finds no copy), keyed as ``config.async_inference.SCALE_FROM_ZERO``.
+COMPONENT_SCALE_FROM_ZERO: dict[str, Any] = {
+    "alarm_statistic": "Sum",
+    "alarm_period_s": 60,
+    "alarm_evaluation_periods": 1,
+    "alarm_datapoints": 1,
+    "alarm_threshold": 1,
+    "alarm_comparison": "GreaterThanOrEqualToThreshold",
+    "alarm_missing_data": "notBreaching",
+    "policy_aggregation": "Maximum",
+    "policy_cooldown_s": SCALE_FROM_ZERO_COOLDOWN_S,
+}
 
 
 class ComponentScaling(Construct):
@@ -502,13 +492,12 @@ class ComponentScaling(Construct):
                 )
             )
         raise_all(errs)
-        policy = appscaling.CfnScalingPolicy(
+        policy = _tracking_policy(
             self,
             name,
             policy_name=f"{self.component_name}-{name}",
-            policy_type="TargetTrackingScaling",
-            scaling_target_id=self.target.ref,
-            target_tracking_scaling_policy_configuration=props(
+            target_ref=self.target.ref,
+            config=props(
                 target_value=float(target),
                 predefined_metric_specification=props(predefined_metric_type=metric_type),
                 **tracking,
@@ -518,33 +507,77 @@ class ComponentScaling(Construct):
         return policy
 
     def _scale_out_from_zero(self) -> None:
-        self.scale_from_zero_policy = appscaling.CfnScalingPolicy(
+        self.scale_from_zero_policy, self.scale_from_zero_alarm = _scale_out_from_zero(
             self,
-            "ScaleOutFromZero",
+            target_ref=self.target.ref,
             policy_name=f"{self.component_name}-ScaleOutFromZero",
-            policy_type="StepScaling",
-            scaling_target_id=self.target.ref,
-            step_scaling_policy_configuration=props(
-                adjustment_type="ChangeInCapacity",
-                metric_aggregation_type="Maximum",
-                cooldown=SCALE_FROM_ZERO_COOLDOWN_S,
-                step_adjustments=[props(metric_interval_lower_bound=0, scaling_adjustment=1)],
-            ),
-        )
-        self.scale_from_zero_alarm = cloudwatch.CfnAlarm(
-            self,
-            "NoCapacityAlarm",
-            alarm_description=f"cdk-triton: inference component {self.component_name} was invoked with no "
+            alarm_id="NoCapacityAlarm",
+            description=f"cdk-triton: inference component {self.component_name} was invoked with no "
             "copy; adds one (scale out from zero)",
-            namespace=NO_CAPACITY_INVOCATION_FAILURES.namespace,
-            metric_name=NO_CAPACITY_INVOCATION_FAILURES.name,
+            metric=NO_CAPACITY_INVOCATION_FAILURES,
             dimensions=[props(name="InferenceComponentName", value=self.component_name)],
-            statistic="Sum",
-            period=60,
-            evaluation_periods=1,
-            datapoints_to_alarm=1,
-            threshold=1,
-            comparison_operator="GreaterThanOrEqualToThreshold",
-            treat_missing_data="notBreaching",
-            alarm_actions=[self.scale_from_zero_policy.ref],
+            values=COMPONENT_SCALE_FROM_ZERO,
         )
+
+
+# ---------------------------------------------------------------------------- policies of both
+
+
+def _tracking_policy(
+    scope: Construct, name: str, *, policy_name: str, target_ref: str, config: dict[str, Any]
+) -> appscaling.CfnScalingPolicy:
+    """A TargetTrackingScaling policy (child ``name``) of the scalable target ``target_ref``."""
+    return appscaling.CfnScalingPolicy(
+        scope,
+        name,
+        policy_name=policy_name,
+        policy_type="TargetTrackingScaling",
+        scaling_target_id=target_ref,
+        target_tracking_scaling_policy_configuration=config,
+    )
+
+
+def _scale_out_from_zero(
+    scope: Construct,
+    *,
+    target_ref: str,
+    policy_name: str,
+    alarm_id: str,
+    description: str,
+    metric: MetricDef,
+    dimensions: list[dict[str, Any]],
+    values: Mapping[str, Any],
+) -> tuple[appscaling.CfnScalingPolicy, cloudwatch.CfnAlarm]:
+    """The guide's scale-from-zero pair under ``scope``: a StepScaling policy ``ScaleOutFromZero`` (+1
+    instance or copy, ChangeInCapacity) and the alarm ``alarm_id`` on ``metric`` whose action it is;
+    ``values``: the pair's settings, keyed as ``config.async_inference.SCALE_FROM_ZERO``."""
+    policy = appscaling.CfnScalingPolicy(
+        scope,
+        "ScaleOutFromZero",
+        policy_name=policy_name,
+        policy_type="StepScaling",
+        scaling_target_id=target_ref,
+        step_scaling_policy_configuration=props(
+            adjustment_type="ChangeInCapacity",
+            metric_aggregation_type=values["policy_aggregation"],
+            cooldown=values["policy_cooldown_s"],
+            step_adjustments=[props(metric_interval_lower_bound=0, scaling_adjustment=1)],
+        ),
+    )
+    alarm = cloudwatch.CfnAlarm(
+        scope,
+        alarm_id,
+        alarm_description=description,
+        namespace=metric.namespace,
+        metric_name=metric.name,
+        dimensions=dimensions,
+        statistic=values["alarm_statistic"],
+        period=values["alarm_period_s"],
+        evaluation_periods=values["alarm_evaluation_periods"],
+        datapoints_to_alarm=values["alarm_datapoints"],
+        threshold=values["alarm_threshold"],
+        comparison_operator=values["alarm_comparison"],
+        treat_missing_data=values["alarm_missing_data"],
+        alarm_actions=[policy.ref],
+    )
+    return policy, alarm

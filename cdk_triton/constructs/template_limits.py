@@ -29,7 +29,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IValidation, Node
 
 from cdk_triton.config import advisories
-from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT
+from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT, check_headroom
 from cdk_triton.constructs.checks.limits import (
     Contributor,
     TemplateFigures,
@@ -38,7 +38,7 @@ from cdk_triton.constructs.checks.limits import (
     limit,
     name_map_bytes,
 )
-from cdk_triton.errors import TritonValidationError
+from cdk_triton.errors import TritonValidationError, raise_at
 
 #: The id of the marker construct that holds a stack's validation (no resource: no template change).
 MARKER_ID = "CdkTritonTemplateLimits"
@@ -199,3 +199,27 @@ def resource_headroom(stack: cdk.Stack, *, annotate: bool = False) -> ResourceHe
             f"cdk-triton: {count} of {head.limit} CloudFormation resources used ({head.remaining} left)"
         )
     return head
+
+
+def check_endpoint_headroom(endpoint: Construct, stack: cdk.Stack) -> None:
+    """After an endpoint is defined: the stack's outputs, parameters and mappings so far against the
+    template limits, and its resources against the per-stack limit (an error over it, naming the
+    endpoint's share; a ``cdk-triton:ResourceHeadroom`` warning near it). All again at synth."""
+    counts = stack_limits(stack).figures(size=False)
+    raise_at(endpoint, [e for e in check_template_limits(counts) if e.code != "StackResourceLimit"])
+    resources = counts.resources  # the same walk: every CfnResource of the stack
+    mine = (
+        sum(1 for c in endpoint.node.find_all() if isinstance(c, cdk.CfnResource))
+        if resources > CFN_RESOURCE_LIMIT
+        else 0
+    )
+    # the id only appears in the over-the-limit error: no jsii read below the limit
+    endpoint_id = endpoint.node.id if resources > CFN_RESOURCE_LIMIT else ""
+    errs, warn = check_headroom(resources, endpoint_resources=mine, endpoint_id=endpoint_id)
+    raise_at(endpoint, errs)
+    if warn:
+        cdk.Annotations.of(stack).add_warning_v2(
+            "cdk-triton:ResourceHeadroom",
+            f"{resources} of {CFN_RESOURCE_LIMIT} CloudFormation resources used after {endpoint.node.path}; "
+            "put further endpoints in another stack",
+        )

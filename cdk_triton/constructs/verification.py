@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
@@ -36,6 +36,7 @@ from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
+from cdk_triton.constructs.async_inference import AsyncVerification
 from cdk_triton.constructs.checks.verification import check_verification_spec
 from cdk_triton.constructs.errors import located, validation_error
 from cdk_triton.constructs.verification_sample import (
@@ -118,82 +119,6 @@ class VerificationCheck:
             "Atol": str(self.atol if self.atol is not None else _DEFAULT_ATOL),
             "Rtol": str(self.rtol if self.rtol is not None else _DEFAULT_RTOL),
         }
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class AsyncVerification:
-    """An asynchronous endpoint's verification: where the sample goes and its answer comes back.
-
-    Attributes:
-        bucket_name: the bucket of the three prefixes.
-        input_key / output_key / failure_key: the prefixes (``.../async/<endpoint>/{input,output,failure}/``).
-        results_key_arn: the KMS key of the results (``kms:Decrypt``).
-        invocation_timeout_s: ``InvocationTimeoutSeconds`` sent with each request. Default: SageMaker's.
-    """
-
-    bucket_name: str
-    input_key: str
-    output_key: str
-    failure_key: str
-    results_key_arn: str
-    invocation_timeout_s: int | None = None
-
-    def spec(self) -> dict[str, str]:
-        """The handler's ``Async`` keys."""
-        out = {
-            "Async": "true",
-            "AsyncInputPrefix": f"s3://{self.bucket_name}/{self.input_key}",
-            "AsyncOutputPrefix": f"s3://{self.bucket_name}/{self.output_key}",
-            "AsyncFailurePrefix": f"s3://{self.bucket_name}/{self.failure_key}",
-        }
-        if self.invocation_timeout_s is not None:
-            out["InvocationTimeoutSeconds"] = str(self.invocation_timeout_s)
-        return out
-
-    def statements(self, endpoint_arn: str, artifacts_key_arn: str | None) -> list[dict[str, Any]]:
-        """Exactly what the asynchronous path needs: put the sample, invoke, read output and failure."""
-        bucket = f"arn:{pseudo().partition}:s3:::{self.bucket_name}"
-        out: list[dict[str, Any]] = [
-            {
-                "Sid": "InvokeEndpointAsync",
-                "Effect": "Allow",
-                "Action": "sagemaker:InvokeEndpointAsync",
-                "Resource": endpoint_arn,
-            },
-            {
-                "Sid": "PutAsyncInput",
-                "Effect": "Allow",
-                "Action": "s3:PutObject",
-                "Resource": f"{bucket}/{self.input_key}*",
-            },
-            {
-                "Sid": "ReadAsyncResults",
-                "Effect": "Allow",
-                "Action": "s3:GetObject",
-                "Resource": [f"{bucket}/{self.output_key}*", f"{bucket}/{self.failure_key}*"],
-            },
-            {
-                "Sid": "DecryptAsyncResults",
-                "Effect": "Allow",
-                "Action": "kms:Decrypt",
-                "Resource": self.results_key_arn,
-            },
-        ]
-        if artifacts_key_arn:  # the input goes to the artifacts' bucket, encrypted with its key
-            out.append(
-                {
-                    "Sid": "EncryptAsyncInput",
-                    "Effect": "Allow",
-                    "Action": "kms:GenerateDataKey",
-                    "Resource": artifacts_key_arn,
-                }
-            )
-        return out
-
-    def wildcards(self) -> list[str]:
-        """The three prefix resources (each a wildcard the AwsSolutions-IAM5 acknowledgment names)."""
-        bucket = f"arn:{pseudo().partition}:s3:::{self.bucket_name}"
-        return [f"{bucket}/{k}*" for k in (self.input_key, self.output_key, self.failure_key)]
 
 
 # ---------------------------------------------------------------------------- samples
@@ -335,6 +260,32 @@ def handler_spec(
     return spec
 
 
+class VerifiedEndpoint(Protocol):
+    """What the deploy verification reads of an endpoint this app defines (a ``Construct``)."""
+
+    @property
+    def resource(self) -> cdk.CfnResource: ...
+
+    @property
+    def endpoint_name(self) -> str: ...
+
+    @property
+    def endpoint_arn(self) -> str: ...
+
+
+def define_verification(endpoint: VerifiedEndpoint, **options: Any) -> TritonVerification:
+    """The deploy verification of ``endpoint`` (its child "Verification"), given its resource, name and
+    ARN; ``options``: the other ``TritonVerification`` props (``mode`` and ``checks`` required)."""
+    return TritonVerification(
+        cast(Construct, endpoint),
+        "Verification",
+        endpoint=endpoint.resource,
+        endpoint_name=endpoint.endpoint_name,
+        endpoint_arn=endpoint.endpoint_arn,
+        **options,
+    )
+
+
 class TritonVerification(Construct):
     """Defines the deploy verification of an endpoint: a Lambda function and a custom resource.
 
@@ -431,6 +382,12 @@ class TritonVerification(Construct):
             artifacts_key_arn=artifacts_key_arn,
             component_arns=component_arns,
         )
+        self._define_function(deadline_s, endpoint_name)
+        self._define_custom_resource(verified, spec, endpoint)
+
+    def _define_function(self, deadline_s: int, endpoint_name: str) -> None:
+        """The Lambda function (``lambda/verify``), created after its policy (the first Create runs with
+        the grants in place)."""
         from aws_cdk import aws_lambda as lambda_  # ~0.1 s to import (with s3, ec2...): only when used
 
         self.function = lambda_.Function(
@@ -446,6 +403,12 @@ class TritonVerification(Construct):
             description=f"cdk-triton: deploy verification of endpoint {endpoint_name}",
         )
         self.function.node.add_dependency(self.policy)  # the first Create runs with the grants in place
+
+    def _define_custom_resource(
+        self, verified: Sequence[cdk.CfnResource], spec: dict[str, Any], endpoint: cdk.CfnResource
+    ) -> None:
+        """The custom resource ``Verify<hash>`` (``verification_id``), depending on the endpoint, and the
+        acknowledgments of the construct's findings."""
         self.verification_id = verification_id(self, verified=verified, spec=spec)
         self.resource = cdk.CustomResource(
             self,

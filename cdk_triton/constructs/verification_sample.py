@@ -21,6 +21,7 @@ the properties carry its URI and sha256 (the handler verifies the hash before it
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -30,9 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from constructs import Construct
+
 from cdk_triton.config import residency
 from cdk_triton.config.manifest import Manifest, read_manifest
 from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest
+from cdk_triton.constructs.checks.verification import check_verification_sample
+from cdk_triton.constructs.errors import located
+from cdk_triton.errors import TritonValidationError, raise_at
 
 #: The context key naming the baseline manifest when ``VerificationSample.baseline`` is unset.
 BASELINE_CONTEXT = "cdk-triton:verification-baseline"
@@ -167,6 +173,30 @@ def endpoint_selection(
         capacity_bytes=capacity_bytes,
         sample=sample,
     )
+
+
+def selection_at(
+    scope: Construct,
+    artifacts: ModelArtifacts,
+    names: Sequence[str],
+    *,
+    sample: VerificationSample,
+    gpu_memory_gib: int | None,
+    instances: Any,
+) -> Selection:
+    """The MME's deploy sample of an endpoint at ``scope`` (changed + a share of the others, capped by the
+    instances' cache): ``sample`` checked, its baseline the prop, else the context key
+    :data:`BASELINE_CONTEXT`; the errors located at ``scope``."""
+    raise_at(scope, check_verification_sample(sample))
+    if sample.baseline is None:  # `cdk deploy -c cdk-triton:verification-baseline=<previous manifest>`
+        context = scope.node.try_get_context(BASELINE_CONTEXT)
+        sample = dataclasses.replace(sample, baseline=context) if context else sample
+    try:
+        return endpoint_selection(
+            artifacts, names, sample=sample, capacity_bytes=cache_capacity(gpu_memory_gib, instances)
+        )
+    except TritonValidationError as err:
+        raise located(scope, err) from None
 
 
 def cache_capacity(gpu_memory_gib: int | None, instances: Any) -> int | None:

@@ -8,6 +8,8 @@ that should not fail synth come back as ``(warning id, message)`` pairs for ``An
 =================  ==================================================================================
 names              endpoint, production variant and physical model names
 instance           the instance type: shape, local storage, GPU vs release, TensorRT plans and mode
+instance_pools     instance_type xor instance_pools, the pools' limits and storage kind, pools vs models
+modes              a hosting mode's refusal of a feature, naming the modes that support it
 variant            the production variant: instance count, volume key and size, timeouts, sampling
 deployment         deployment guardrails: update policy, traffic steps and shares, timeouts, alarms
 data_capture       data capture: capture modes and the destination URI

@@ -8,13 +8,14 @@ the image's release), the response cache, and the one-instance rule of sequence-
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from cdk_triton.config import formats, residency, tables
 from cdk_triton.config.gpu_readings import GpuReadings
 from cdk_triton.config.manifest import ModelEntry
 from cdk_triton.config.placement import Group, check_gpu_placement, memory_warnings
 from cdk_triton.constructs._tokens import is_token
+from cdk_triton.constructs.checks.instance import check_instance
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.errors import TritonValidationError
 
@@ -49,6 +50,38 @@ def check_gpu_placement_of_models(
         ]
     sized = {n: (_groups(e), (sizes or {}).get(n)) for n, e in built_models.items()}
     return errs, memory_warnings(instance_type, sized, multi_model=multi_model)
+
+
+class InstanceFit(NamedTuple):
+    """What :func:`check_instance_fit` found: errors, the instance's warnings, the placement's, the sizes."""
+
+    errors: list[TritonValidationError]
+    warnings: list[tuple[str, str]]
+    placement_warnings: list[tuple[str, str]]
+    sizes: dict[str, int]
+
+
+def check_instance_fit(
+    instance_type: str, info: tables.InstanceTypeInfo | None, *, triton_version: str | None, artifacts: Any
+) -> InstanceFit:
+    """An instance type (the endpoint's, or one of its pools) against the built models: release,
+    TensorRT plans and mode (``check_instance``), then the GPU placement of the models at their sizes
+    on it (``model_sizes``, ``check_gpu_placement_of_models``)."""
+    art = artifacts
+    multi_model = art.hosting_mode.loads_on_demand
+    found, warnings = check_instance(
+        instance_type,
+        info,
+        triton_version=triton_version,
+        gpu_architectures=art.gpu_architectures,
+        packaged_instance_types=art.packaged_instance_types,
+        multi_model=multi_model,
+    )
+    sizes = model_sizes(art.built_models, readings=art.gpu_readings, instance_type=instance_type)
+    placed, placement_warnings = check_gpu_placement_of_models(
+        instance_type, art.built_models, sizes=sizes, multi_model=multi_model
+    )
+    return InstanceFit(found + placed, list(warnings), list(placement_warnings), sizes)
 
 
 def model_sizes(
