@@ -343,7 +343,7 @@ def _requirements(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -
 
 def _calls(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -> tuple[str, ...]:
     """The models a python model calls (business logic scripting): names, each once; python models only
-    (which names are declared, and cycles: ``rules.check_calls``)."""
+    (which names are declared, and cycles: ``graph_rules.check_calls``)."""
     names = typed(d, "calls", list, path, errs, default=[])
     if names and fmt is not None and formats.get(fmt).backend != "python":
         errs.add(
