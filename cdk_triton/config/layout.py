@@ -108,9 +108,16 @@ def archive_pattern(sha256: str) -> str:
     return f"'<model>-{sha256[:ARCHIVE_HASH_HEX]}{ARCHIVE_SUFFIX}'"
 
 
+def _endpoint_key(folder: str, endpoint: str, *parts: str, prefix: bool = False) -> str:
+    """``<folder>/<endpoint>[/<part>...]``, ending ``/`` when it is a key ``prefix``: every folder and key
+    of one endpoint (SME, MME, inference components, registry evidence, asynchronous inference)."""
+    key = "/".join((folder, endpoint, *parts))
+    return f"{key}/" if prefix else key
+
+
 def sme_folder(endpoint: str) -> str:
     """The folder of an SME endpoint: ``sme/<endpoint>`` (under ``build/out/`` and the prefix)."""
-    return f"{SME_FOLDER}/{endpoint}"
+    return _endpoint_key(SME_FOLDER, endpoint)
 
 
 def sme_directory_key(endpoint: str, tree_digest: str) -> str:
@@ -125,22 +132,22 @@ def sme_archive_key(endpoint: str, archive: str) -> str:
 
 def mme_folder(endpoint: str) -> str:
     """The folder of an MME endpoint: ``mme/<endpoint>`` (under ``build/out/`` and the prefix)."""
-    return f"{MME_FOLDER}/{endpoint}"
+    return _endpoint_key(MME_FOLDER, endpoint)
 
 
 def mme_prefix_key(endpoint: str) -> str:
     """The S3 prefix of an MME endpoint's archives (its ModelDataUrl): ``mme/<endpoint>/``."""
-    return f"{mme_folder(endpoint)}/"
+    return _endpoint_key(MME_FOLDER, endpoint, prefix=True)
 
 
 def ic_folder(endpoint: str) -> str:
     """The folder of an inference-components endpoint: ``ic/<endpoint>`` (under ``build/out/`` and the prefix)."""
-    return f"{IC_FOLDER}/{endpoint}"
+    return _endpoint_key(IC_FOLDER, endpoint)
 
 
 def ic_prefix_key(endpoint: str) -> str:
     """The S3 prefix of an inference-components endpoint's archives: ``ic/<endpoint>/``."""
-    return f"{ic_folder(endpoint)}/"
+    return _endpoint_key(IC_FOLDER, endpoint, prefix=True)
 
 
 #: ``InferenceComponentName`` (botocore's model and the CloudFormation schema of
@@ -324,19 +331,19 @@ def registry_evidence_prefix(endpoint: str, manifest_sha256: str) -> str:
 
     Content-addressed by the whole manifest hash: registering the same build again writes the same keys.
     """
-    return f"{REGISTRY_FOLDER}/{endpoint}/{manifest_sha256}/"
+    return _endpoint_key(REGISTRY_FOLDER, endpoint, manifest_sha256, prefix=True)
 
 
 def async_input_key(endpoint: str) -> str:
     """Where clients cdk-triton runs put an asynchronous request's payload: ``async/<endpoint>/input/``."""
-    return f"{ASYNC_FOLDER}/{endpoint}/input/"
+    return _endpoint_key(ASYNC_FOLDER, endpoint, "input", prefix=True)
 
 
 def async_output_key(endpoint: str) -> str:
     """An asynchronous endpoint's ``S3OutputPath`` (results): ``async/<endpoint>/output/``."""
-    return f"{ASYNC_FOLDER}/{endpoint}/output/"
+    return _endpoint_key(ASYNC_FOLDER, endpoint, "output", prefix=True)
 
 
 def async_failure_key(endpoint: str) -> str:
     """An asynchronous endpoint's ``S3FailurePath`` (errors): ``async/<endpoint>/failure/``."""
-    return f"{ASYNC_FOLDER}/{endpoint}/failure/"
+    return _endpoint_key(ASYNC_FOLDER, endpoint, "failure", prefix=True)

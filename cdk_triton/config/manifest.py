@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from cdk_triton.config.arns import check_kms_key_arn
 from cdk_triton.config.async_inference import AsyncValues
 from cdk_triton.config.instance_pools import PoolValues
 from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
+from cdk_triton.config.serialize import json_ready
 from cdk_triton.config.sizing import MEMORY_SOURCES
 from cdk_triton.errors import TritonValidationError
 
@@ -293,55 +294,11 @@ class Manifest:
         return self.endpoints[name]
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = _json_ready(self)
+        data: dict[str, Any] = json_ready(self)
         data.pop("path", None)
         if not data.get("acknowledged_advisories"):
             data.pop("acknowledged_advisories", None)  # manifests without acknowledgments stay as they were
         return data
-
-
-def _json_ready(value: Any) -> Any:
-    """``dataclasses.asdict`` then None-valued keys dropped (in dicts and lists, not in tuples), in
-    one pass and without asdict's deep copies (the leaves are JSON scalars): a no-op build of a fleet
-    serializes its whole manifest."""
-    if isinstance(value, _SCALARS):
-        return value
-    names = _FIELDS.get(type(value))
-    if names is None and is_dataclass(value) and not isinstance(value, type):
-        names = _FIELDS[type(value)] = tuple(f.name for f in fields(value))
-    if names is not None:
-        items = ((n, getattr(value, n)) for n in names)
-        return {n: _json_ready(v) for n, v in items if v is not None}
-    if isinstance(value, list):
-        return [_json_ready(v) for v in value]
-    if isinstance(value, tuple):  # asdict keeps tuples; None inside one is kept, as before
-        return tuple(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return {_plain(k): _json_ready(v) for k, v in value.items() if v is not None}
-    return value
-
-
-def _plain(value: Any) -> Any:
-    """``dataclasses.asdict`` of ``value`` without its deep copies (None kept)."""
-    if isinstance(value, _SCALARS):
-        return value
-    names = _FIELDS.get(type(value))
-    if names is None and is_dataclass(value) and not isinstance(value, type):
-        names = _FIELDS[type(value)] = tuple(f.name for f in fields(value))
-    if names is not None:
-        return {n: _plain(getattr(value, n)) for n in names}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return {_plain(k): _plain(v) for k, v in value.items()}
-    return value
-
-
-_SCALARS = (str, int, float, type(None))
-#: the field names of each dataclass met (``dataclasses.fields`` per call is most of the time)
-_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 # ---------------------------------------------------------------------------- reading

@@ -45,7 +45,7 @@ from constructs import Construct
 
 from cdk_triton.config import layout
 from cdk_triton.errors import TritonValidationError
-from cdk_triton.pipeline import gpu_job, gpu_targets
+from cdk_triton.pipeline import fanout_sagemaker, gpu_job, gpu_targets
 from cdk_triton.pipeline.fanout_commands import CPU_FORMATS, INPUT_FILE, VENV_INSTALL, FanOutCommands
 
 __all__ = ["CPU_FORMATS", "BuildFanOut", "FanOutCommands", "FanOutOptions", "gpu_job_kind"]
@@ -264,7 +264,7 @@ class BuildFanOut(Construct):
         if gpu_target is not None and gpu_image is not None:
             kind = self.gpu_kind = gpu_job_kind(gpu_target)
             what = "build the TensorRT shards" if gpu_target.tensorrt else "run the GPU check"
-            self.job_role = gpu_job_role(
+            self.job_role = fanout_sagemaker.gpu_job_role(
                 self,
                 kind,
                 f"cdk-triton: the {kind} jobs that {what} on {gpu_target.job.instance_type}",
@@ -460,10 +460,18 @@ class BuildFanOut(Construct):
         }
         if processing:
             resource, params = "createProcessingJob", {"ProcessingJobName.$": name, **common}
-            params.update(self._processing(target, image, args, self._job_source()))
+            params.update(fanout_sagemaker.processing_request(target, image, args, self._job_source()))
         else:
             resource, params = "createTrainingJob", {"TrainingJobName.$": name, **common}
-            params.update(self._training(target, image, args))
+            params.update(
+                fanout_sagemaker.training_request(
+                    target,
+                    image,
+                    args,
+                    output_path=f"s3://{self._bucket.bucket_name}/{self.commands.prefix}{layout.FANOUT_FOLDER}/sagemaker-output/",
+                    kms_key_arn=self._key.key_arn if self._key is not None else None,
+                )
+            )
         state = sfn.CustomState(
             self,
             construct_id,
@@ -476,95 +484,6 @@ class BuildFanOut(Construct):
         )
         self._retry(state)
         return state
-
-    @staticmethod
-    def _processing(
-        target: gpu_targets.GpuBuildTarget, image: ecr_assets.DockerImageAsset, args: list[str], source: str
-    ) -> dict[str, Any]:
-        s3_input = {
-            "S3Uri.$": "$.source_uri",
-            "LocalPath": source,
-            "S3DataType": "S3Prefix",
-            "S3InputMode": "File",
-        }
-        return {
-            "ProcessingInputs": [{"InputName": "source", "S3Input": s3_input}],
-            "ProcessingResources": {
-                "ClusterConfig": {
-                    "InstanceCount": 1,
-                    "InstanceType": target.job.instance_type,
-                    "VolumeSizeInGB": 100,
-                }
-            },
-            "AppSpecification": {"ImageUri": image.image_uri, "ContainerArguments": args},
-        }
-
-    def _training(
-        self, target: gpu_targets.GpuBuildTarget, image: ecr_assets.DockerImageAsset, args: list[str]
-    ) -> dict[str, Any]:
-        # SageMaker writes /opt/ml/model here (empty: the shard uploads its own output to its output_key)
-        output: dict[str, Any] = {
-            "S3OutputPath": f"s3://{self._bucket.bucket_name}/{self.commands.prefix}{layout.FANOUT_FOLDER}/sagemaker-output/"
-        }
-        if self._key is not None:
-            output["KmsKeyId"] = self._key.key_arn
-        s3_source = {
-            "S3DataType": "S3Prefix",
-            "S3Uri.$": "$.source_uri",
-            "S3DataDistributionType": "FullyReplicated",
-        }
-        return {
-            "AlgorithmSpecification": {
-                "TrainingImage": image.image_uri,
-                "TrainingInputMode": "File",
-                "ContainerArguments": args,
-            },
-            "InputDataConfig": [{"ChannelName": "source", "DataSource": {"S3DataSource": s3_source}}],
-            "OutputDataConfig": output,
-            "ResourceConfig": {
-                "InstanceType": target.job.instance_type,
-                "InstanceCount": 1,
-                "VolumeSizeInGB": 100,
-            },
-        }
-
-    def _sagemaker_statements(self) -> list[iam.PolicyStatement]:
-        assert self.job_role is not None
-        stack = cdk.Stack.of(self)
-        processing = self.gpu_kind == gpu_targets.PROCESSING
-        noun = "Processing" if processing else "Training"
-        return [
-            iam.PolicyStatement(
-                # ListTags: the .sync integration's documented grant (Step Functions' SageMaker IAM page puts
-                # it on '*'; scoped here to the jobs the fan-out starts)
-                actions=[
-                    f"sagemaker:Create{noun}Job",
-                    f"sagemaker:Describe{noun}Job",
-                    f"sagemaker:Stop{noun}Job",
-                    "sagemaker:ListTags",
-                ],
-                resources=[
-                    stack.format_arn(
-                        service="sagemaker", resource=f"{self.gpu_kind}-job", resource_name="cdk-triton-trt-*"
-                    )
-                ],
-            ),
-            iam.PolicyStatement(
-                actions=["events:PutTargets", "events:PutRule", "events:DescribeRule"],
-                resources=[
-                    stack.format_arn(
-                        service="events",
-                        resource="rule",
-                        resource_name=f"StepFunctionsGetEventsForSageMaker{noun}JobsRule",
-                    )
-                ],
-            ),
-            iam.PolicyStatement(
-                actions=["iam:PassRole"],
-                resources=[self.job_role.role_arn],
-                conditions={"StringEquals": {"iam:PassedToService": "sagemaker.amazonaws.com"}},
-            ),
-        ]
 
     def _keys(self) -> dict[str, Any]:
         """The Keys state's parameters: the run's item list keys and source URI (from layout, by run)."""
@@ -633,7 +552,8 @@ class BuildFanOut(Construct):
             comment="cdk-triton: the pipeline's sharded model build (plan, shards, merge)",
         )
         if self.job_role is not None:
-            for st in self._sagemaker_statements():
+            assert self.gpu_kind is not None
+            for st in fanout_sagemaker.sagemaker_statements(self, self.gpu_kind, self.job_role):
                 machine.add_to_role_policy(st)
         if self._key is not None:  # the Distributed Maps read the item lists the plan wrote with the key
             machine.add_to_role_policy(
@@ -690,38 +610,3 @@ class BuildFanOut(Construct):
         index = [s.stage_name for s in pipeline.stages].index("FanOut")
         cfn.add_property_override(f"Stages.{index}.Actions.1.Configuration.Input", INPUT_FILE)
         return stage
-
-
-def gpu_job_role(
-    scope: Construct,
-    kind: str,
-    description: str,
-    statements: list[iam.PolicyStatement],
-    image: ecr_assets.DockerImageAsset,
-) -> iam.Role:
-    """The role of the SageMaker ``kind`` GPU jobs (TensorRT plans, GPU check; ``GpuJobRole`` under ``scope``): the
-    given S3 statements, pull of the build image, and its jobs' log groups (single-target and fan-out builds)."""
-    role = iam.Role(
-        scope,
-        "GpuJobRole",
-        assumed_by=iam.ServicePrincipal("sagemaker.amazonaws.com"),
-        description=description,
-    )
-    for st in statements:
-        role.add_to_policy(st)
-    image.repository.grant_pull(role)
-    group = "ProcessingJobs" if kind == gpu_targets.PROCESSING else "TrainingJobs"
-    role.add_to_policy(
-        iam.PolicyStatement(
-            actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-            resources=[
-                cdk.Stack.of(scope).format_arn(
-                    service="logs",
-                    resource="log-group",
-                    resource_name=f"/aws/sagemaker/{group}:*",
-                    arn_format=cdk.ArnFormat.COLON_RESOURCE_NAME,
-                )
-            ],
-        )
-    )
-    return role

@@ -37,7 +37,8 @@ from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import gpu_targets
 from cdk_triton.pipeline._nag import acknowledge_pipeline
-from cdk_triton.pipeline.fanout import BuildFanOut, FanOutCommands, FanOutOptions, gpu_job_role
+from cdk_triton.pipeline.fanout import BuildFanOut, FanOutCommands, FanOutOptions
+from cdk_triton.pipeline.fanout_sagemaker import gpu_job_role
 from cdk_triton.pipeline.gpu_job import DRIVER_QUERY, NGC_ENTRYPOINT, gpu_check_command
 from cdk_triton.pipeline.registration import RegistryOptions
 from cdk_triton.pipeline.verify_checks import target_model_parameter_path, verify_checks

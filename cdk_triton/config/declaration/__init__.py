@@ -8,7 +8,9 @@ Validation is eager: every problem is collected and raised once (TritonValidatio
 One module per concern (see ``cdk_triton/config/README.md``): ``vocabulary`` (dtypes, formats,
 PyTorch parameters), ``tensors``, ``source``, ``options`` (batching, instance groups, warm-up, ONNX,
 TensorRT, sample), ``sequence`` (sequence batching), ``model``, ``endpoint``, ``build`` (the whole declaration) and ``rules`` (the
-cross-reference rules, one function each). The parse kit is ``cdk_triton.config.parse``.
+cross-reference rules, one function each, and their order; ``graph_rules``: ensemble steps and calls,
+``component_rules``: InferenceComponents endpoints, ``rule_kit``: their types and helpers). The parse kit
+is ``cdk_triton.config.parse``.
 Every public name is re-exported here: import from ``cdk_triton.config.declaration``.
 
 Standard library only: the build stage (``cdk_triton.builder``) does the side effects.

@@ -161,18 +161,14 @@ def _async(d: dict[str, Any], path: str, row: modes.HostingMode | None, errs: Er
         return None
     values = async_inference.from_dict(kw)
     errs.extend(async_inference.value_problems(values, here))
-    refusal = row.async_inference if row is not None else None
-    if refusal is not None and row is not None:
-        supported = " or ".join(m.name for m in modes.MODES.values() if m.async_inference is None)
-        errs.add(
-            refusal.code,
-            here,
-            "async",
-            row.name,
-            f"is not possible on a {row.label} endpoint: {refusal.reason}",
-            f"async on a {supported} endpoint",
-            f"declare a separate endpoint with mode: {supported} serving the model, and put async: there",
-        )
+    _refuse_in_mode(
+        row,
+        "async_inference",
+        here,
+        "async",
+        "declare a separate endpoint with mode: {supported} serving the model, and put async: there",
+        errs,
+    )
     return values
 
 
@@ -211,19 +207,35 @@ def _pools(
                 ", ".join(its) or "an instance type of instance_types",
                 f"add {t} to instance_types",
             )
-    refusal = row.instance_pools if row is not None else None
-    if refusal is not None and row is not None:
-        supported = " or ".join(m.name for m in modes.MODES.values() if m.instance_pools is None)
-        errs.add(
-            refusal.code,
-            here,
-            "instance_pools",
-            row.name,
-            f"is not possible on a {row.label} endpoint: {refusal.reason}",
-            f"instance_pools on a {supported} endpoint",
-            f"remove instance_pools, or declare a {supported} endpoint serving the model",
-        )
+    _refuse_in_mode(
+        row,
+        "instance_pools",
+        here,
+        "instance_pools",
+        "remove instance_pools, or declare a {supported} endpoint serving the model",
+        errs,
+    )
     return values
+
+
+def _refuse_in_mode(
+    row: modes.HostingMode | None, refusal_field: str, here: str, prop: str, fix: str, errs: Errors
+) -> None:
+    """The mode row's ``refusal_field`` refusal (``async_inference``, ``instance_pools``) of ``prop`` at
+    ``here``, naming the modes without that refusal; ``fix`` names them where it says ``{supported}``."""
+    refusal = getattr(row, refusal_field) if row is not None else None
+    if refusal is None or row is None:
+        return
+    supported = " or ".join(m.name for m in modes.MODES.values() if getattr(m, refusal_field) is None)
+    errs.add(
+        refusal.code,
+        here,
+        prop,
+        row.name,
+        f"is not possible on a {row.label} endpoint: {refusal.reason}",
+        f"{prop} on a {supported} endpoint",
+        fix.format(supported=supported),
+    )
 
 
 def _components(d: dict[str, Any], path: str, errs: Errors) -> dict[str, ComponentValues]:

@@ -298,20 +298,30 @@ def _batching(d: dict[str, Any], path: str, errs: Errors) -> tuple[int, DynamicB
     return mbs, db
 
 
+def _python_only(
+    key: str, value: list[Any], fmt: str | None, path: str, errs: Errors, *, fix: str, what: str = ""
+) -> None:
+    """``InvalidOption`` when ``key`` (a non-empty list) is given to a model whose format is not a python
+    model's (``what``: the feature, in parentheses after "python models")."""
+    if value and fmt is not None and formats.get(fmt).backend != "python":
+        errs.add(
+            "InvalidOption", f"{path}.{key}", key, value, f"only apply to python models{what}, not {fmt}",
+            "format: python", fix,
+        )  # fmt: skip
+
+
 def _requirements(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -> tuple[str, ...]:
     """The python model's requirement lines: PEP 508 names with optional extras, versions and markers;
     no URL, path or pip option, nothing the container provides (numpy), python models only."""
     lines = typed(d, "requirements", list, path, errs, default=[])
-    if lines and fmt is not None and formats.get(fmt).backend != "python":
-        errs.add(
-            "InvalidOption",
-            f"{path}.requirements",
-            "requirements",
-            lines,
-            f"only apply to python models, not {fmt}",
-            "format: python",
-            "remove them, or move the code that needs them into a python model",
-        )
+    _python_only(
+        "requirements",
+        lines,
+        fmt,
+        path,
+        errs,
+        fix="remove them, or move the code that needs them into a python model",
+    )
     out: list[str] = []
     for i, line in enumerate(lines):
         here = f"{path}.requirements[{i}]"
@@ -343,18 +353,17 @@ def _requirements(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -
 
 def _calls(d: dict[str, Any], fmt: str | None, path: str, errs: Errors) -> tuple[str, ...]:
     """The models a python model calls (business logic scripting): names, each once; python models only
-    (which names are declared, and cycles: ``rules.check_calls``)."""
+    (which names are declared, and cycles: ``graph_rules.check_calls``)."""
     names = typed(d, "calls", list, path, errs, default=[])
-    if names and fmt is not None and formats.get(fmt).backend != "python":
-        errs.add(
-            "InvalidOption",
-            f"{path}.calls",
-            "calls",
-            names,
-            f"only apply to python models (business logic scripting), not {fmt}",
-            "format: python",
-            "remove them, or chain the models with an ensemble's steps",
-        )
+    _python_only(
+        "calls",
+        names,
+        fmt,
+        path,
+        errs,
+        what=" (business logic scripting)",
+        fix="remove them, or chain the models with an ensemble's steps",
+    )
     out: list[str] = []
     for i, name in enumerate(names):
         if not isinstance(name, str) or not name:

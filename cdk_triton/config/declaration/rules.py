@@ -4,63 +4,29 @@ Each rule is one named function returning the problems it finds (located by docu
 caller prefixes the file). :data:`RULES` runs them in order. Rules about one model
 (:data:`MODEL_RULES`) or one endpoint (:data:`ENDPOINT_RULES`) run model by model / endpoint by
 endpoint, so the problems of ``models[0]`` come before those of ``models[1]``, as they always have.
+The rules of the model graph (ensemble steps, business-logic calls) are ``graph_rules``' functions; the
+types a rule reads and returns are ``rule_kit``'s.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from pathlib import Path
-from typing import Protocol
 
 from cdk_triton.config import gpu_hosts, instance_rules, tables
-from cdk_triton.config.declaration import component_rules
+from cdk_triton.config.declaration import component_rules, graph_rules
 from cdk_triton.config.declaration.endpoint import EndpointSpec
-from cdk_triton.config.declaration.model import EnsembleStep, ModelSpec
-from cdk_triton.config.parse import closest, problem
+from cdk_triton.config.declaration.model import ModelSpec
+from cdk_triton.config.declaration.rule_kit import (
+    DeclarationView,
+    EndpointRule,
+    ModelRule,
+    Problems,
+    Rule,
+    models_by_name,
+    unknown_model,
+)
+from cdk_triton.config.parse import problem
 from cdk_triton.config.placement import check_gpu_placement
-from cdk_triton.errors import TritonValidationError
-
-
-class DeclarationView(Protocol):
-    """What the rules read of a ``build.BuildSpec`` (a protocol, so ``build`` may import the rules)."""
-
-    @property
-    def triton_version(self) -> str: ...
-    @property
-    def models(self) -> tuple[ModelSpec, ...]: ...
-    @property
-    def endpoints(self) -> tuple[EndpointSpec, ...]: ...
-    @property
-    def base_dir(self) -> str: ...
-    @property
-    def model_names(self) -> list[str]: ...
-    def closure(self, name: str) -> list[str]: ...
-    def resolve_path(self, relative: str) -> Path: ...
-
-
-Problems = list[TritonValidationError]
-ModelRule = Callable[[DeclarationView, int, ModelSpec], Problems]
-EndpointRule = Callable[[DeclarationView, int, EndpointSpec], Problems]
-Rule = Callable[[DeclarationView], Problems]
-
-
-def _by_name(spec: DeclarationView) -> dict[str, ModelSpec]:
-    return {m.name: m for m in spec.models}
-
-
-def _unknown_model(path: str, prop: str, name: str, by_name: dict[str, ModelSpec]) -> TritonValidationError:
-    close = closest(name, by_name)
-    return problem(
-        "UnknownModelReference",
-        path,
-        prop,
-        name,
-        "is not a declared model",
-        ", ".join(by_name),
-        f"did you mean '{close}'?" if close else "declare the model",
-    )
-
 
 # ---------------------------------------------------------------------------- the declaration's models
 
@@ -171,281 +137,6 @@ def check_tensorrt_plans_only_for_tensorrt(spec: DeclarationView, i: int, m: Mod
     ]
 
 
-# ---------------------------------------------------------------------------- ensembles
-
-
-def check_ensemble_steps(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
-    """Each step names another declared model whose batch size is large enough, its maps name the
-    step's tensors with agreeing dtypes, in producer order, and every ensemble output is produced."""
-    if not m.is_ensemble:
-        return []
-    out: Problems = []
-    by_name = _by_name(spec)
-    produced = {t.name: t.dtype for t in m.inputs}  # tensor -> dtype, growing step by step
-    for j, s in enumerate(m.steps):
-        here = f"models[{i}].steps[{j}]"
-        step = by_name.get(s.model)
-        if step is None:
-            out.append(_unknown_model(f"{here}.model", "step model", s.model, by_name))
-            continue
-        if step.name == m.name:
-            out.append(
-                problem(
-                    "EnsembleCycle",
-                    f"{here}.model",
-                    "step model",
-                    s.model,
-                    "is the ensemble itself",
-                    "another model",
-                    "reference a step model",
-                )
-            )
-            continue
-        out += _step_batch_size(i, m, step)
-        out += _step_input_map(here, s, step, produced)
-        out += _step_output_map(here, s, step, produced)
-    out += _ensemble_outputs_produced(i, m, produced)
-    return out
-
-
-def _step_batch_size(i: int, m: ModelSpec, step: ModelSpec) -> Problems:
-    if step.max_batch_size >= m.max_batch_size:
-        return []
-    return [
-        problem(
-            "InvalidMaxBatchSize",
-            f"models[{i}].max_batch_size",
-            "max_batch_size",
-            m.max_batch_size,
-            f"exceeds step '{step.name}' max_batch_size {step.max_batch_size}",
-            f"<= {step.max_batch_size}",
-            "lower the ensemble's max_batch_size",
-        )
-    ]
-
-
-def _step_input_map(here: str, s: EnsembleStep, step: ModelSpec, produced: dict[str, str]) -> Problems:
-    """Each key is a step input, each value an ensemble tensor produced earlier with the same dtype,
-    and every step input is mapped."""
-    out: Problems = []
-    step_in = {t.name for t in step.inputs}
-    dtypes_in = {t.name: t.dtype for t in step.inputs}
-    for k, v in s.input_map.items():
-        if k not in step_in:
-            out.append(_not_a_step_tensor(here, "input", k, step.name, step_in))
-        elif v in produced and produced[v] != dtypes_in.get(k, produced[v]):
-            out.append(
-                problem(
-                    "InvalidEnsembleMap",
-                    f"{here}.input_map.{k}",
-                    "input_map value",
-                    v,
-                    f"is {produced[v]} but '{step.name}' input '{k}' is {dtypes_in[k]}",
-                    dtypes_in[k],
-                    "make the dtypes agree (cast in a step)",
-                )
-            )
-        elif v not in produced:
-            out.append(
-                problem(
-                    "InvalidEnsembleMap",
-                    f"{here}.input_map.{k}",
-                    "input_map value",
-                    v,
-                    "is not an ensemble input nor an earlier step's output",
-                    ", ".join(sorted(produced)),
-                    "order the steps so producers come first",
-                )
-            )
-    missing = step_in - set(s.input_map)
-    if missing:
-        out.append(
-            problem(
-                "InvalidEnsembleMap",
-                f"{here}.input_map",
-                "input_map",
-                s.input_map,
-                f"leaves inputs of '{step.name}' unmapped: {', '.join(sorted(missing))}",
-                ", ".join(sorted(step_in)),
-                "map every step input",
-            )
-        )
-    return out
-
-
-def _step_output_map(here: str, s: EnsembleStep, step: ModelSpec, produced: dict[str, str]) -> Problems:
-    """Each key is a step output; its value becomes a produced ensemble tensor (``produced`` grows)."""
-    out: Problems = []
-    step_out = {t.name for t in step.outputs}
-    dtypes_out = {t.name: t.dtype for t in step.outputs}
-    for k, v in s.output_map.items():
-        if k not in step_out:
-            out.append(_not_a_step_tensor(here, "output", k, step.name, step_out))
-        produced[v] = dtypes_out.get(k, "")
-    return out
-
-
-def _not_a_step_tensor(here: str, kind: str, key: str, step: str, names: set[str]) -> TritonValidationError:
-    """An ``input_map`` / ``output_map`` key that names no input / output of the step."""
-    return problem(
-        "InvalidEnsembleMap",
-        f"{here}.{kind}_map.{key}",
-        f"{kind}_map key",
-        key,
-        f"is not an {kind} of '{step}'",
-        ", ".join(sorted(names)),
-        f"use the step's {kind} name",
-    )
-
-
-def _ensemble_outputs_produced(i: int, m: ModelSpec, produced: dict[str, str]) -> Problems:
-    out: Problems = []
-    for o, t in enumerate(m.outputs):
-        if t.name in produced and produced[t.name] and produced[t.name] != t.dtype:
-            out.append(
-                problem(
-                    "InvalidEnsembleMap",
-                    f"models[{i}].outputs[{o}].dtype",
-                    "ensemble output",
-                    t.name,
-                    f"is declared {t.dtype} but its step produces {produced[t.name]}",
-                    produced[t.name],
-                    "declare the step output's dtype",
-                )
-            )
-        if t.name not in produced:
-            out.append(
-                problem(
-                    "InvalidEnsembleMap",
-                    f"models[{i}].outputs[{o}].name",
-                    "ensemble output",
-                    t.name,
-                    "is produced by no step",
-                    ", ".join(sorted(produced)),
-                    "map a step output to it",
-                )
-            )
-    return out
-
-
-def check_ensemble_cycles(spec: DeclarationView) -> Problems:
-    """No ensemble reaches itself through its steps (a step naming the ensemble is caught earlier)."""
-    out: Problems = []
-    by_name = _by_name(spec)
-    state: dict[str, int] = {}  # 1: on the current trail, 2: done
-
-    def visit(n: str, trail: list[str]) -> None:
-        if state.get(n) == 2 or n not in by_name:
-            return
-        if state.get(n) == 1:
-            out.append(
-                problem(
-                    "EnsembleCycle",
-                    f"models[{spec.model_names.index(n)}].steps",
-                    "ensemble",
-                    n,
-                    f"is part of a cycle: {' -> '.join([*trail, n])}",
-                    "a DAG",
-                    "remove the cycle",
-                )
-            )
-            return
-        state[n] = 1
-        for s in by_name[n].steps:
-            visit(s.model, [*trail, n])
-        state[n] = 2
-
-    for n in by_name:
-        visit(n, [])
-    return out
-
-
-# ---------------------------------------------------------------------------- business logic scripting
-
-
-def check_calls(spec: DeclarationView, i: int, m: ModelSpec) -> Problems:
-    """Each model a python model calls is declared and is not the model itself (the build checks its code's
-    calls against them: ``builder.bls``)."""
-    out: Problems = []
-    by_name = _by_name(spec)
-    for j, name in enumerate(m.calls):
-        here = f"models[{i}].calls[{j}]"
-        if name == m.name:
-            out.append(
-                problem(
-                    "CallCycle",
-                    here,
-                    "called model",
-                    name,
-                    "is the model itself",
-                    "another declared model",
-                    "call another model, or compute the result in the model's own code",
-                )  # fmt: skip
-            )
-        elif name not in by_name:
-            out.append(_unknown_model(here, "called model", name, by_name))
-    return out
-
-
-def check_call_cycles(spec: DeclarationView) -> Problems:
-    """No python model reaches itself through its calls (and ensemble steps on the way); a cycle of
-    steps alone is ``check_ensemble_cycles``'s, a self-call ``check_calls``'s."""
-    out: Problems = []
-    by_name = _by_name(spec)
-    state: dict[str, int] = {}  # 1: on the current trail, 2: done
-
-    def visit(n: str, trail: list[str]) -> None:
-        if state.get(n) == 2 or n not in by_name:
-            return
-        if state.get(n) == 1:
-            cycle = [*trail[trail.index(n) :], n]
-            if any(b in by_name[a].calls for a, b in zip(cycle, cycle[1:], strict=False)):
-                caller = next(a for a in cycle if by_name[a].calls)
-                out.append(
-                    problem(
-                        "CallCycle",
-                        f"models[{spec.model_names.index(caller)}].calls",
-                        "called model",
-                        n,
-                        f"is part of a cycle: {' -> '.join(cycle)}",
-                        "a DAG of calls and steps",
-                        "remove one call of the cycle",
-                    )  # fmt: skip
-                )
-            return
-        state[n] = 1
-        for d in by_name[n].dependencies:
-            if d != n:
-                visit(d, [*trail, n])
-        state[n] = 2
-
-    for n in by_name:
-        visit(n, [])
-    return out
-
-
-def check_business_logic_in_mode(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
-    """A python model that calls other models only where its callees are loaded beside it: the mode's
-    ``business_logic`` refusal (multi-model endpoints and inference components load each model on its own)."""
-    refusal = e.hosting_mode.refusal("business_logic")
-    if refusal is None:
-        return []
-    by_name = _by_name(spec)
-    out: Problems = []
-    for j, target in enumerate(e.models):
-        for n in spec.closure(target):
-            m = by_name.get(n)
-            if m is not None and m.calls:
-                err = refusal.error(
-                    prop="model",
-                    value=n,
-                    allowed="a SingleModel endpoint (one repository: the callees load beside it)",
-                    fix=f"serve '{n}' from a SingleModel endpoint, or chain its models with an ensemble's steps",
-                )
-                out.append(err.at(f"endpoints[{i}].models[{j}]"))
-    return out
-
-
 # ---------------------------------------------------------------------------- endpoints
 
 
@@ -461,9 +152,9 @@ def check_endpoint_lists_not_empty(spec: DeclarationView, i: int, e: EndpointSpe
 
 
 def check_endpoint_models_declared(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
-    by_name = _by_name(spec)
+    by_name = models_by_name(spec)
     return [
-        _unknown_model(f"endpoints[{i}].models[{j}]", "model", name, by_name)
+        unknown_model(f"endpoints[{i}].models[{j}]", "model", name, by_name)
         for j, name in enumerate(e.models)
         if name not in by_name
     ]
@@ -557,7 +248,7 @@ def check_sequence_batching_endpoint(spec: DeclarationView, i: int, e: EndpointS
     endpoint must run one instance: the constructs check the instance count and autoscaling.)"""
     if not e.hosting_mode.loads_on_demand:
         return []
-    by_name = _by_name(spec)
+    by_name = models_by_name(spec)
     stateful = []
     for target in e.models:
         try:
@@ -643,7 +334,7 @@ def check_pytorch_parameters_in_release(spec: DeclarationView, i: int, m: ModelS
 def check_gpu_placement_fits(spec: DeclarationView, i: int, e: EndpointSpec) -> Problems:
     """Each model's instance groups fit each instance type of the endpoint: no KIND_GPU on a CPU
     type, no GPU index beyond the type's GPUs (``placement.check_gpu_placement``)."""
-    by_name = _by_name(spec)
+    by_name = models_by_name(spec)
     out: Problems = []
     for name in dict.fromkeys(n for top in e.models for n in spec.closure(top)):
         m = by_name.get(name)
@@ -664,8 +355,8 @@ MODEL_RULES: tuple[ModelRule, ...] = (
     check_opt_batch_size_fits,
     check_tensorrt_plans_exist,
     check_tensorrt_plans_only_for_tensorrt,
-    check_ensemble_steps,
-    check_calls,
+    graph_rules.check_ensemble_steps,
+    graph_rules.check_calls,
     check_pytorch_parameters_in_release,
 )
 #: Run for each endpoint, in this order.
@@ -683,7 +374,7 @@ ENDPOINT_MODEL_RULES: tuple[EndpointRule, ...] = (
     check_instance_types,
     check_inference_ami_version,
     check_sequence_batching_endpoint,
-    check_business_logic_in_mode,
+    graph_rules.check_business_logic_in_mode,
     check_gpu_placement_fits,
     component_rules.check_component_names,
     component_rules.check_components_fit,
@@ -725,8 +416,8 @@ def check_endpoints(spec: DeclarationView) -> Problems:
 RULES: tuple[Rule, ...] = (
     check_model_names_unique,
     check_models,
-    check_ensemble_cycles,
-    check_call_cycles,
+    graph_rules.check_ensemble_cycles,
+    graph_rules.check_call_cycles,
     check_endpoints,
     check_endpoint_names_unique,
 )

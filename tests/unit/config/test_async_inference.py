@@ -8,8 +8,9 @@ import pytest
 from cdk_triton.config import async_inference, modes
 from cdk_triton.config.async_inference import AsyncValues
 from cdk_triton.config.declaration.endpoint import EndpointSpec
-from cdk_triton.config.manifest import ManifestError, _endpoint_entry, _json_ready
+from cdk_triton.config.manifest import ManifestError, _endpoint_entry
 from cdk_triton.config.parse import Errors
+from cdk_triton.config.serialize import json_ready
 
 
 def _spec(mode: str, block: object) -> tuple[EndpointSpec | None, list[str]]:
@@ -66,7 +67,7 @@ def test_the_manifest_carries_the_block_and_refuses_it_on_a_multi_model_entry() 
         "local_path": "sme/a",
         "sha256": "0" * 64,
         "size_bytes": 1,
-        "async_inference": _json_ready(values),
+        "async_inference": json_ready(values),
     }
     assert _endpoint_entry("a", raw, _fail).async_inference == values
     mme = {"name": "a", "mode": "MultiModel", "instance_types": ["ml.g5.xlarge"], "s3_prefix": "s3://b/p/",

@@ -11,8 +11,9 @@ import pytest
 from cdk_triton.config import modes
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.instance_pools import PoolValues
-from cdk_triton.config.manifest import ManifestError, _endpoint_entry, _json_ready
+from cdk_triton.config.manifest import ManifestError, _endpoint_entry
 from cdk_triton.config.parse import Errors
+from cdk_triton.config.serialize import json_ready
 
 TYPES = ["ml.g5.xlarge", "ml.g6.xlarge"]
 
@@ -64,7 +65,7 @@ def test_the_manifest_carries_the_pools() -> None:
         "local_path": "sme/a",
         "sha256": "0" * 64,
         "size_bytes": 1,
-        "instance_pools": json.loads(json.dumps(_json_ready(values))),
+        "instance_pools": json.loads(json.dumps(json_ready(values))),
     }
     assert _endpoint_entry("a", raw, _fail).instance_pools == values
     raw["instance_pools"] = {"instance_types": TYPES, "provision_timeout_s": 7200}

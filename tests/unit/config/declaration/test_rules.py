@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.config.declaration import BuildSpec, EndpointSpec, ModelSpec, rules
+from cdk_triton.config.declaration import BuildSpec, EndpointSpec, ModelSpec, graph_rules, rules
 from cdk_triton.config.manifest import ArtifactLocation
 from cdk_triton.config.parse import Errors
 from tests.unit.config.declaration.decl import document, endpoint, ensemble, model, problems
@@ -67,7 +67,7 @@ def test_ensemble_steps() -> None:
         {"model": "tiny", "input_map": {"z": "x"}, "output_map": {"w": "y"}},
     ]
     spec = _spec([model(max_batch_size=2), ensemble(steps=steps, max_batch_size=4)])
-    assert _found(rules.check_ensemble_steps, spec, 1, spec.models[1]) == [
+    assert _found(graph_rules.check_ensemble_steps, spec, 1, spec.models[1]) == [
         ("UnknownModelReference", "models[1].steps[0].model"),
         ("EnsembleCycle", "models[1].steps[1].model"),
         ("InvalidMaxBatchSize", "models[1].max_batch_size"),
@@ -75,7 +75,7 @@ def test_ensemble_steps() -> None:
         ("InvalidEnsembleMap", "models[1].steps[2].input_map"),
         ("InvalidEnsembleMap", "models[1].steps[2].output_map.w"),
     ]
-    assert _found(rules.check_ensemble_steps, spec, 0, spec.models[0]) == []
+    assert _found(graph_rules.check_ensemble_steps, spec, 0, spec.models[0]) == []
 
 
 def test_ensemble_map_dtypes_and_outputs() -> None:
@@ -86,7 +86,7 @@ def test_ensemble_map_dtypes_and_outputs() -> None:
         outputs=[{"name": "y", "dtype": "INT64", "shape": [3]}, {"name": "q", "dtype": "FP32", "shape": [1]}],
     )
     spec = _spec([model(), ens])
-    found = rules.check_ensemble_steps(spec, 1, spec.models[1])
+    found = graph_rules.check_ensemble_steps(spec, 1, spec.models[1])
     assert [e.problem for e in found] == [
         "is FP16 but 'tiny' input 'x' is FP32",
         "is declared INT64 but its step produces FP32",
@@ -97,7 +97,7 @@ def test_ensemble_map_dtypes_and_outputs() -> None:
 def test_ensemble_cycles() -> None:
     a = ensemble("a", steps=[{"model": "b", "input_map": {"x": "x"}, "output_map": {"y": "y"}}])
     b = ensemble("b", steps=[{"model": "a", "input_map": {"x": "x"}, "output_map": {"y": "y"}}])
-    found = rules.check_ensemble_cycles(_spec([a, b]))
+    found = graph_rules.check_ensemble_cycles(_spec([a, b]))
     assert [(e.code, e.path, e.problem) for e in found] == [
         ("EnsembleCycle", "models[0].steps", "is part of a cycle: a -> b -> a")
     ]
@@ -144,8 +144,8 @@ def test_rules_run_in_order_model_by_model() -> None:
     assert (
         rules.check_model_names_unique,
         rules.check_models,
-        rules.check_ensemble_cycles,
-        rules.check_call_cycles,
+        graph_rules.check_ensemble_cycles,
+        graph_rules.check_call_cycles,
         rules.check_endpoints,
         rules.check_endpoint_names_unique,
     ) == rules.RULES
