@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import sys
-from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from cdk_triton.builder import space
 from cdk_triton.builder.package import check_tree, copy_model_dir, file_sizes
 from cdk_triton.config import formats
 from cdk_triton.config.declaration import ModelSpec
+from cdk_triton.config.serialize import plain  # asdict without deep copies: the same canonical JSON
 
 #: bump when the build's output for the same inputs changes
 BUILD_FORMAT = "4"  # 4: records carry the activation peak (manifest memory_bytes, schema 4)
@@ -103,28 +103,6 @@ def _metadata_has(name: str) -> bool:
         ):
             return True
     return False
-
-
-def plain(value: Any) -> Any:
-    """``dataclasses.asdict`` without its deep copies (dataclasses -> dicts, tuples -> lists): the same
-    JSON under :func:`canonical`, several times faster on a fleet's declarations."""
-    if isinstance(value, _SCALARS):
-        return value
-    names = _FIELDS.get(type(value))
-    if names is None and is_dataclass(value) and not isinstance(value, type):
-        names = _FIELDS[type(value)] = tuple(f.name for f in fields(value))
-    if names is not None:
-        return {n: plain(getattr(value, n)) for n in names}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {plain(k): plain(v) for k, v in value.items()}
-    return value
-
-
-_SCALARS = (str, int, float, type(None))
-#: the field names of each dataclass :func:`plain` met (``dataclasses.fields`` per call is most of it)
-_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 #: the last model's plain declaration: preflight asks for the artifact key, then the configuration key

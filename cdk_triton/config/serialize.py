@@ -16,9 +16,7 @@ def json_ready(value: Any) -> Any:
     serializes its whole manifest."""
     if isinstance(value, _SCALARS):
         return value
-    names = _FIELDS.get(type(value))
-    if names is None and is_dataclass(value) and not isinstance(value, type):
-        names = _FIELDS[type(value)] = tuple(f.name for f in fields(value))
+    names = _field_names(value)
     if names is not None:
         items = ((n, getattr(value, n)) for n in names)
         return {n: json_ready(v) for n, v in items if v is not None}
@@ -35,9 +33,7 @@ def plain(value: Any) -> Any:
     """``dataclasses.asdict`` of ``value`` without its deep copies (None kept)."""
     if isinstance(value, _SCALARS):
         return value
-    names = _FIELDS.get(type(value))
-    if names is None and is_dataclass(value) and not isinstance(value, type):
-        names = _FIELDS[type(value)] = tuple(f.name for f in fields(value))
+    names = _field_names(value)
     if names is not None:
         return {n: plain(getattr(value, n)) for n in names}
     if isinstance(value, list):
@@ -52,3 +48,11 @@ def plain(value: Any) -> Any:
 _SCALARS = (str, int, float, type(None))
 #: the field names of each dataclass met (``dataclasses.fields`` per call is most of the time)
 _FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(value: Any) -> tuple[str, ...] | None:
+    """The field names of a dataclass instance (cached per type), None for anything else."""
+    names = _FIELDS.get(type(value))
+    if names is None and is_dataclass(value) and not isinstance(value, type):
+        names = _FIELDS[type(value)] = tuple(f.name for f in fields(value))
+    return names
