@@ -521,6 +521,9 @@ def define_l1(
                     "initialInstanceCount": 1,
                     "initialVariantWeight": 1,
                     "instanceType": entry.instance_types[0],
+                    # by hand, as gpu_hosts decides it: the default ml.g5 host (driver 470) is unconfirmed
+                    # for CUDA 12.6; the AMI listed for g5 with driver 535 runs every CUDA 12 release
+                    "inferenceAmiVersion": "al2-ami-sagemaker-inference-gpu-2",
                 }
             ],
         )

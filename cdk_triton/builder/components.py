@@ -90,7 +90,7 @@ def _check_fit(ctx: BuildContext) -> None:
     }
     errs = fit_problems(ctx.endpoint_entries.values(), built)
     for e in ctx.endpoint_entries.values():
-        for c in e.components.values() if e.is_inference_components else ():
+        for c in e.components.values() if e.hosting_mode.components else ():
             target = e.target_models.get(c.target_model)
             members = {n: built[n] for n in (target.models if target else []) if n in built}
             warnings, found = component_memory.memory_floor_findings(

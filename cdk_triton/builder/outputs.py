@@ -190,6 +190,7 @@ def write_build_manifest(ctx: BuildContext) -> StepOutput:
         endpoints=ctx.endpoint_entries,
         tool_versions=ctx.tools,
         acknowledged_advisories=dict(ctx.spec.acknowledged_advisories),
+        library_acknowledgments=ctx.spec.library_acknowledgments,
         shard=ctx.shard,
     )
     if ctx.only is not None:

@@ -13,7 +13,7 @@ from cdk_triton.builder.context import BuildContext, ModelRecord, Resolved, Step
 from cdk_triton.builder.export import tensorrt as trt_export
 from cdk_triton.builder.export.base import exporter_of
 from cdk_triton.builder.reference import forget_local_modules, resolve_factory, source_fingerprint
-from cdk_triton.config import advisories
+from cdk_triton.config import advisories, default_release
 from cdk_triton.config.declaration import BuildSpec, EndpointSpec, ModelSpec
 from cdk_triton.errors import BuildError, TritonValidationError, raise_all
 
@@ -86,11 +86,22 @@ def check_advisories(ctx: BuildContext) -> None:
     spec = ctx.spec
     where = f"{ctx.config_path}: triton_version" if ctx.config_path else "triton_version"
     found = advisories.check_release(
-        spec.triton_version, acknowledged=spec.acknowledged_advisories, region=None, path=where
+        spec.triton_version,
+        acknowledged=spec.acknowledged_advisories,
+        region=None,
+        path=where,
+        library=default_release.library_acknowledgments(spec.triton_version)
+        if spec.library_acknowledgments
+        else None,
+        library_by=default_release.BY,
     )
     raise_all(found.errors)
     for code, message in found.warnings:
         ctx.warn(f"{message} [{code}]")
+    if found.by_library:
+        ctx.warn(
+            f"{default_release.warning(spec.triton_version, found.by_library)} [{default_release.WARNING}]"
+        )
 
 
 def _resolve(ctx: BuildContext, name: str, forgotten: set[str]) -> None:

@@ -145,6 +145,8 @@ class Findings:
     errors: list[TritonValidationError] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     acknowledged: list[dict[str, Any]] = field(default_factory=list)
+    #: the CVEs of ``acknowledged`` the library acknowledged (``library=``), not the user
+    by_library: list[str] = field(default_factory=list)
 
 
 def check_acknowledgments(
@@ -204,17 +206,25 @@ def check_release(
     region: str | None = None,
     prop: str = "triton_version",
     path: str | None = None,
+    library: Mapping[str, str] | None = None,
+    library_by: str = "cdk-triton",
 ) -> Findings:
     """The advisories of ``version`` for a SageMaker deployment in ``region`` (None: unresolved).
 
     Nothing for an unknown release (a custom image without one). Acknowledgments of CVEs that do not
     affect the release are ignored; their format is :func:`check_acknowledgments`' (not repeated here).
+    ``library``: the library's own acknowledgments (``config.default_release``: the default release's),
+    applied to what the user did not acknowledge; their rows carry ``by=library_by``.
     """
     acks = {k: v for k, v in (acknowledged or {}).items() if isinstance(v, str) and v.strip()}
     if version is None:
         return Findings()
     found = [a for a in affecting(version) if a.reachable_on_sagemaker]
     done = [_acknowledged_row(a, acks[a.cve], version) for a in found if a.cve in acks]
+    lib = {k: v for k, v in (library or {}).items() if k not in acks}
+    by_library = [a.cve for a in found if a.cve in lib]
+    done += [{**_acknowledged_row(a, lib[a.cve], version), "by": library_by} for a in found if a.cve in lib]
+    acks = {**lib, **acks}
     open_ = [a for a in found if a.cve not in acks]
     critical = [a for a in open_ if a.band == "critical"]
     errors = [_critical_error(version, critical, region, prop=prop, path=path)] if critical else []
@@ -226,7 +236,7 @@ def check_release(
         )
         if (rows := [a for a in open_ if a.band == band])
     ]
-    return Findings(errors=errors, warnings=warnings, acknowledged=done)
+    return Findings(errors=errors, warnings=warnings, acknowledged=done, by_library=by_library)
 
 
 def metadata(acknowledged: list[dict[str, Any]]) -> dict[str, Any]:

@@ -206,6 +206,17 @@ def decide_host(
     if verdict == "runs":
         return HostDecision(outcome="unchanged")
     if verdict == "unconfirmed":
+        listed = _listed_runner(release, cuda, family, amis)
+        if listed is not None:  # a host that provably runs it beats one that may not
+            return HostDecision(
+                outcome="choose",
+                inference_ami_version=listed.name,
+                warning_id="cdk-triton:InferenceAmiChosen",
+                message=f"Triton {release} (CUDA {cuda}) on the default {family} host: {why}. Chose {PROP} "
+                f"{listed.name} (driver {listed.driver}, CUDA {listed.cuda}, listed for {family}), on which "
+                f"it runs ({_ami_runs(release, cuda, listed)[1]}); pin it to make this explicit. Adding it "
+                "to a deployed endpoint replaces its instances.",
+            )
         return HostDecision(
             outcome="warn",
             warning_id="cdk-triton:HostDriverUnconfirmed",
@@ -223,14 +234,28 @@ def _suggest(release: str, cuda: str, family: str, amis: dict[str, AmiVersion]) 
     return (listed or fits or gpu_ami_versions())[0]
 
 
+def _listed_runner(release: str, cuda: str, family: str, amis: dict[str, AmiVersion]) -> AmiVersion | None:
+    """The first AMI a primary source lists for ``family`` that runs the release (None: none does)."""
+    return next(
+        (
+            a
+            for a in amis.values()
+            if a.accelerator == "gpu"
+            and a.families is not None
+            and family in a.families
+            and _ami_runs(release, cuda, a)[0] == "runs"
+        ),
+        None,
+    )
+
+
 def _choose(
     release: str, cuda: str, family: str, driver: int, why: str, amis: dict[str, AmiVersion], path: str | None
 ) -> HostDecision:
     """The default host provably cannot run the release: the first AMI listed for the family that can."""
     fits = [a for a in amis.values() if a.accelerator == "gpu" and _ami_runs(release, cuda, a)[0] == "runs"]
-    listed = [a for a in fits if a.families is not None and family in a.families]
-    if listed:
-        ami = listed[0]
+    ami = _listed_runner(release, cuda, family, amis)
+    if ami is not None:
         return HostDecision(
             outcome="choose",
             inference_ami_version=ami.name,

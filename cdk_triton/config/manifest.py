@@ -270,6 +270,9 @@ class Manifest:
     tool_versions: dict[str, str] = field(default_factory=dict)
     #: the declaration's acknowledged_advisories (CVE id -> reason); written only when there are some
     acknowledged_advisories: dict[str, str] = field(default_factory=dict)
+    #: False: the declaration refused the library's acknowledgment of the default release's advisories
+    #: (``config.default_release``); written only when False
+    library_acknowledgments: bool = True
     shard: ShardInfo | None = None  # a ``--shard I/N`` build's manifest (schema 4; None: a whole build)
     path: str | None = None  # where it was read from (not serialized)
 
@@ -298,6 +301,8 @@ class Manifest:
         data.pop("path", None)
         if not data.get("acknowledged_advisories"):
             data.pop("acknowledged_advisories", None)  # manifests without acknowledgments stay as they were
+        if data.get("library_acknowledgments", True):
+            data.pop("library_acknowledgments", None)  # so does every manifest that does not refuse them
         return data
 
 
@@ -391,6 +396,7 @@ def manifest_from_dict(data: Any, *, source: str | None = None) -> Manifest:
         endpoints=endpoints,
         tool_versions=dict(optional(data, "tool_versions", dict, "$", fail) or {}),
         acknowledged_advisories=dict(optional(data, "acknowledged_advisories", dict, "$", fail) or {}),
+        library_acknowledgments=optional(data, "library_acknowledgments", bool, "$", fail) is not False,
         shard=_shard(optional(data, "shard", dict, "$", fail), fail),
         path=source,
     )

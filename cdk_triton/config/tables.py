@@ -14,14 +14,15 @@ from typing import Any
 
 from cdk_triton.errors import TritonValidationError
 
-#: The Triton release every construct, build and Dockerfile uses unless told otherwise: the newest
-#: release of the table whose ONNX Runtime and TensorRT versions are both confirmed and that is not
-#: newer than the local server's release (LOCAL_SERVER_RELEASE), so that what the example builds for
-#: its target also loads in ``cdk-triton serve``. 25.04 has both confirmed too, but its ONNX Runtime
-#: (1.21: opset 22) is newer than the local server's (1.19: opset 21).
+#: The Triton release every construct, build and Dockerfile uses unless told otherwise. Why it is this one
+#: (no release has every critical fix with a confirmed host and TensorRT; 24.09 ties 25.04 and stays) and
+#: the library's acknowledgment of its critical advisories: ``config.default_release`` and
+#: ``data/default-release.json`` (a test fails when a release meets every criterion).
 DEFAULT_TRITON_VERSION = "24.09"
 
-#: The release of the local server (nvidia-pytriton 0.7.0 ships tritonserver 2.51 = 24.10).
+#: The release of the local server (nvidia-pytriton 0.7.0 ships tritonserver 2.51 = 24.10). Its ONNX and
+#: PyTorch models run on CPU stand-in backends (the installed onnxruntime / torch, held to the target
+#: release's limits), so it serves the exports of any release of the table, not only this one's.
 LOCAL_SERVER_RELEASE = "24.10"
 
 #: The last image version published from the legacy (pre-23.07) accounts.

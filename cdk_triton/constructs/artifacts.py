@@ -85,6 +85,8 @@ class ArtifactsConfig(EndpointMode):
     built_models: dict[str, ModelEntry] = field(default_factory=dict)
     tool_versions: dict[str, str] = field(default_factory=dict)
     acknowledged_advisories: dict[str, str] = field(default_factory=dict)
+    #: False: the declaration refused the library's acknowledgment of the default release's advisories.
+    library_acknowledgments: bool = True
     data_bytes: int | None = None
     unpacked_bytes: int | None = None
     packaging: str | None = None
@@ -298,6 +300,7 @@ class _ManifestArtifacts(ModelArtifacts):
             },
             tool_versions=dict(manifest.tool_versions),
             acknowledged_advisories=dict(manifest.acknowledged_advisories),
+            library_acknowledgments=manifest.library_acknowledgments,
             **_data_sizes(manifest, entry),
             inference_ami_version=entry.inference_ami_version,
             async_inference=entry.async_inference,

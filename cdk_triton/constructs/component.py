@@ -128,6 +128,7 @@ class _ArchiveArtifacts(ModelArtifacts):
             built_models={n: p.built_models[n] for n in a.models if n in p.built_models},
             tool_versions=dict(p.tool_versions),
             acknowledged_advisories=dict(p.acknowledged_advisories),
+            library_acknowledgments=p.library_acknowledgments,
             data_bytes=a.size_bytes,
             packaging="tar.gz",
             inference_ami_version=p.inference_ami_version,

@@ -14,7 +14,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
 from cdk_triton._deprecation import deprecated_property
-from cdk_triton.config import advisories, modes
+from cdk_triton.config import advisories, default_release, modes
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
@@ -38,6 +38,7 @@ from cdk_triton.constructs.model_options import (
     check_advisories,
     check_model_props,
     check_raw_container_environment,
+    library_acknowledgments_allowed,
     merge_acknowledgments,
     resolve_server_options,
 )
@@ -191,10 +192,21 @@ class TritonModel(Construct):
             manifest=art.acknowledged_advisories,
             prop=prop,
         )
+        library, bad = library_acknowledgments_allowed(
+            context=self.node.try_get_context(default_release.CONTEXT_KEY),
+            manifest=art.library_acknowledgments,
+        )
+        errs += bad
         region = self._stack.region
-        found = check_advisories(self.triton_version, acks, region=None if is_token(region) else region)
+        found = check_advisories(
+            self.triton_version, acks, region=None if is_token(region) else region, library=library
+        )
         for code, message in found.warnings:
             cdk.Annotations.of(self).add_warning_v2(code, message)
+        if found.by_library and self.triton_version is not None:
+            cdk.Annotations.of(self).add_warning_v2(
+                default_release.WARNING, default_release.warning(self.triton_version, found.by_library)
+            )
         self.acknowledged_advisories: list[dict[str, Any]] = found.acknowledged
         return errs + found.errors
 

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from cdk_triton.config import advisories, tables
+from cdk_triton.config import advisories, default_release, tables
 from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs.artifacts import ArtifactsConfig
@@ -175,12 +175,28 @@ def merge_acknowledgments(
 
 
 def check_advisories(
-    triton_version: str | None, acknowledged: Mapping[str, str], *, region: str | None
+    triton_version: str | None, acknowledged: Mapping[str, str], *, region: str | None, library: bool = True
 ) -> advisories.Findings:
-    """The image's release against NVIDIA's advisories (``config.advisories``: the build's rule too)."""
+    """The image's release against NVIDIA's advisories (``config.advisories``: the build's rule too);
+    ``library``: whether the library's acknowledgment of the default release applies
+    (``config.default_release``)."""
     return advisories.check_release(
-        triton_version, acknowledged=acknowledged, region=region, prop="image (Triton release)"
+        triton_version,
+        acknowledged=acknowledged,
+        region=region,
+        prop="image (Triton release)",
+        library=default_release.library_acknowledgments(triton_version) if library else None,
+        library_by=default_release.BY,
     )
+
+
+def library_acknowledgments_allowed(
+    *, context: Any, manifest: bool
+) -> tuple[bool, list[TritonValidationError]]:
+    """Whether the library's acknowledgment applies: not when the manifest (models.yaml's
+    ``library_acknowledgments: false``) or the ``cdk-triton:library_acknowledgments`` context refuses it."""
+    errs = default_release.check_context(context)
+    return manifest and context is not False, errs
 
 
 def publishes_metrics(version: str | None) -> bool:

@@ -76,11 +76,41 @@ def _host(facts: VariantFacts, instance_type: str | None = None) -> gpu_hosts.Ho
     return gpu_hosts.decide_host(release=facts.triton_version, instance_type=it, inference_ami_version=pinned)
 
 
+def _shared_ami(
+    facts: VariantFacts, decisions: dict[str, gpu_hosts.HostDecision]
+) -> gpu_hosts.HostDecision | None:
+    """Where the pools' decisions differ only because some pools had an AMI chosen: the first chosen AMI
+    that every pool's family accepts and that runs the release there (each pool decided as pinned to it),
+    so one ``InferenceAmiVersion`` serves every pool; None when there is no such AMI."""
+    chosen = [d for d in decisions.values() if d.outcome == "choose"]
+    if (
+        facts.inference_ami_version is not None
+        or len({d.inference_ami_version for d in decisions.values()}) < 2
+    ):
+        return None
+    for decision in chosen:
+        pinned = [
+            gpu_hosts.decide_host(
+                release=facts.triton_version,
+                instance_type=it,
+                inference_ami_version=decision.inference_ami_version,
+            )
+            for it in decisions
+            if not is_token(it)
+        ]
+        if all(p.outcome == "unchanged" for p in pinned):
+            return decision
+    return None
+
+
 def _pool_hosts(facts: VariantFacts) -> tuple[gpu_hosts.HostDecision, list[TritonValidationError]]:
     """The host decision of every pool: the first pool's decision, and ``InstancePoolsHostMismatch``
     when the pools need different ``InferenceAmiVersion`` values (one variant carries one)."""
     decisions = {it: _host(facts, it) for it, _ in facts.instance_pools}
     errors = [d.error for d in decisions.values() if d.error is not None]
+    shared = None if errors else _shared_ami(facts, decisions)
+    if shared is not None:
+        return shared, []
     mismatch = instance_pools.ami_mismatch({it: d.inference_ami_version for it, d in decisions.items()})
     if mismatch is not None and not errors:
         errors.append(mismatch)

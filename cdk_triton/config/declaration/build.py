@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.config import advisories, tables
+from cdk_triton.config import advisories, default_release, tables
 from cdk_triton.config.arns import check_kms_key_arn
 from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.declaration.model import ModelSpec
@@ -32,6 +32,9 @@ class BuildSpec:
     endpoints: tuple[EndpointSpec, ...] = ()
     #: CVE id -> why its risk is accepted (``config.advisories``: the build and the manifest carry them)
     acknowledged_advisories: dict[str, str] = field(default_factory=dict)
+    #: False refuses the library's acknowledgment of the default release's advisories
+    #: (``config.default_release``): its critical ones are then errors until acknowledged here
+    library_acknowledgments: bool = True
     base_dir: str = "."
     #: name -> model, built once (a fleet's build looks models up by name thousands of times)
     _by_name: dict[str, ModelSpec] = field(init=False, repr=False, compare=False, default_factory=dict)
@@ -94,6 +97,7 @@ class BuildSpec:
         version = _triton_version(data, errs)
         acks = typed(data, advisories.ACKNOWLEDGMENT_KEY, dict, "", errs, default={}) or {}
         errs.items += advisories.check_acknowledgments(acks, path=errs.where(advisories.ACKNOWLEDGMENT_KEY))
+        library = typed(data, default_release.KEY, bool, "", errs, default=True)
         location = _artifact_location(data, artifact_location, errs)
         raw_models = typed(data, "models", list, "", errs, required=True) or []
         models = [
@@ -111,6 +115,7 @@ class BuildSpec:
             models=tuple(models),
             endpoints=tuple(endpoints),
             acknowledged_advisories={str(k): str(v) for k, v in acks.items()},
+            library_acknowledgments=library is not False,
             base_dir=str(Path(base_dir).resolve()),
         )
         errs.extend(run_rules(build))

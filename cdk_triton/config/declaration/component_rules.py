@@ -131,7 +131,7 @@ def check_component_instances(spec: object, i: int, e: EndpointSpec) -> Problems
     The requirements are the declared ones (accelerators 1 on a GPU type and CPU cores 1 on a CPU type
     when unset, as synth derives them); an unset memory counts at its floor (128 MB), since the build
     cannot know it before export and synth's derived memory is never smaller."""
-    if not e.is_inference_components or components.scaling_problems(e.min_instances, e.max_instances):
+    if not e.hosting_mode.components or components.scaling_problems(e.min_instances, e.max_instances):
         return []  # the bounds themselves are reported while the endpoint is read
     out: Problems = []
     models = list(dict.fromkeys(e.models))

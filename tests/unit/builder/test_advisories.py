@@ -8,6 +8,7 @@ import pytest
 
 from cdk_triton.builder import run_build
 from cdk_triton.builder.declarations import load_spec
+from cdk_triton.config import default_release
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError
 from tests.acknowledgments import CRITICAL
@@ -22,8 +23,11 @@ def _without_acknowledgments(decl: Path, version: str = "24.09") -> Path:
     return decl
 
 
-def test_fails_build_of_release_with_critical_advisory(tmp_path: Path) -> None:
+def test_fails_build_of_release_with_critical_advisory_when_the_library_acknowledgment_is_refused(
+    tmp_path: Path,
+) -> None:
     decl = _without_acknowledgments(write_decl(tmp_path, tiny()))
+    decl.write_text(decl.read_text() + f"{default_release.KEY}: false\n")
     with pytest.raises(TritonValidationError, match=r"\[CriticalAdvisory\]") as info:
         run_build(decl, out_dir=tmp_path / "out", progress=False)
     text = str(info.value)
@@ -34,6 +38,24 @@ def test_fails_build_of_release_with_critical_advisory(tmp_path: Path) -> None:
         [f.name for f in (tmp_path / "out").rglob("*") if f.is_file()] if (tmp_path / "out").exists() else []
     )
     assert left in ([], [".lock"]), left  # raised before anything is written
+
+
+def test_default_release_builds_on_the_library_acknowledgment_and_says_so(tmp_path: Path) -> None:
+    result = run_build(
+        _without_acknowledgments(write_decl(tmp_path, tiny())), out_dir=tmp_path / "out", progress=False
+    )
+    said = [w for w in result.warnings if f"[{default_release.WARNING}]" in w]
+    assert len(said) == 1 and "acknowledged by the library, not by you" in said[0]
+    manifest = read_manifest(tmp_path / "out" / "manifest.json")
+    assert manifest.acknowledged_advisories == {} and manifest.library_acknowledgments is True
+    assert "library_acknowledgments" not in (tmp_path / "out" / "manifest.json").read_text()
+
+
+def test_a_refusal_of_the_library_acknowledgment_reaches_the_manifest(tmp_path: Path) -> None:
+    decl = write_decl(tmp_path, tiny())
+    decl.write_text(decl.read_text() + f"{default_release.KEY}: false\n")
+    run_build(decl, out_dir=tmp_path / "out", progress=False)
+    assert read_manifest(tmp_path / "out" / "manifest.json").library_acknowledgments is False
 
 
 def test_acknowledged_build_warns_of_the_rest_and_records_the_acknowledgment(tmp_path: Path) -> None:

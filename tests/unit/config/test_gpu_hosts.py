@@ -95,14 +95,20 @@ def test_default_host_that_runs_the_release_leaves_the_template_alone() -> None:
         assert (d.outcome, d.inference_ami_version, d.message) == ("unchanged", None, None)
 
 
-def test_unconfirmed_default_host_warns_and_recommends_an_ami() -> None:
+def test_unconfirmed_default_host_chooses_an_ami_listed_for_the_family_that_runs_the_release() -> None:
     d = decide_host(release="24.09", instance_type="ml.g5.xlarge", inference_ami_version=None)
+    assert (d.outcome, d.inference_ami_version, d.warning_id) == ("choose", GPU2, "cdk-triton:InferenceAmiChosen")
+    assert d.message and "unconfirmed" in d.message and "driver 535" in d.message and "listed for g5" in d.message
+
+
+def test_unconfirmed_default_host_without_a_listed_ami_that_runs_it_warns_and_recommends_one() -> None:
+    d = decide_host(release="26.05", instance_type="ml.g6.xlarge", inference_ami_version=None)
     assert (d.outcome, d.inference_ami_version, d.warning_id) == (
         "warn",
         None,
         "cdk-triton:HostDriverUnconfirmed",
     )
-    assert d.message and GPU2 in d.message
+    assert d.message and GPU41 in d.message
 
 
 @pytest.mark.parametrize("instance_type", ["ml.g6e.xlarge", "ml.g7e.2xlarge", "ml.p6-b200.48xlarge"])

@@ -197,18 +197,20 @@ def test_app_in_us_east_1_creates_in_moto_cloudformation(
         assert json.loads(param["Parameters"][0]["Value"])["resnet_ts"] == "resnet_ts-ca978112ca1b.tar.gz"
 
 
-def test_app_keeps_the_default_host_and_pins_an_ami_when_told(
+def test_app_chooses_a_confirmed_host_and_pins_another_ami_when_told(
     agnostic: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
-    """24.09 on the default ml.g5 host (driver 470) is unconfirmed, not proven to fail: the template
-    stays as it was (synth warns); the context key pins an AMI on both endpoints."""
-    for config in _of(agnostic[1], "AWS::SageMaker::EndpointConfig"):
-        assert "InferenceAmiVersion" not in config["Properties"]["ProductionVariants"][0]
-    pinned = _synth(tmp_path, nag=False, inference_ami_version="al2-ami-sagemaker-inference-gpu-2")
+    """24.09 on the default ml.g5 host (driver 470) is unconfirmed: the variant gets the AMI listed for g5
+    whose driver (535) runs every CUDA 12 release; the context key pins another on both endpoints."""
+    assert [
+        c["Properties"]["ProductionVariants"][0]["InferenceAmiVersion"]
+        for c in _of(agnostic[1], "AWS::SageMaker::EndpointConfig")
+    ] == ["al2-ami-sagemaker-inference-gpu-2"] * 2
+    pinned = _synth(tmp_path, nag=False, inference_ami_version="al2-ami-sagemaker-inference-gpu-2-1")
     assert [
         c["Properties"]["ProductionVariants"][0]["InferenceAmiVersion"]
         for c in _of(pinned, "AWS::SageMaker::EndpointConfig")
-    ] == ["al2-ami-sagemaker-inference-gpu-2"] * 2
+    ] == ["al2-ami-sagemaker-inference-gpu-2-1"] * 2
 
 
 def _with_async_and_pools(tmp: Path) -> Path:

@@ -42,6 +42,7 @@ def test_endpoint_config_and_endpoint() -> None:
         "InitialVariantWeight": 1,
         "InstanceType": "ml.g5.xlarge",
         "ModelName": {"Fn::GetAtt": [model_id, "ModelName"]},
+        "InferenceAmiVersion": "al2-ami-sagemaker-inference-gpu-2",  # 24.09 on g5: a confirmed host
     }
     config_id = next(iter(tpl.find_resources("AWS::SageMaker::EndpointConfig")))
     tpl.has_resource_properties(

@@ -22,7 +22,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from cdk_triton.config import advisories, gpu_hosts, tables
+from cdk_triton.config import advisories, default_release, gpu_hosts, tables
 from cdk_triton.config.server_options import ServerOptions
 from cdk_triton.constructs import (
     ERROR_CODES,
@@ -227,9 +227,11 @@ def _edited(mutate: Callable[[dict[str, Any]], Any], endpoint: str = "multi") ->
 
 
 def _unacknowledged(stack: cdk.Stack) -> Construct:
-    """A scope whose models see no acknowledgment of the suite (``cdk-triton:acknowledged_advisories``)."""
+    """A scope whose models see no acknowledgment of the suite (``cdk-triton:acknowledged_advisories``) and
+    refuse the library's acknowledgment of the default release (``config.default_release``)."""
     scope = Construct(stack, "Unacknowledged")
     scope.node.set_context(advisories.CONTEXT_KEY, {})
+    scope.node.set_context(default_release.CONTEXT_KEY, False)
     return scope
 
 

@@ -44,11 +44,13 @@ def test_25_04_on_g5_gets_the_ami_and_an_info_naming_release_family_and_why() ->
     assert "25.04" in info and "g5" in info and "470" in info and GPU2 in info
 
 
-def test_24_09_on_g5_keeps_the_template_and_warns() -> None:
+def test_24_09_on_g5_gets_the_listed_ami_that_runs_it() -> None:
     stack = new_stack()
     TritonEndpoint(stack, "Ep", artifacts=_classifier(), instance_type="ml.g5.xlarge")
-    assert "InferenceAmiVersion" not in _variant(stack)
-    assert any("HostDriverUnconfirmed" in w for w in _messages(stack, "warning"))
+    assert _variant(stack)["InferenceAmiVersion"] == GPU2
+    assert not any("HostDriverUnconfirmed" in w for w in _messages(stack, "warning"))
+    [info] = _messages(stack, "info")
+    assert "24.09" in info and "unconfirmed" in info and GPU2 in info
 
 
 def test_the_prop_pins_the_ami_on_the_model_path_too() -> None:
