@@ -97,8 +97,17 @@ def test_default_host_that_runs_the_release_leaves_the_template_alone() -> None:
 
 def test_unconfirmed_default_host_chooses_an_ami_listed_for_the_family_that_runs_the_release() -> None:
     d = decide_host(release="24.09", instance_type="ml.g5.xlarge", inference_ami_version=None)
-    assert (d.outcome, d.inference_ami_version, d.warning_id) == ("choose", GPU2, "cdk-triton:InferenceAmiChosen")
-    assert d.message and "unconfirmed" in d.message and "driver 535" in d.message and "listed for g5" in d.message
+    assert (d.outcome, d.inference_ami_version, d.warning_id) == (
+        "choose",
+        GPU2,
+        "cdk-triton:InferenceAmiChosen",
+    )
+    assert (
+        d.message
+        and "unconfirmed" in d.message
+        and "driver 535" in d.message
+        and "listed for g5" in d.message
+    )
 
 
 def test_unconfirmed_default_host_without_a_listed_ami_that_runs_it_warns_and_recommends_one() -> None:

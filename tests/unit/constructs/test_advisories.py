@@ -63,7 +63,9 @@ def test_fails_synth_of_release_with_critical_advisory_when_the_library_acknowle
 
 
 @pytest.mark.parametrize(
-    "image", [None, lambda stack: TritonImage.for_version(DEFAULT_TRITON_VERSION)], ids=["default", "explicit"]
+    "image",
+    [None, lambda stack: TritonImage.for_version(DEFAULT_TRITON_VERSION)],
+    ids=["default", "explicit"],
 )
 def test_default_release_passes_on_the_library_acknowledgment_recorded_with_its_author(image: Any) -> None:
     stack = _bare_stack()
@@ -86,7 +88,10 @@ def test_a_user_acknowledgment_wins_over_the_library_one() -> None:
     rows = only(template(stack), "AWS::SageMaker::Model")["Metadata"]["cdk_triton"]["acknowledged_advisories"]
     mine = next(r for r in rows if r["id"] == "CVE-2025-23310")
     assert mine["reason"] == REASON and "by" not in mine
-    assert sum(1 for r in rows if r.get("by") == default_release.BY) == len(default_release.acknowledged_cves()) - 1
+    assert (
+        sum(1 for r in rows if r.get("by") == default_release.BY)
+        == len(default_release.acknowledged_cves()) - 1
+    )
 
 
 def test_the_library_acknowledges_the_default_release_only() -> None:
