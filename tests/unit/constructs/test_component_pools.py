@@ -109,3 +109,40 @@ def test_the_manifest_pools_are_the_default_and_exclusive_with_instance_type() -
     with pytest.raises(TritonValidationError) as info:
         _endpoint(instance_type=SMALL, instance_pools=[LARGE])
     assert _codes(info.value) == ["InstanceTypeOrPools"]
+
+
+def _dashboard_metrics(stack: cdk.Stack) -> list[list[Any]]:
+    import json
+
+    body = only(template(stack), "AWS::CloudWatch::Dashboard")["Properties"]["DashboardBody"]
+    text = body if isinstance(body, str) else json.dumps(body)  # plain JSON without tokens
+    widgets = json.loads(text)["widgets"]
+    return [mt for w in widgets for mt in w.get("properties", {}).get("metrics", []) if len(mt) > 3]
+
+
+@pytest.mark.parametrize("mode", ["SingleModel", "InferenceComponents"])
+def test_the_dashboard_graphs_each_pool_by_the_instance_type_dimension(mode: str) -> None:
+    from cdk_triton.constructs import TritonDashboard, TritonEndpoint
+    from tests.unit.constructs.support import EXAMPLE
+
+    stack = new_stack()
+    pools = [SMALL, "ml.g6.xlarge"] if mode == "SingleModel" else [LARGE, SMALL]
+    if mode == "SingleModel":
+        ep = TritonEndpoint(
+            stack, "Ep", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"), instance_pools=pools
+        )
+    else:
+        ep = _endpoint(stack=stack, instance_pools=pools)
+    TritonDashboard(stack, "Dash", endpoints=[ep])
+    metrics = _dashboard_metrics(stack)
+    for it in pools:  # (EndpointName, VariantName, InstanceType) per pool
+        assert any(
+            mt[1] == "Invocations"
+            and mt[2:4] == ["EndpointName", ep.endpoint_name]
+            and mt[-3:-1] == ["InstanceType", it]
+            for mt in metrics
+        ), it
+    per_component = [mt for mt in metrics if mt[2] == "InferenceComponentName" and "InstanceType" in mt]
+    assert bool(per_component) == (mode == "InferenceComponents")
+    if per_component:
+        assert {mt[5] for mt in per_component} == set(pools)
