@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import aws_cdk as cdk
@@ -177,6 +177,18 @@ class TritonDashboard(Construct):
             ),
         ]
 
+    def paired_graphs(
+        self,
+        each: Callable[..., list[list[Any]]],
+        rows: Sequence[tuple[str, m.MetricDef, str | None, m.MetricDef | None]],
+    ) -> list[dict[str, Any]]:
+        """One graph per (title, metric, statistic, right-axis metric): ``each(metric, statistic)`` (one
+        line per component, per pool ...), then ``each`` of the right-axis metric when there is one."""
+        return [
+            self.graph(title, each(left, stat) + (each(right, yAxis="right") if right is not None else []))
+            for title, left, stat, right in rows
+        ]
+
     def _pool_graphs(
         self, ep: ITritonEndpoint, dims: list[str], components: list[str]
     ) -> list[dict[str, Any]]:
@@ -194,17 +206,19 @@ class TritonDashboard(Construct):
                 for it in pools
             ]
 
-        graphs = [
-            self.graph(
-                "Instance pools: invocations / 5XX errors",
-                each(m.INVOCATIONS) + each(m.INVOCATION_5XX_ERRORS, yAxis="right"),
-            ),
-            self.graph("Instance pools: ModelLatency p99 (us)", each(m.MODEL_LATENCY, "p99")),
-            self.graph(
-                "Instance pools: CPU / GPU utilization (%)",
-                each(m.CPU_UTILIZATION) + (each(m.GPU_UTILIZATION, yAxis="right") if ep.gpu_count else []),
-            ),
-        ]
+        graphs = self.paired_graphs(
+            each,
+            [
+                ("Instance pools: invocations / 5XX errors", m.INVOCATIONS, None, m.INVOCATION_5XX_ERRORS),
+                ("Instance pools: ModelLatency p99 (us)", m.MODEL_LATENCY, "p99", None),
+                (
+                    "Instance pools: CPU / GPU utilization (%)",
+                    m.CPU_UTILIZATION,
+                    None,
+                    m.GPU_UTILIZATION if ep.gpu_count else None,
+                ),
+            ],
+        )
         if components:
             graphs.append(
                 self.graph(
