@@ -53,7 +53,13 @@ def with_components(ep: EndpointSpec, entry: EndpointEntry) -> EndpointEntry:
         if m in entry.target_models
     }
     layout.check_component_names({m: c.component_name for m, c in comps.items()}, path=f"endpoint {ep.name}")
-    return replace(entry, components=comps, min_instances=ep.min_instances, max_instances=ep.max_instances)
+    return replace(
+        entry,
+        components=comps,
+        min_instances=ep.min_instances,
+        max_instances=ep.max_instances,
+        instance_pools=ep.instance_pools,
+    )
 
 
 def record_components(ctx: BuildContext) -> StepOutput:

@@ -28,7 +28,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--manifest", default=DEFAULT_MANIFEST, help=f"the build manifest (default: {DEFAULT_MANIFEST})"
     )
     p.add_argument(
-        "--endpoint", default=None, help="the endpoint (default: the manifest's one multi-model endpoint)"
+        "--endpoint",
+        default=None,
+        help="the endpoint (default: the manifest's one multi-model endpoint); an endpoint with instance_pools "
+        "gets one row per pool: what fits, copies per instance, cost vs priority 1",
     )
     p.add_argument("--instance-type", default=None, help="default: the endpoint's first instance type")
     p.add_argument("--traffic", default=None, help="YAML/JSON: rps: {model: n} or share: {model: weight}")
@@ -112,6 +115,15 @@ def cmd_capacity(args: argparse.Namespace) -> int:
     readings = read_readings(args.gpu_readings) if args.gpu_readings else None
     manifest = read_manifest(args.manifest)
     entry = estimate.endpoint_entry(manifest, args.endpoint)
+    if entry.instance_pools is not None:  # one row per pool (capacity/pools.py)
+        from cdk_triton.capacity import pools
+
+        pool_report = pools.build_pool_report(manifest, entry, readings)
+        if args.json:
+            print(json.dumps(pools.to_json(pool_report), indent=1, sort_keys=True))
+        else:
+            print(pools.render(pool_report), end="")
+        return 0
     instance_type = args.instance_type or (entry.instance_types[0] if entry.instance_types else "")
     estimate.usable_for(instance_type)  # an unknown type fails before any server starts
     names = sorted(entry.target_models)

@@ -115,6 +115,7 @@ class CapacityReport:
 def endpoint_entry(manifest: Manifest, name: str | None) -> EndpointEntry:
     """The endpoint to size: ``name``, else the manifest's one multi-model (or components) endpoint."""
     sized = [e for e in manifest.endpoints.values() if e.target_models]
+    pooled = [e for e in manifest.endpoints.values() if e.instance_pools is not None and e not in sized]
     if name is None:
         if len(sized) == 1:
             return sized[0]
@@ -123,11 +124,18 @@ def endpoint_entry(manifest: Manifest, name: str | None) -> EndpointEntry:
         )
         raise _endpoint_error(None, problem, sized)
     if name not in manifest.endpoints:
-        raise _endpoint_error(name, f"is not in the manifest {manifest.path or ''}".rstrip(), sized)
+        raise _endpoint_error(name, f"is not in the manifest {manifest.path or ''}".rstrip(), sized + pooled)
     entry = manifest.endpoints[name]
+    if entry.instance_pools is not None:
+        return entry  # the per-pool report (capacity/pools.py), whatever the mode
     refusal = entry.hosting_mode.capacity
     if refusal is not None or not entry.target_models:
-        raise _endpoint_error(name, f"is a {entry.mode} endpoint: nothing loads on demand", sized)
+        raise _endpoint_error(
+            name,
+            f"is a {entry.mode} endpoint without instance_pools: nothing loads on demand, and there are no "
+            "pools to compare",
+            sized + pooled,
+        )
     return entry
 
 
@@ -137,8 +145,9 @@ def _endpoint_error(value: str | None, problem: str, sized: list[EndpointEntry])
         prop="--endpoint",
         value=value,
         problem=problem,
-        allowed=", ".join(e.name for e in sized) or "(no multi-model or inference-components endpoint)",
-        fix="name a multi-model (or inference-components) endpoint of the manifest",
+        allowed=", ".join(e.name for e in sized)
+        or "(no multi-model, inference-components or instance-pools endpoint)",
+        fix="name a multi-model or inference-components endpoint of the manifest, or one with instance_pools",
     )
 
 

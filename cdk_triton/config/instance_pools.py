@@ -17,9 +17,23 @@ Sources (read 2026-11-27):
 * aws-cdk-lib 2.275.0 ``CfnEndpointConfig.InstancePoolProperty`` (instance_type, priority,
   model_name_override) and cfn-lint 1.58's schema (1..5 pools, priority 1..5, timeout 300..3600);
   neither refuses ``InstanceType`` beside ``InstancePools``: the constructs do.
-* The guide's monitoring section was not read here: whether SageMaker publishes the variant's
-  metrics per instance type (an ``InstanceType`` dimension) is *unconfirmed*, so dashboards and alarms
-  stay per variant.
+* The same guide, "Real-time endpoint with inference components": a component's single
+  ``Specification`` applies on every pool's instance type (the same model and requirements, "when the
+  model can run on any of the provisioned instance types with the same resource requirements"), or a
+  plural ``Specifications`` gives one per instance type (``InstanceType``, its own ``ModelName`` and
+  ``ComputeResourceRequirements``). ``ModelNameOverride`` is shown for single-model endpoints only
+  (an inference-components variant has no ``ModelName`` to override). The guide is silent on
+  ``ManagedInstanceScaling`` and ``RoutingConfig`` with pools: *unconfirmed* that they behave as
+  without pools.
+* The same guide, "Monitor instance pools": the variant's aggregated metrics keep working, and
+  CloudWatch also publishes them with an ``InstanceType`` dimension: (EndpointName, VariantName,
+  InstanceType) for endpoint and invocation metrics, (InferenceComponentName, InstanceType) for
+  inference-component metrics. The dashboards graph both (:func:`instance_type_dimensions`).
+* The same guide, "Auto-scaling with instance pools": scaling registers the same scalable target and
+  policies; scale-out falls back through the pools by priority, scale-in releases the lowest priority
+  first; predefined metrics (``SageMakerVariantInvocationsPerInstance``) aggregate across the types
+  ("simplest when all instance types in your pools have similar capacity"); for mixed capacities it
+  shows a weighted metric-math signal over the per-``InstanceType`` metrics.
 
 Standard library only.
 """
@@ -28,6 +42,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cdk_triton.config import tables
 from cdk_triton.errors import TritonValidationError
 
 #: The most pools one variant takes (priorities 1..MAX_POOLS).
@@ -124,3 +139,31 @@ def ami_mismatch(
         "(e.g. the same GPU generation)",
         path=path,
     )
+
+
+def smallest(instance_types: tuple[str, ...] | list[str]) -> str:
+    """The pool with the least compute (GPUs, then vCPUs, then host memory; a type the instance table
+    lacks counts as the largest): what one ``Specification`` of an inference component must fit, since a
+    copy may be placed on any pool. The first type on a tie (highest priority)."""
+
+    def size(it: str) -> tuple[float, ...]:
+        info = tables.instance_type_info(it)
+        if info is None:
+            return (float("inf"),) * 3
+        return (float(info.gpu_count), float(info.vcpus), float(info.host_memory_gib))
+
+    return min(instance_types, key=size)
+
+
+def pool_label(instance_types: tuple[str, ...] | list[str], instance_type: str) -> str:
+    """``instance pool <n> (<type>)``: how an error names a pool (its priority, 1 = highest)."""
+    return f"instance pool {list(instance_types).index(instance_type) + 1} ({instance_type})"
+
+
+def instance_type_dimensions(
+    instance_types: tuple[str, ...] | list[str], base: dict[str, str]
+) -> list[tuple[str, dict[str, str]]]:
+    """(instance type, ``base`` + ``InstanceType``) per pool in priority order: the dimension
+    combinations the guide's "Monitor instance pools" lists ((EndpointName, VariantName, InstanceType),
+    (InferenceComponentName, InstanceType))."""
+    return [(it, {**base, "InstanceType": it}) for it in instance_types]

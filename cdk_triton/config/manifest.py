@@ -222,7 +222,7 @@ class EndpointEntry(EndpointMode):
     inference_ami_version: str | None = None
     #: The ``async:`` block models.yaml declared (an asynchronous endpoint); None: real-time.
     async_inference: AsyncValues | None = None
-    #: The ``instance_pools:`` models.yaml declared (SingleModel); None: one instance type.
+    #: The ``instance_pools:`` models.yaml declared (SingleModel, InferenceComponents); None: one type.
     instance_pools: PoolValues | None = None
 
     def component_map(self) -> dict[str, str]:
@@ -517,7 +517,8 @@ def _endpoint_entry(name: str, e: Any, fail: Fail) -> EndpointEntry:
         instance_pools=_pools(optional(e, "instance_pools", dict, w, fail), f"{w}.instance_pools", fail),
     )
     if entry.instance_pools is not None and row.instance_pools is not None:
-        raise fail(f"{w}.instance_pools", entry.mode, row.instance_pools.reason, "SingleModel")
+        with_pools = [m.name for m in modes.MODES.values() if m.instance_pools is None]
+        raise fail(f"{w}.instance_pools", entry.mode, row.instance_pools.reason, " or ".join(with_pools))
     if entry.async_inference is not None and row.async_inference is not None:
         raise fail(f"{w}.async_inference", entry.mode, row.async_inference.reason, "SingleModel")
     if row.per_model_archives:

@@ -210,25 +210,27 @@ def component_fit_problems(
     path: str | None = None,
 ) -> list[TritonValidationError]:
     """``ComponentDoesNotFit`` for each component of an InferenceComponents manifest ``entry`` (an
-    ``EndpointEntry``) whose requirements one instance of ``instance_type`` (default: the endpoint's first)
-    cannot hold; memory by :func:`component_min_memory_mb` of ``models`` (the manifest's models by name;
-    where a model's size is unknown, the rule on the known ones: a floor that already does not fit
-    never will).
+    ``EndpointEntry``) whose requirements one instance of ``instance_type`` (default: every instance pool
+    of the endpoint, since a copy may be placed on any; else its first type) cannot hold; memory by
+    :func:`component_min_memory_mb` of ``models`` (the manifest's models by name; where a model's size is
+    unknown, the rule on the known ones: a floor that already does not fit never will).
     Accelerators and CPU cores left unset are not judged (synth's defaults, 1, fit every type)."""
-    itype = instance_type or (entry.instance_types[0] if entry.instance_types else "")
+    pools = entry.instance_pools.instance_types if entry.instance_pools is not None else ()
+    itypes = [instance_type] if instance_type else list(pools) or entry.instance_types[:1] or [""]
     where = path or f"manifest endpoint '{entry.name}'"
     out: list[TritonValidationError] = []
     for name, c in sorted(entry.components.items()):
         target = entry.target_models[c.target_model]
         archive = [models[m] for m in target.models if m in models]
-        out += components.fit_problems(
-            itype,
-            component=name,
-            accelerators=c.accelerators,
-            cpu_cores=c.cpu_cores,
-            memory_mb=_memory_at_least_mb(c.min_memory_mb, archive),
-            path=f"{where} components.{name}",
-        )
+        for itype in itypes:
+            out += components.fit_problems(
+                itype,
+                component=name,
+                accelerators=c.accelerators,
+                cpu_cores=c.cpu_cores,
+                memory_mb=_memory_at_least_mb(c.min_memory_mb, archive),
+                path=f"{where} components.{name}",
+            )
     return out
 
 

@@ -23,6 +23,7 @@ from constructs import Construct
 
 from cdk_triton.config import component_memory, layout, modes, tables
 from cdk_triton.config import components as component_rules
+from cdk_triton.config import instance_pools as pool_rules
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, remember_stack_info
@@ -30,6 +31,7 @@ from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.checks import components as checks
 from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.deployment import check_deployment
+from cdk_triton.constructs.checks.instance_pools import check_pools
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.component import (
     ComponentOptions,
@@ -46,6 +48,7 @@ from cdk_triton.constructs.deployment import (
 from cdk_triton.constructs.endpoint_base import EndpointAttributes, TritonEndpointBase
 from cdk_triton.constructs.endpoint_defaults import default_endpoint_name, define_volume_key
 from cdk_triton.constructs.errors import catalogued, located
+from cdk_triton.constructs.instance_pools import pools_or_declared
 from cdk_triton.constructs.model import TritonModel
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
 from cdk_triton.constructs.name_maps import publish_name_map
@@ -97,7 +100,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         construct_id: str,
         *,
         artifacts: ModelArtifacts,
-        instance_type: str,
+        instance_type: str | None = None,
+        instance_pools: Sequence[str] | None = None,
+        instance_provision_timeout: cdk.Duration | None = None,
         components: Mapping[str, ComponentOptions] | None = None,
         endpoint_name: str | None = None,
         component_prefix: str | None = None,
@@ -115,7 +120,16 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         Args:
             artifacts: an ``InferenceComponents`` entry of the manifest (or an MME entry: the same
                 per-model archives), ``ModelArtifacts.from_manifest(path, "components")``.
-            instance_type: ``ml.<family>.<size>``.
+            instance_type: ``ml.<family>.<size>``; or ``instance_pools`` (exclusive with it:
+                ``InstanceTypeOrPools``).
+            instance_pools: up to five instance types, highest priority first (default: the manifest's
+                ``instance_pools:`` when neither this nor ``instance_type`` is given), as ``TritonEndpoint``'s:
+                the variant carries ``InstancePools``. Each component keeps one ``Specification`` that
+                SageMaker applies on every pool (its guide, ``config.instance_pools``): its requirements are
+                derived for the smallest pool and must fit every pool (``ComponentDoesNotFit`` names the
+                pool); the instance bounds hold every copy on the pool that needs the most instances.
+            instance_provision_timeout: ``VariantInstanceProvisionTimeoutInSeconds`` (300..3600 s), with
+                ``instance_pools`` only. Default: SageMaker's.
             components: logical model name -> ``ComponentOptions`` (over the manifest's values); every
                 archive of the artifacts is a component either way. Default: the manifest's values, else
                 derived ones.
@@ -139,10 +153,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         check_prop_names("TritonComponentsEndpoint", model_props)
         super().__init__(scope, construct_id)
         self._stack = remember_stack_info(self, scope)
-        self.instance_type = instance_type
+        self._set_pools(artifacts, instance_type, instance_pools, instance_provision_timeout)
         self.variant_name = variant_name
         self.scaling: TritonScaling | None = None
-        self.instance_info = None if is_token(instance_type) else tables.instance_type_info(instance_type)
         self.endpoint_name: str = endpoint_name or default_endpoint_name(self)
         self._artifacts_source = artifacts
         try:
@@ -178,6 +191,30 @@ class TritonComponentsEndpoint(TritonEndpointBase):
     # ------------------------------------------------------------------ checks and plans
     def _raise(self, errs: list[TritonValidationError]) -> None:
         raise_at(self, errs)
+
+    def _set_pools(
+        self,
+        artifacts: ModelArtifacts,
+        instance_type: str | None,
+        pools: Sequence[str] | None,
+        timeout: cdk.Duration | None,
+    ) -> None:
+        """The instance type (else the first pool), the pools (else the manifest's), their limits
+        (``checks.instance_pools.check_pools``, as ``TritonEndpoint``'s) and the types every copy must fit."""
+        pools, timeout = pools_or_declared(artifacts, instance_type, pools, timeout)
+        seconds = int(timeout.to_seconds()) if timeout is not None and not is_token(timeout) else None
+        self._raise(check_pools(instance_type, pools, seconds))
+        self.instance_pools: tuple[str, ...] = tuple(pools or ())
+        self.instance_provision_timeout = timeout
+        self._provision_timeout_s = seconds
+        self.instance_type = instance_type if instance_type is not None else self.instance_pools[0]
+        self.instance_info = (
+            None if is_token(self.instance_type) else tables.instance_type_info(self.instance_type)
+        )
+        #: every instance type a copy may be placed on (the pools, else the one type), and the one the
+        #: derived requirements fit (the smallest pool)
+        self._types = [t for t in self.instance_pools or (self.instance_type,) if not is_token(t)]
+        self._sizing_type = pool_rules.smallest(self._types) if self._types else self.instance_type
 
     def _check_source(self, art: ArtifactsConfig, routing_strategy: str) -> list[TritonValidationError]:
         errs = []
@@ -248,8 +285,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         )  # fmt: skip
         errs = [_under(where, e) for e in component_rules.value_problems(values)]
         models = [art.built_models[n] for n in archive.models if n in art.built_models]
+        sized = None if is_token(self._sizing_type) else tables.instance_type_info(self._sizing_type)
         req, found = checks.derive_requirements(
-            logical, self.instance_info, cpu_instance=tables.instance_kind(self.instance_type) == "cpu",
+            logical, sized, cpu_instance=any(tables.instance_kind(t) == "cpu" for t in self._types),
             models=models, accelerators=o.accelerators, cpu_cores=o.cpu_cores,
             min_memory_mb=o.min_memory_mb, max_memory_mb=o.max_memory_mb,
         )  # fmt: skip
@@ -265,11 +303,15 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             cdk.Annotations.of(self).add_warning_v2(f"cdk-triton:{component_memory.MEMORY_BELOW_MODEL}", text)
         if req is None or errs:
             return None, errs
-        if not is_token(self.instance_type):
+        for it in self._types:  # a copy may be placed on any pool: it must fit each
             errs += [
-                _under(where, e)
+                _under(
+                    where,
+                    e,
+                    pool=pool_rules.pool_label(self.instance_pools, it) if self.instance_pools else None,
+                )
                 for e in component_rules.fit_problems(
-                    self.instance_type,
+                    it,
                     component=logical,
                     accelerators=req.accelerators,
                     cpu_cores=req.cpu_cores,
@@ -291,9 +333,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
     def _instances(
         self, plans: list[_Plan], min_instances: int | None, max_instances: int | None
     ) -> tuple[int, int, int]:
-        """(min, max, initial) instances: given, else derived from the copies; checked."""
+        """(min, max, initial) instances: given, else derived from the copies; checked on every pool (the
+        derived maximum holds every copy on the pool that needs the most instances)."""
         to_zero = all(p.min_copies == 0 for p in plans)
-        info = self.instance_info
         needs = [
             component_rules.CopyNeed(
                 name=p.logical,
@@ -306,11 +348,18 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             for p in plans
         ]
         # one author with the build (config.components.instance_problems, run on models.yaml too)
-        lo, hi, errs = component_rules.instance_problems(
-            self.instance_type, needs, min_instances=min_instances, max_instances=max_instances,
-            every_component_to_zero=to_zero,
-        )  # fmt: skip
-        at_start = component_rules.instances_needed(info, needs, at_max=False) if info is not None else 1
+        lo, hi, at_start = 0, 1, 1
+        errs: list[TritonValidationError] = []
+        for it in self._types or [self.instance_type]:
+            lo, hi_here, found = component_rules.instance_problems(
+                it, needs, min_instances=min_instances, max_instances=max_instances,
+                every_component_to_zero=to_zero,
+            )  # fmt: skip
+            hi = max(hi, hi_here)
+            errs += [e for e in found if str(e) not in {str(x) for x in errs}]
+            info = None if is_token(it) else tables.instance_type_info(it)
+            if info is not None:
+                at_start = max(at_start, component_rules.instances_needed(info, needs, at_max=False))
         self._raise(errs)
         return lo, hi, max(1, lo, min(at_start, hi))
 
@@ -344,11 +393,17 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         """The variant without a model (``variant.py``), the EndpointConfig with its role, the Endpoint."""
         from cdk_triton.constructs.checks.instance import check_instance, has_local_storage
 
-        found, warnings = check_instance(
-            self.instance_type, self.instance_info, triton_version=art.triton_version,
-            gpu_architectures=art.gpu_architectures, packaged_instance_types=art.packaged_instance_types,
-            multi_model=False,
-        )  # fmt: skip
+        found: list[TritonValidationError] = []
+        warnings: list[tuple[str, str]] = []
+        for it in self._types or [self.instance_type]:  # every pool as instance_type is checked
+            errs_here, warned = check_instance(
+                it, None if is_token(it) else tables.instance_type_info(it), triton_version=art.triton_version,
+                gpu_architectures=art.gpu_architectures, packaged_instance_types=art.packaged_instance_types,
+                multi_model=False,
+            )  # fmt: skip
+            found += errs_here
+            pooled = it != self.instance_type
+            warnings += [(w, f"instance pool {it}: {m}" if pooled else m) for w, m in warned]
         built = build_variant(
             VariantFacts(
                 variant_name=self.variant_name, model_name=None, instance_type=self.instance_type,
@@ -356,6 +411,8 @@ class TritonComponentsEndpoint(TritonEndpointBase):
                 inference_ami_version=inference_ami_version or art.inference_ami_version,
                 managed_instance_scaling=(self.min_instances, self.max_instances),
                 routing_strategy=routing_strategy,
+                instance_pools=tuple((it, None) for it in self.instance_pools),
+                provision_timeout_seconds=self._provision_timeout_s,
             )
         )  # fmt: skip
         self._raise(found + list(built.errors))
@@ -588,15 +645,15 @@ class TritonComponentsEndpoint(TritonEndpointBase):
 _OPTION_NAMES = {"memory_mb": "min_memory_mb", "startup_timeout_s": "startup_timeout"}
 
 
-def _under(where: str, e: TritonValidationError) -> TritonValidationError:
+def _under(where: str, e: TritonValidationError, *, pool: str | None = None) -> TritonValidationError:
     """A config-layer error of one component with its prop as ``components.<model>.<option>`` (the
-    construct path is added when raised)."""
+    construct path is added when raised); ``pool``: the instance pool it concerns, named in the problem."""
     key = e.prop.rsplit(" ", 1)[-1]  # "copies", or "component 'x' memory_mb" (fit_problems)
     return catalogued(
         e.code,
         prop=f"{where}.{_OPTION_NAMES.get(key, key)}",
         value=e.value,
-        problem=e.problem,
+        problem=f"{pool}: {e.problem} (a copy may be placed on any pool)" if pool else e.problem,
         allowed=e.allowed,
         fix=e.fix.replace(key, _OPTION_NAMES.get(key, key)),
     )

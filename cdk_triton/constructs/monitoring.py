@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import aws_cdk as cdk
@@ -18,6 +18,7 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sns as sns
 from constructs import Construct
 
+from cdk_triton.config import instance_pools as pool_rules
 from cdk_triton.config import modes
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs import modes as mode_constructs
@@ -124,6 +125,11 @@ class TritonDashboard(Construct):
             "properties": {
                 "markdown": f"## Triton endpoint `{ep.endpoint_name}`\n{mode}, "
                 f"{ep.instance_type or 'instance type unknown'} ({gpus} GPU), variant `{variant}`"
+                + (
+                    f", instance pools {' > '.join(pools)}"
+                    if (pools := getattr(ep, "instance_pools", ()))
+                    else ""
+                )
             },
         }
         graphs = self._invocation_graphs(dims)
@@ -138,6 +144,7 @@ class TritonDashboard(Construct):
                 )
             )
         graphs.append(self._instances_graph(ep, dims))
+        graphs += self._pool_graphs(ep, dims, list(names.values()))
         graphs += mode_constructs.of_endpoint(row, names).dashboard_graphs(self, ep, dims)
         rows: list[list[dict[str, Any]]] = [[header]]
         for i in range(0, len(graphs), 3):
@@ -169,6 +176,61 @@ class TritonDashboard(Construct):
                 ],
             ),
         ]
+
+    def paired_graphs(
+        self,
+        each: Callable[..., list[list[Any]]],
+        rows: Sequence[tuple[str, m.MetricDef, str | None, m.MetricDef | None]],
+    ) -> list[dict[str, Any]]:
+        """One graph per (title, metric, statistic, right-axis metric): ``each(metric, statistic)`` (one
+        line per component, per pool ...), then ``each`` of the right-axis metric when there is one."""
+        return [
+            self.graph(title, each(left, stat) + (each(right, yAxis="right") if right is not None else []))
+            for title, left, stat, right in rows
+        ]
+
+    def _pool_graphs(
+        self, ep: ITritonEndpoint, dims: list[str], components: list[str]
+    ) -> list[dict[str, Any]]:
+        """Per instance pool, when the variant has pools: the variant's metrics with the dimension
+        ``InstanceType`` (EndpointName, VariantName, InstanceType), and each component's invocations with
+        (InferenceComponentName, InstanceType): the combinations SageMaker's guide lists in "Monitor
+        instance pools" (``config.instance_pools``, read 2026-11-27). Imported endpoints have no pools."""
+        pools = tuple(getattr(ep, "instance_pools", ()) or ())
+        if not pools:
+            return []
+
+        def each(spec: m.MetricDef, stat: str | None = None, **opts: Any) -> list[list[Any]]:
+            return [
+                m.widget_metric(spec, [*dims, "InstanceType", it], stat, label=f"{spec.name} {it}", **opts)
+                for it in pools
+            ]
+
+        graphs = self.paired_graphs(
+            each,
+            [
+                ("Instance pools: invocations / 5XX errors", m.INVOCATIONS, None, m.INVOCATION_5XX_ERRORS),
+                ("Instance pools: ModelLatency p99 (us)", m.MODEL_LATENCY, "p99", None),
+                (
+                    "Instance pools: CPU / GPU utilization (%)",
+                    m.CPU_UTILIZATION,
+                    None,
+                    m.GPU_UTILIZATION if ep.gpu_count else None,
+                ),
+            ],
+        )
+        if components:
+            graphs.append(
+                self.graph(
+                    "Instance pools: component invocations",
+                    [
+                        m.widget_metric(m.INVOCATIONS, [x for kv in d.items() for x in kv], label=f"{n} {it}")
+                        for n in components
+                        for it, d in pool_rules.instance_type_dimensions(pools, {"InferenceComponentName": n})
+                    ],
+                )
+            )
+        return graphs
 
     def _instances_graph(self, ep: ITritonEndpoint, dims: list[str]) -> dict[str, Any]:
         scaling = ep.scaling

@@ -18,6 +18,7 @@ INFERENCE_COMPONENTS = register(
             "components",
             "min_instances",
             "max_instances",
+            "instance_pools",
         ),
         per_model_archives=True,
         loads_on_demand=False,
@@ -38,16 +39,12 @@ INFERENCE_COMPONENTS = register(
             "managed instance scaling that places the components' copies",
         ),
         shadow=Refusal(code="ModeUnsupported", reason="a components endpoint takes no shadow variant"),
+        # instance pools: supported (no refusal). SageMaker's guide
         # https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html (read
-        # 2026-11-27): SageMaker documents pools for inference components; TritonComponentsEndpoint does not
-        # build them yet (its copies' placement per pool is not sized here)
-        instance_pools=Refusal(
-            code="ModeUnsupported",
-            reason="SageMaker documents instance pools for inference components "
-            "(https://docs.aws.amazon.com/sagemaker/latest/dg/realtime-endpoints-heterogeneous.html, read "
-            "2026-11-27), but TritonComponentsEndpoint does not build them yet: it sizes the components' "
-            "copies for one instance type",
-        ),
+        # 2026-11-27), "Real-time endpoint with inference components": a component's single Specification
+        # applies on every pool's instance type ("when the model can run on any of the provisioned instance
+        # types with the same resource requirements"); TritonComponentsEndpoint emits that one Specification
+        # with requirements that fit the smallest pool (config.instance_pools.smallest)
         async_inference=Refusal(
             code="AsyncNeedsSingleModel",
             reason="InvokeEndpointAsync has no InferenceComponentName (botocore's sagemaker-runtime model), so an asynchronous endpoint cannot reach a component",

@@ -40,17 +40,24 @@ class InferenceComponents(Common):
                 m.widget_metric(spec, ["InferenceComponentName", n], stat, label=n, **opts) for n in names
             ]
 
-        graphs += [
-            dashboard.graph(
-                "Components: invocations / no-capacity failures",
-                each(m.INVOCATIONS) + each(m.NO_CAPACITY_INVOCATION_FAILURES, yAxis="right"),
-            ),
-            dashboard.graph("Components: ModelLatency p99 (us)", each(m.MODEL_LATENCY, "p99")),
-            dashboard.graph(
-                "Components: GPU / CPU utilization (% of the reservation)",
-                each(m.COMPONENT_GPU_UTILIZATION) + each(m.COMPONENT_CPU_UTILIZATION, yAxis="right"),
-            ),
-        ]
+        graphs += dashboard.paired_graphs(
+            each,
+            [
+                (
+                    "Components: invocations / no-capacity failures",
+                    m.INVOCATIONS,
+                    None,
+                    m.NO_CAPACITY_INVOCATION_FAILURES,
+                ),
+                ("Components: ModelLatency p99 (us)", m.MODEL_LATENCY, "p99", None),
+                (
+                    "Components: GPU / CPU utilization (% of the reservation)",
+                    m.COMPONENT_GPU_UTILIZATION,
+                    None,
+                    m.COMPONENT_CPU_UTILIZATION,
+                ),
+            ],
+        )
         for c in dict(ep.components).values():  # Triton's own metrics: one namespace per component's model
             if c.model.metrics_namespace:
                 graphs += dashboard.triton_graphs(c.model.metrics_namespace)

@@ -17,7 +17,7 @@ neither ``monitoring`` nor the endpoints: no import circle).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,6 +42,12 @@ class Dashboard(Protocol):
     def graph(self, title: str, metrics: list[list[Any]], **extra: Any) -> Widget: ...
 
     def triton_graphs(self, ns: str) -> list[Widget]: ...
+
+    def paired_graphs(
+        self,
+        each: Callable[..., list[list[Any]]],
+        rows: Sequence[tuple[str, m.MetricDef, str | None, m.MetricDef | None]],
+    ) -> list[Widget]: ...
 
 
 class Alarms(Protocol):

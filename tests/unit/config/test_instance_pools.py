@@ -50,7 +50,13 @@ def test_refused_on_multi_model_citing_the_guide() -> None:
     _, errs = _spec("MultiModel", TYPES)
     [err] = [e for e in errs if "instance_pools" in e]
     assert "[InstancePoolsOnMultiModel]" in err and "realtime-endpoints-heterogeneous" in err
-    assert modes.INFERENCE_COMPONENTS.refusal("instance_pools") is not None  # not built for components yet
+    assert modes.INFERENCE_COMPONENTS.refusal("instance_pools") is None  # the guide documents them there
+
+
+def test_components_endpoints_declare_pools() -> None:
+    spec, errs = _spec("InferenceComponents", {"instance_types": TYPES, "provision_timeout_s": 900})
+    assert errs == [] and spec is not None
+    assert spec.instance_pools == PoolValues(instance_types=tuple(TYPES), provision_timeout_s=900)
 
 
 def test_the_manifest_carries_the_pools() -> None:
