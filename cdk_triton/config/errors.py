@@ -121,6 +121,9 @@ SHARED_RULE_ERRORS: dict[str, str] = {
     "InvalidInstancePools": "instance_pools with no or more than five instance types, one listed twice, or a "
     "provisioning timeout outside 300..3600 s (VariantInstanceProvisionTimeoutInSeconds)",
     "NoRecordedSamples": "a deploy verification of an endpoint with no recorded sample (or an empty checks list)",
+    "RestrictedApiUnreachable": "a --http-restricted-api in additional_args that a 26.03+ SageMaker port applies and "
+    "no SageMaker caller can satisfy ('health': /ping; 'model-repository' on a multi-model endpoint: the loads; "
+    "'inference' with a header other than X-Amzn-SageMaker-Custom-Attributes)",
 }
 
 #: The vendored tables and the manifest: code -> what it means.

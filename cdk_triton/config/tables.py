@@ -379,6 +379,21 @@ def serve_script_data(version: str) -> dict[str, Any] | None:
     return None
 
 
+# ---------------------------------------------------------------------------- the SageMaker front
+
+
+def front_facts() -> dict[str, dict[str, Any]]:
+    """How the SageMaker port of each release answers where that changed (``data/sagemaker-front.json``);
+    ``config.server_options.front`` reads it."""
+    facts: dict[str, dict[str, Any]] = _load("sagemaker-front.json")["facts"]
+    return facts
+
+
+def at_least(version: str, floor: str) -> bool:
+    """Whether release ``version`` is ``floor`` or newer (``'26.05'`` >= ``'26.03'``)."""
+    return not is_newer(floor, version)
+
+
 # ---------------------------------------------------------------------------- security advisories
 
 

@@ -18,6 +18,7 @@ from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
 from cdk_triton.config import modes, tables
+from cdk_triton.config.server_options import async_input_size_warning
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
@@ -264,6 +265,10 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             async_inference, art.async_inference
         )
         errs += check_async_endpoint(self.async_options, self.model.hosting_mode, shadow)
+        if self.async_options is not None:
+            message = async_input_size_warning(self.model.server_options, self.model.triton_version)
+            if message is not None:
+                cdk.Annotations.of(self).add_warning_v2("cdk-triton:AsyncPayloadOverMaxInputSize", message)
         return errs
 
     def _model_of(

@@ -129,6 +129,7 @@ SURFACED: dict[str, str] = pick(
         "InvalidManifest",
         "UnsupportedManifestVersion",
         "ResponseCacheNotConfigured",
+        "RestrictedApiUnreachable",
         "NoRecordedSamples",
         "UnknownInferenceAmiVersion",
         "InferenceAmiNotForInstance",

@@ -15,7 +15,7 @@ from constructs import Construct
 
 from cdk_triton._deprecation import deprecated_property
 from cdk_triton.config import advisories, default_release, modes
-from cdk_triton.config.server_options import ServerOptions
+from cdk_triton.config.server_options import ServerOptions, check_front
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs import _nag
@@ -175,7 +175,9 @@ class TritonModel(Construct):
             built_for=art.triton_version,
         )
         effective, notes = opts.for_release(self.triton_version, ping_mode_inherited=PING_MODE in raw_env)
-        warnings += [("cdk-triton:SettingHasNoEffect", note.message) for note in notes]
+        front_errs, front_notes = check_front(effective, self.triton_version)  # the SageMaker port's flags
+        errs += front_errs
+        warnings += [("cdk-triton:SettingHasNoEffect", note.message) for note in notes + front_notes]
         cache = effective.response_cache_byte_size is not None or any(
             a.startswith("--cache-config") for a in effective.additional_args
         )

@@ -19,9 +19,10 @@ from typing import Any
 
 from cdk_triton.config import async_inference, layout
 from cdk_triton.config.manifest import Manifest
-from cdk_triton.config.server_options import ServerOptions
+from cdk_triton.config.server_options import ServerOptions, check_front, enforcement
+from cdk_triton.config.server_options.front import MAX_INPUT_SIZE_FLAG, custom_attributes_header
 from cdk_triton.config.tables import release
-from cdk_triton.errors import TritonValidationError
+from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.front import AsyncRoute, FrontServed, Reply, RuntimeFront, aws_error
 from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, _error_text
@@ -38,11 +39,13 @@ UPSTREAM_TIMEOUT_S = 400.0
 
 
 def _forward_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The request headers the container sees: Content-Type (default JSON) and Accept."""
+    """The request headers the container sees: Content-Type (default JSON), Accept and CustomAttributes
+    (``X-Amzn-SageMaker-Custom-Attributes``, the one header whose value the caller chooses)."""
     fwd = {"Content-Type": headers.get("content-type", "application/json")}
-    accept = headers.get("accept")
-    if accept is not None:
-        fwd["Accept"] = accept
+    for name in ("Accept", custom_attributes_header()):
+        value = headers.get(name.lower())
+        if value is not None:
+            fwd[name] = value
     return fwd
 
 
@@ -164,9 +167,14 @@ class LocalEndpoint(FrontServed):
         options, self.settings_without_effect = options.validated().for_release(
             manifest.triton_version, ping_mode_inherited=ping_mode_inherited
         )
+        front_errors, front_notes = check_front(options, manifest.triton_version)  # as at synth
+        raise_all(front_errors)
+        self.settings_without_effect += front_notes
         for note in self.settings_without_effect:
             log.warning("endpoint %s: %s", endpoint, note.message)
-        self.server_options = options.validated()
+        #: what the SageMaker port of the manifest's release checks before it answers (the front applies it)
+        self.enforcement = enforcement(options, manifest.triton_version)
+        self.server_options = self._local_argv(options).validated()
         self._check_response_cache()
         self._workdir_arg = Path(workdir) if workdir is not None else None
         self.workdir: Path | None = None
@@ -187,6 +195,34 @@ class LocalEndpoint(FrontServed):
         self._stopping = threading.Event()
         self._supervisor: threading.Thread | None = None
         self._upstream: UpstreamPool | None = None  # the front's kept-alive connections (SME fast path)
+
+    def _local_argv(self, options: ServerOptions) -> ServerOptions:
+        """``options`` without ``--http-max-input-size``: the local tritonserver 2.51 (24.10) does not know
+        the flag, so the front enforces it (from 26.03, as that release's SageMaker port does)."""
+        kept = tuple(a for a in options.additional_args if a.split("=", 1)[0] != MAX_INPUT_SIZE_FLAG)
+        if kept == options.additional_args:
+            return options
+        limit = self.enforcement.max_input_size
+        log.warning(
+            "endpoint %s: %s is left off the local tritonserver's command line (tritonserver 2.51 does not know "
+            "it); %s",
+            self.name,
+            MAX_INPUT_SIZE_FLAG,
+            f"the local front refuses bodies over {limit} bytes as Triton {self.manifest.triton_version}'s "
+            "SageMaker port does"
+            if limit is not None
+            else f"Triton {self.manifest.triton_version}'s SageMaker port does not apply it either",
+        )
+        return replace(options, additional_args=kept)
+
+    def _refused(self, body: bytes, headers: Mapping[str, str]) -> Reply | None:
+        """The container's refusal of an invocation (restricted header, body size, zero-length body) as
+        the manifest's release answers it, surfaced as SageMaker does (ModelError 424); None: forward it."""
+        seen = {k.lower(): v for k, v in _forward_headers(headers).items()}
+        refused = self.enforcement.refusal(body, seen, multi_model=self.entry.hosting_mode.loads_on_demand)
+        if refused is None:
+            return None
+        return self._model_reply(refused[0], {"content-type": "application/json"}, refused[1])
 
     def _check_response_cache(self) -> None:
         """Models that enable response_cache need a cache on the server, as at synth (ResponseCacheNotConfigured)."""
@@ -389,6 +425,9 @@ class LocalEndpoint(FrontServed):
             return None
         if headers.get(TARGET_MODEL_HEADER) is not None:
             return None
+        refused = self._refused(body, headers)
+        if refused is not None:
+            return refused
         pool = self._upstream
         if pool is None or pool.path != server.socket_path:
             pool = self._upstream = UpstreamPool(server.socket_path)
@@ -410,13 +449,18 @@ class LocalEndpoint(FrontServed):
                     "ValidationError",
                     f"Endpoint {self.name} is not a multi-model endpoint: TargetModel is not supported",
                 )
-            return self._model_reply(*server.request("POST", "/invocations", body, fwd))
+            return self._refused(body, headers) or self._model_reply(
+                *server.request("POST", "/invocations", body, fwd)
+            )
         if not target:
             return aws_error(
                 400,
                 "ValidationError",
                 f"Endpoint {self.name} is a multi-model endpoint: TargetModel must be specified",
             )
+        refused = self._refused(body, headers)
+        if refused is not None:
+            return refused
         assert self.models is not None
         try:
             with self.models.use(target) as tm:

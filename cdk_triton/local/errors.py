@@ -37,7 +37,12 @@ VALIDATION_ERRORS: dict[str, str] = {
 
 #: Codes of ``cdk_triton.config.errors`` the local endpoint raises (rules it checks as synth does).
 SURFACED: dict[str, str] = pick(
-    ("ResponseCacheNotConfigured", "InvalidEnvironmentValue", "ComponentDoesNotFit")
+    (
+        "ResponseCacheNotConfigured",
+        "InvalidEnvironmentValue",
+        "ComponentDoesNotFit",
+        "RestrictedApiUnreachable",
+    )
 )
 
 #: Server errors (LocalServerError): code -> what it means.

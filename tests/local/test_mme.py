@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from botocore.exceptions import ClientError
 
+from cdk_triton.config.server_options import front_profile
 from cdk_triton.local import (
     CpuOverlay,
     LocalEndpoint,
@@ -173,3 +174,10 @@ def test_a_request_waiting_too_long_for_a_load_is_model_not_ready(
         mme.models.load_wait_timeout = 60.0
     assert info.value.response["Error"]["Code"] == "ModelNotReadyException"
     assert info.value.response["ResponseMetadata"]["HTTPStatusCode"] == 429
+
+
+def test_an_empty_document_is_the_releases_status_on_mme(mme: LocalEndpoint) -> None:
+    """Issue #8762: the multi-model invoke route answers an empty JSON document 400 (config.server_options.front)."""
+    status, _, data = mme.invoke(b" ", "application/json", target_model="pipe_a")
+    expected = front_profile(mme.manifest.triton_version).empty_body_status(multi_model=True)
+    assert (status, json.loads(data)["OriginalStatusCode"]) == (424, expected)

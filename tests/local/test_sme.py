@@ -15,6 +15,7 @@ from botocore.exceptions import ClientError
 from google.protobuf import text_format
 from tritonclient.grpc import model_config_pb2 as mc
 
+from cdk_triton.config.server_options import front_profile
 from cdk_triton.local import LocalEndpoint, build_request, invoke_sample, invoke_tensors, parse_response
 from cdk_triton.local.repository import sha256_file
 
@@ -195,3 +196,11 @@ def test_a_web_page_and_a_rebound_host_are_refused_boto3_is_not(sme: LocalEndpoi
 def test_invoke_tensors_reports_http_errors(sme: LocalEndpoint) -> None:
     result = invoke_tensors(sme, {"RAW": np.zeros((1, 3), np.uint8)})
     assert result.status == 424 and result.error and not result.ok
+
+
+@pytest.mark.parametrize("body", [b" ", b"\x00"], ids=["whitespace", "nul"])
+def test_an_empty_document_is_the_releases_status(sme: LocalEndpoint, body: bytes) -> None:
+    """Issue #8762: single-model /invocations answers an empty JSON document 500 (config.server_options.front)."""
+    status, _, data = sme.invoke(body, "application/json")
+    expected = front_profile(sme.manifest.triton_version).empty_body_status(multi_model=False)
+    assert (status, json.loads(data)["OriginalStatusCode"]) == (424, expected)

@@ -6,6 +6,7 @@
 | ``options.py`` | ``ServerOptions``: the value object and its env <-> argv mapping |
 | ``checks.py`` | ``check_*`` and ``CHECKS``: what ``ServerOptions.validate`` runs |
 | ``release.py`` | ``effective_environment``, ``NoEffect``: what the ``serve`` script of a given release makes of the variables |
+| ``front.py`` | ``front_profile``, ``check_front``, ``enforcement``: what the SageMaker port of a given release does with ``--http-restricted-api`` / ``--http-max-input-size`` and an empty body |
 
 Every public name is importable from ``cdk_triton.config.server_options``; private helpers stay in their module.
 """
@@ -20,6 +21,16 @@ from cdk_triton.config.server_options.checks import (
     check_default_model,
     check_ports,
     check_ports_distinct,
+)
+from cdk_triton.config.server_options.front import (
+    Enforcement,
+    FrontProfile,
+    Restriction,
+    async_input_size_warning,
+    check_front,
+    enforcement,
+    front_flags,
+    front_profile,
 )
 from cdk_triton.config.server_options.options import ServerOptions
 from cdk_triton.config.server_options.release import (
@@ -45,6 +56,14 @@ from cdk_triton.config.server_options.settings import (
 
 __all__ = [
     "CHECKS",
+    "Enforcement",
+    "FrontProfile",
+    "Restriction",
+    "async_input_size_warning",
+    "check_front",
+    "enforcement",
+    "front_flags",
+    "front_profile",
     "CONTAINER_ONLY_VARIABLES",
     "NoEffect",
     "effective_environment",

@@ -361,6 +361,11 @@ CASES: dict[str, Callable[[cdk.Stack], Any]] = {
     "CloudWatchSettingsWithoutPublishing": lambda s: _opts(s, cloudwatch_metric_namespace="Team/Triton"),
     "InvalidAdditionalArg": lambda s: _opts(s, additional_args=("cache-config=local",)),
     "ManagedFlagInAdditionalArgs": lambda s: _opts(s, additional_args=("--model-repository=/tmp",)),
+    "RestrictedApiUnreachable": lambda s: sme(
+        s,
+        image=TritonImage.for_version("26.05"),
+        server_options=ServerOptions(additional_args=("--http-restricted-api=health:k=v",)),
+    ),
     "InvalidManifest": lambda s: sme(
         s, artifacts=ModelArtifacts.from_manifest(_BAD / "broken.json", "classifier")
     ),
@@ -583,6 +588,7 @@ EXPECTED: dict[str, tuple[str, Any]] = {
     "GpuScalingOnCpuInstance": ("instance_type", "ml.c6i.xlarge"),
     "ImageNotInRegion": ("region", "eu-south-2"),
     "InvalidAdditionalArg": ("additional_args", "cache-config=local"),
+    "RestrictedApiUnreachable": ("server_options.additional_args", "--http-restricted-api=health:k=v"),
     "InvalidAlarmThreshold": ("error_rate_percent", 0),
     "InvalidArtifactKey": ("key", "repo/model.zip"),
     "InvalidAssetPath": ("path", "/nonexistent/model.tar.gz"),

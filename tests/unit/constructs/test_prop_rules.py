@@ -132,6 +132,7 @@ RULES: list[tuple[str, str, str, str, Case | None, str | None]] = [
     ("TritonModel", "server_options", "allow_metrics when publishing", "MetricsPublishingNeedsMetrics", None, None),
     ("TritonModel", "server_options", "CloudWatch settings only when publishing", "CloudWatchSettingsWithoutPublishing", None, None),
     ("TritonModel", "server_options", "additional_args are --flags", "InvalidAdditionalArg", None, None),
+    ("TritonModel", "server_options.additional_args", "26.03+: --http-restricted-api a SageMaker caller can satisfy", "RestrictedApiUnreachable", None, None),
     ("TritonModel", "server_options", "additional_args set no managed flag", "ManagedFlagInAdditionalArgs", None, None),
     ("TritonModel", "artifacts (encryption key)", "a KMS key ARN, not an alias", "InvalidKmsKeyArn", None, None),
     # ---- TritonEndpoint

@@ -55,3 +55,21 @@ def test_response_cache_through_additional_args_before_23_07_is_not_configured()
     else:
         raise AssertionError("expected ResponseCacheNotConfigured")
     assert _warnings(artifacts=art, server_options=opts, image=TritonImage.for_version("24.09")) == []
+
+
+def test_front_flags_before_26_03_warn_and_from_26_03_are_checked() -> None:
+    """--http-restricted-api / --http-max-input-size reach the SageMaker port from 26.03 (server PR #8686)."""
+    header = "X-Amzn-SageMaker-Custom-Attributes"
+    opts = ServerOptions(
+        additional_args=(f"--http-restricted-api=inference:{header}=s", "--http-max-input-size=9")
+    )
+    msgs = _warnings(server_options=opts, image=TritonImage.for_version("24.09"))
+    assert len(msgs) == 2 and all("target Triton 26.03 or newer" in m for m in msgs)
+    assert _warnings(server_options=opts, image=TritonImage.for_version("26.05")) == []
+    bad = ServerOptions(additional_args=("--http-restricted-api=inference:x-api-key=s",))
+    try:
+        _warnings(server_options=bad, image=TritonImage.for_version("26.05"))
+    except TritonValidationError as exc:
+        assert exc.code == "RestrictedApiUnreachable" and header in str(exc)
+    else:
+        raise AssertionError("an inference restriction InvokeEndpoint cannot satisfy synthesized")

@@ -230,6 +230,17 @@ VALIDATION_CASES: dict[str, tuple[Case, str, Any]] = {
         "server_options.response_cache_byte_size",
         None,
     ),
+    "RestrictedApiUnreachable": (
+        lambda t, m: LocalEndpoint(
+            manifest_from_dict(
+                dict(json.loads(EXAMPLE.read_text()), triton_version="26.05"), source=str(EXAMPLE)
+            ),
+            "classifier",
+            server_options=ServerOptions(additional_args=("--http-restricted-api=health:k=v",)),
+        ),
+        "server_options.additional_args",
+        "--http-restricted-api=health:k=v",
+    ),
     "InvalidEnvironmentValue": (
         lambda t, m: detached.container_environment(["NOVALUE"]),
         "--env",
@@ -427,6 +438,7 @@ def test_raised_codes_scan_sees_every_kind() -> None:
 #: Codes local raises through a config rule function (no literal code in cdk_triton/local) -> where.
 RAISED_THROUGH_CONFIG = {
     "ComponentDoesNotFit": "components.check_components_fit: config.components.fit_problems",
+    "RestrictedApiUnreachable": "endpoint.LocalEndpoint: config.server_options.check_front",
 }
 #: Codes tested in tests/unit/local beside this file -> the test file.
 IN_TESTS_UNIT_LOCAL = {"ComponentDoesNotFit": "test_components.py"}
