@@ -133,18 +133,21 @@ def test_plans_for_every_pool_architecture_deploy(tmp_path: Any) -> None:
     assert len(tpl.find_resources("AWS::SageMaker::Model")) == 1
 
 
+#: A 24.09 variant pooled on ml.g5 then ml.g6.
+G5_THEN_G6 = VariantFacts(
+    variant_name="AllTraffic",
+    model_name="m",
+    instance_type="ml.g5.xlarge",
+    instance_count=1,
+    triton_version="24.09",
+    instance_pools=(("ml.g5.xlarge", None), ("ml.g6.xlarge", None)),
+)
+
+
 def test_pools_share_the_ami_chosen_for_one_when_every_pool_accepts_and_runs_it() -> None:
     """24.09: g5's default host is unconfirmed (gpu-2 chosen), g6's runs it; gpu-2 is listed for g6 too
     and runs 24.09 there, so one InferenceAmiVersion serves both pools."""
-    facts = VariantFacts(
-        variant_name="AllTraffic",
-        model_name="m",
-        instance_type="ml.g5.xlarge",
-        instance_count=1,
-        triton_version="24.09",
-        instance_pools=(("ml.g5.xlarge", None), ("ml.g6.xlarge", None)),
-    )
-    built = build_variant(facts)
+    built = build_variant(G5_THEN_G6)
     assert built.errors == ()
     assert built.inference_ami_version == "al2-ami-sagemaker-inference-gpu-2"
 
@@ -154,15 +157,7 @@ def test_pools_needing_different_host_images_refused() -> None:
         ami = "al2-ami-sagemaker-inference-gpu-3-1" if "g6" in instance_type else None
         return gpu_hosts.HostDecision(outcome="choose" if ami else "unchanged", inference_ami_version=ami)
 
-    facts = VariantFacts(
-        variant_name="AllTraffic",
-        model_name="m",
-        instance_type="ml.g5.xlarge",
-        instance_count=1,
-        triton_version="24.09",
-        instance_pools=(("ml.g5.xlarge", None), ("ml.g6.xlarge", None)),
-    )
     with mock.patch.object(gpu_hosts, "decide_host", decide):
-        built = build_variant(facts)
+        built = build_variant(G5_THEN_G6)
     assert [e.code for e in built.errors] == ["InstancePoolsHostMismatch"]
     assert "ml.g6.xlarge: al2-ami-sagemaker-inference-gpu-3-1" in str(built.errors[0])
