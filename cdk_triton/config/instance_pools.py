@@ -155,6 +155,16 @@ def smallest(instance_types: tuple[str, ...] | list[str]) -> str:
     return min(instance_types, key=size)
 
 
+def fewest_gpus(instance_types: tuple[str, ...] | list[str], default: int) -> int:
+    """The fewest GPUs of any pool the instance table knows (``default`` when it knows none): what GPU
+    targets and thresholds (percent x GPUs per instance) are sized for, so that each is reachable on every
+    pool; a pool with more GPUs reaches it at a lower per-GPU utilization (it scales out and alarms early,
+    never late). The guide's "Auto-scaling with instance pools" weights mixed fleets with metric math
+    instead, which the constructs do not emit."""
+    counts = [info.gpu_count for it in instance_types if (info := tables.instance_type_info(it)) is not None]
+    return min(counts) if counts else default
+
+
 def pool_label(instance_types: tuple[str, ...] | list[str], instance_type: str) -> str:
     """``instance pool <n> (<type>)``: how an error names a pool (its priority, 1 = highest)."""
     return f"instance pool {list(instance_types).index(instance_type) + 1} ({instance_type})"

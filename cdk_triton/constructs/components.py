@@ -585,7 +585,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
 
     @property
     def gpu_count(self) -> int:
-        return self.instance_info.gpu_count if self.instance_info else 0
+        """GPUs per instance; with instance pools, the fewest of any pool (``TritonEndpoint.gpu_count``'s rule)."""
+        one = self.instance_info.gpu_count if self.instance_info else 0
+        return pool_rules.fewest_gpus(self.instance_pools, one) if self.instance_pools else one
 
     @property
     def hosting_mode(self) -> modes.HostingMode:

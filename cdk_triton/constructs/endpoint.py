@@ -17,6 +17,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from cdk_triton.config import instance_pools as pool_rules
 from cdk_triton.config import modes, tables
 from cdk_triton.config.server_options import async_input_size_warning
 from cdk_triton.config.tables import InstanceTypeInfo
@@ -551,8 +552,10 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
     @property
     def gpu_count(self) -> int:
-        """GPUs per instance (0 for CPU instance types)."""
-        return self.instance_info.gpu_count if self.instance_info else 0
+        """GPUs per instance (0 for CPU instance types); with instance pools, the fewest of any pool
+        (``config.instance_pools.fewest_gpus``: GPU scaling targets and alarm thresholds reachable on each)."""
+        one = self.instance_info.gpu_count if self.instance_info else 0
+        return pool_rules.fewest_gpus(self.instance_pools, one) if self.instance_pools else one
 
     @property
     def has_local_storage(self) -> bool:

@@ -103,24 +103,41 @@ def _shared_ami(
     return None
 
 
-def _pool_hosts(facts: VariantFacts) -> tuple[gpu_hosts.HostDecision, list[TritonValidationError]]:
-    """The host decision of every pool: the first pool's decision, and ``InstancePoolsHostMismatch``
-    when the pools need different ``InferenceAmiVersion`` values (one variant carries one)."""
+PoolNotes = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
+
+
+def _pool_hosts(
+    facts: VariantFacts,
+) -> tuple[gpu_hosts.HostDecision, list[TritonValidationError], PoolNotes]:
+    """The host decision of every pool: the variant's (the shared chosen AMI, else the first pool's),
+    ``InstancePoolsHostMismatch`` when the pools need different ``InferenceAmiVersion`` values (one
+    variant carries one), and the other pools' infos and warnings, each naming its pool."""
     decisions = {it: _host(facts, it) for it, _ in facts.instance_pools}
     errors = [d.error for d in decisions.values() if d.error is not None]
     shared = None if errors else _shared_ami(facts, decisions)
-    if shared is not None:
-        return shared, []
-    mismatch = instance_pools.ami_mismatch({it: d.inference_ami_version for it, d in decisions.items()})
-    if mismatch is not None and not errors:
-        errors.append(mismatch)
-    return next(iter(decisions.values())), errors
+    host = shared if shared is not None else next(iter(decisions.values()))
+    if shared is None:
+        mismatch = instance_pools.ami_mismatch({it: d.inference_ami_version for it, d in decisions.items()})
+        if mismatch is not None and not errors:
+            errors.append(mismatch)
+    others = [(it, d) for it, d in decisions.items() if d is not host]
+    infos = tuple(
+        f"instance pool {it}: {d.message}" for it, d in others if d.outcome == "choose" and d.message
+    )
+    warnings = tuple(
+        (d.warning_id, f"instance pool {it}: {d.message}")
+        for it, d in others
+        if d.outcome == "warn" and d.message and d.warning_id
+    )
+    return host, errors, (infos, warnings)
 
 
 def build_variant(facts: VariantFacts) -> BuiltVariant:
     """The production variant of ``facts``: the host decision applied, the template's key order kept."""
     pooled = bool(facts.instance_pools)
-    host, pool_errors = _pool_hosts(facts) if pooled else (_host(facts), [])
+    host, pool_errors, (pool_infos, pool_warnings) = (
+        _pool_hosts(facts) if pooled else (_host(facts), [], ((), ()))
+    )
     prop = props(
         variant_name=facts.variant_name,
         model_name=facts.model_name,
@@ -147,7 +164,13 @@ def build_variant(facts: VariantFacts) -> BuiltVariant:
     elif host.outcome == "warn" and host.message and host.warning_id:
         warnings = ((host.warning_id, host.message),)
     errors = tuple(pool_errors) if pooled else (host.error,) if host.error is not None else ()
-    return BuiltVariant(production_variant=prop, host=host, infos=infos, warnings=warnings, errors=errors)
+    return BuiltVariant(
+        production_variant=prop,
+        host=host,
+        infos=infos + pool_infos,
+        warnings=warnings + pool_warnings,
+        errors=errors,
+    )
 
 
 def _managed(bounds: tuple[int, int] | None) -> dict[str, Any] | None:

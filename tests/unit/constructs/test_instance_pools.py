@@ -161,3 +161,32 @@ def test_pools_needing_different_host_images_refused() -> None:
         built = build_variant(G5_THEN_G6)
     assert [e.code for e in built.errors] == ["InstancePoolsHostMismatch"]
     assert "ml.g6.xlarge: al2-ami-sagemaker-inference-gpu-3-1" in str(built.errors[0])
+
+
+def test_gpu_targets_are_sized_for_the_pool_with_the_fewest_gpus() -> None:
+    """A 4-GPU pool before a 1-GPU one: 60 % x 4 would never be reached on the 1-GPU pool, 60 % x 1 is
+    reached on both (the 4-GPU pool scales out earlier, never later)."""
+    stack = new_stack()
+    ep = _endpoint(stack, instance_pools=["ml.g5.12xlarge", "ml.g5.xlarge"])
+    assert ep.gpu_count == 1
+    ep.auto_scale(max_capacity=2).scale_on_gpu_utilization(60)
+    [policy] = template(stack).find_resources("AWS::ApplicationAutoScaling::ScalingPolicy").values()
+    assert policy["Properties"]["TargetTrackingScalingPolicyConfiguration"]["TargetValue"] == 60
+
+
+def test_each_pool_s_host_warning_names_its_pool() -> None:
+    """26.05 pinned to the CUDA 13 AMI (no primary source lists its families) on two g6 sizes: the second
+    pool's warning is said too, naming its pool, not the first pool's alone."""
+    facts = VariantFacts(
+        variant_name="AllTraffic",
+        model_name="m",
+        instance_type="ml.g6.xlarge",
+        instance_count=1,
+        triton_version="26.05",
+        inference_ami_version="al2023-ami-sagemaker-inference-gpu-4-1",
+        instance_pools=(("ml.g6.xlarge", None), ("ml.g6.2xlarge", None)),
+    )
+    built = build_variant(facts)
+    assert built.errors == ()
+    assert [w for _, w in built.warnings if w.startswith("instance pool ml.g6.2xlarge: ")]
+    assert len(built.warnings) == 2
