@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 from unittest import mock
 
@@ -177,16 +178,15 @@ def test_gpu_targets_are_sized_for_the_pool_with_the_fewest_gpus() -> None:
 def test_each_pool_s_host_warning_names_its_pool() -> None:
     """26.05 pinned to the CUDA 13 AMI (no primary source lists its families) on two g6 sizes: the second
     pool's warning is said too, naming its pool, not the first pool's alone."""
-    facts = VariantFacts(
-        variant_name="AllTraffic",
-        model_name="m",
-        instance_type="ml.g6.xlarge",
-        instance_count=1,
-        triton_version="26.05",
-        inference_ami_version="al2023-ami-sagemaker-inference-gpu-4-1",
-        instance_pools=(("ml.g6.xlarge", None), ("ml.g6.2xlarge", None)),
+    built = build_variant(
+        dataclasses.replace(
+            G5_THEN_G6,
+            instance_type="ml.g6.xlarge",
+            triton_version="26.05",
+            inference_ami_version="al2023-ami-sagemaker-inference-gpu-4-1",
+            instance_pools=(("ml.g6.xlarge", None), ("ml.g6.2xlarge", None)),
+        )
     )
-    built = build_variant(facts)
     assert built.errors == ()
     assert [w for _, w in built.warnings if w.startswith("instance pool ml.g6.2xlarge: ")]
     assert len(built.warnings) == 2
