@@ -10,7 +10,9 @@
 
 Asset hashes (64 hex digits) and the build's own temporary path are masked, so two recordings of the same
 code compare equal. ``python -m bench.goldens compare A B`` prints each difference and exits 1 on any.
-A refactor records before, records after, and compares: identical means nothing changed for users.
+A refactor records before, records after, and compares: identical means nothing changed for users. A change
+made on purpose states what it changes (``--expect-key InferenceAmiVersion``, ``--expect-mask REGEX``): a file
+that differs only there is counted apart, and anything else is still a difference.
 """
 
 from __future__ import annotations
@@ -129,15 +131,66 @@ def _files(root: Path) -> dict[str, Path]:
     return {p.relative_to(root).as_posix(): p for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def compare(a: Path, b: Path) -> list[str]:
-    """Every difference between two recordings, one line each (empty: identical)."""
+def _without(value: Any, keys: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _without(v, keys) for k, v in value.items() if k not in keys}
+    if isinstance(value, list):
+        return [_without(v, keys) for v in value]
+    return value
+
+
+def _expected_only(pa: Path, pb: Path, keys: frozenset[str], masks: tuple[re.Pattern[str], ...]) -> bool:
+    """Whether two JSON files are equal once ``keys`` are dropped (at any depth) and ``masks`` replaced."""
+    try:
+        ja, jb = json.loads(pa.read_text()), json.loads(pb.read_text())
+    except ValueError:
+        return False
+    ta, tb = (json.dumps(_without(j, keys), sort_keys=True) for j in (ja, jb))
+    for pattern in masks:
+        ta, tb = pattern.sub("<MASKED>", ta), pattern.sub("<MASKED>", tb)
+    return ta == tb
+
+
+def compare(
+    a: Path, b: Path, *, expect_keys: tuple[str, ...] = (), expect_masks: tuple[str, ...] = ()
+) -> list[str]:
+    """Every difference between two recordings, one line each (empty: identical).
+
+    A change made on purpose is stated, not eyeballed: ``expect_keys`` (JSON keys dropped at any depth, e.g.
+    ``InferenceAmiVersion``) and ``expect_masks`` (regular expressions replaced, e.g. a logical id whose hash
+    covers a changed resource) make a file that differs only there ``differs as expected: ...``, which is
+    not a difference. Files only in one recording are always differences.
+    """
     fa, fb = _files(a), _files(b)
+    keys, masks = frozenset(expect_keys), tuple(re.compile(m) for m in expect_masks)
     found = [f"only in {a}: {k}" for k in sorted(fa.keys() - fb.keys())]
     found += [f"only in {b}: {k}" for k in sorted(fb.keys() - fa.keys())]
     for k in sorted(fa.keys() & fb.keys()):
-        if fa[k].read_bytes() != fb[k].read_bytes():
-            found.append(f"differs: {k}")
+        if fa[k].read_bytes() == fb[k].read_bytes():
+            continue
+        if (keys or masks) and _expected_only(fa[k], fb[k], keys, masks):
+            continue
+        found.append(f"differs: {k}")
     return found
+
+
+def expected_differences(
+    a: Path, b: Path, *, expect_keys: tuple[str, ...], expect_masks: tuple[str, ...]
+) -> list[str]:
+    """The files that differ only by what ``compare``'s ``expect_*`` state."""
+    fa, fb = _files(a), _files(b)
+    keys, masks = frozenset(expect_keys), tuple(re.compile(m) for m in expect_masks)
+    return [
+        k
+        for k in sorted(fa.keys() & fb.keys())
+        if fa[k].read_bytes() != fb[k].read_bytes() and _expected_only(fa[k], fb[k], keys, masks)
+    ]
+
+
+USAGE = (
+    "usage: python -m bench.goldens record DIR | compare DIR_A DIR_B "
+    "[--expect-key KEY]... [--expect-mask REGEX]..."
+)
 
 
 def main(argv: list[str]) -> int:
@@ -146,14 +199,25 @@ def main(argv: list[str]) -> int:
         n = sum(1 for _ in Path(argv[1]).rglob("*.json"))
         print(f"recorded {n} files under {argv[1]}")
         return 0
-    if len(argv) == 3 and argv[0] == "compare":
-        found = compare(Path(argv[1]), Path(argv[2]))
+    if len(argv) >= 3 and argv[0] == "compare" and len(argv) % 2 == 1:
+        opts = list(zip(argv[3::2], argv[4::2], strict=True))
+        if any(flag not in ("--expect-key", "--expect-mask") for flag, _ in opts):
+            print(USAGE, file=sys.stderr)
+            return 2
+        keys = tuple(v for flag, v in opts if flag == "--expect-key")
+        masks = tuple(v for flag, v in opts if flag == "--expect-mask")
+        a, b = Path(argv[1]), Path(argv[2])
+        found = compare(a, b, expect_keys=keys, expect_masks=masks)
         for line in found:
             print(line)
-        total = len(_files(Path(argv[1])))
-        print(f"{total} files compared, {len(found)} differences")
+        expected = expected_differences(a, b, expect_keys=keys, expect_masks=masks) if opts else []
+        total = len(_files(a))
+        print(
+            f"{total} files compared, {len(found)} differences"
+            + (f", {len(expected)} differing only as expected" if opts else "")
+        )
         return 1 if found else 0
-    print("usage: python -m bench.goldens record DIR | compare DIR_A DIR_B", file=sys.stderr)
+    print(USAGE, file=sys.stderr)
     return 2
 
 

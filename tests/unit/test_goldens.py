@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.goldens import canonical, compare, mask
+from bench.goldens import canonical, compare, expected_differences, mask
 
 HASH = "a" * 64
 
@@ -31,3 +31,17 @@ def test_a_changed_missing_or_extra_file_is_reported(tmp_path: Path) -> None:
     a = _write(tmp_path / "a", {"t/1.json": "x", "t/2.json": "y"})
     b = _write(tmp_path / "b", {"t/1.json": "z", "t/3.json": "y"})
     assert compare(a, b) == [f"only in {a}: t/2.json", f"only in {b}: t/3.json", "differs: t/1.json"]
+
+
+def test_a_difference_stated_as_expected_is_counted_apart_and_nothing_else_is(tmp_path: Path) -> None:
+    before = {"Resources": {"VerifyAaaa": {"V": {"InstanceType": "ml.g5.xlarge"}}}}
+    after = {"Resources": {"VerifyBbbb": {"V": {"InstanceType": "ml.g5.xlarge", "InferenceAmiVersion": "x"}}}}
+    a = _write(tmp_path / "a", {"t/1.json": canonical(before)})
+    b = _write(tmp_path / "b", {"t/1.json": canonical(after)})
+    assert compare(a, b) == ["differs: t/1.json"]
+    assert compare(a, b, expect_keys=("InferenceAmiVersion",)) == ["differs: t/1.json"]  # the id too
+    stated = {"expect_keys": ("InferenceAmiVersion",), "expect_masks": (r"Verify[A-Za-z]{4}",)}
+    assert compare(a, b, **stated) == []
+    assert expected_differences(a, b, **stated) == ["t/1.json"]
+    b2 = _write(tmp_path / "b2", {"t/1.json": canonical({**after, "Outputs": {}})})
+    assert compare(a, b2, **stated) == ["differs: t/1.json"]  # anything else still counts
