@@ -384,7 +384,9 @@ class LocalEndpoint(FrontServed):
                 if self.models is not None:
                     self.models.reset()
                 server.start()
-            except LocalServerError as exc:  # counted: the next turn sees it not running
+            except (LocalServerError, OSError) as exc:  # counted: the next turn sees it not running
+                # (an OSError preparing the restart, e.g. a file a leftover stub holds, must not end the
+                # supervisor: the bounded restarts decide when to give up)
                 log.error("restarting tritonserver of endpoint %s failed: %s", self.name, exc)
                 continue
             self._restarting = False

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,19 +98,32 @@ def check_stub(install: TritonInstall) -> None:
         )
 
 
+def _install_file(src: Path, dst: Path) -> None:
+    """Copy ``src`` to ``dst`` by rename: a restart rewrites the backend directory while the killed server's
+    stubs may still be running the old stub (writing it in place fails with ETXTBSY) or have the old
+    library mapped (truncating it would crash them); a rename leaves their inode alone."""
+    tmp = dst.with_name(f".{dst.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        shutil.copy2(src, tmp)
+        os.replace(tmp, dst)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def prepare_backend_directory(install: TritonInstall, dest: Path) -> Path:
-    """Write a backend directory: ``python/`` from the wheel plus the CPU python-based backends."""
+    """Write a backend directory: ``python/`` from the wheel plus the CPU python-based backends (each file
+    replaced by rename, so a restart never writes into a file a leftover process runs)."""
     python_dir = dest / "python"
     python_dir.mkdir(parents=True, exist_ok=True)
     for name in ("libtriton_python.so", "triton_python_backend_utils.py"):
-        shutil.copy2(install.python_backend / name, python_dir / name)
-    shutil.copy2(install.stub, python_dir / "triton_python_backend_stub")
+        _install_file(install.python_backend / name, python_dir / name)
+    _install_file(install.stub, python_dir / "triton_python_backend_stub")
     common = BACKENDS_DIR / "common" / "cpu_backend.py"
     for backend, stand_in in cpu_stand_ins().items():
         target = dest / backend
         target.mkdir(exist_ok=True)
-        shutil.copy2(stand_in / "model.py", target / "model.py")
-        shutil.copy2(common, target / "cpu_backend.py")
+        _install_file(stand_in / "model.py", target / "model.py")
+        _install_file(common, target / "cpu_backend.py")
     return dest
 
 
