@@ -9,8 +9,9 @@ The public names load on first use (PEP 562): ``cdk-triton build``'s no-op stamp
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cdk_triton._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cdk_triton.builder.declarations import load_spec
@@ -25,13 +26,7 @@ _LAZY = {
 __all__ = ["BuildResult", "load_spec", "run_build"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'cdk_triton.builder' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 def __dir__() -> list[str]:

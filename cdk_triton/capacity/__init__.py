@@ -8,8 +8,9 @@ an inference component (hot) or the MME (the long tail). See README.md in this f
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cdk_triton._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cdk_triton.capacity.estimate import CapacityReport, Options, build_report
@@ -26,8 +27,4 @@ _LAZY = {
 __all__ = ["Advice", "CapacityReport", "Options", "build_report"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _LAZY)

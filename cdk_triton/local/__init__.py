@@ -10,8 +10,9 @@ it pulls neither torch nor tritonclient; the backends and payload helpers import
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cdk_triton._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cdk_triton.local.client import (
@@ -57,10 +58,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE)

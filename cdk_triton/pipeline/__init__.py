@@ -8,8 +8,9 @@ cdk_triton.pipeline.fanout_job`` starts without aws-cdk-lib.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cdk_triton._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cdk_triton.pipeline.fanout import FanOutOptions
@@ -46,11 +47,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'cdk_triton.pipeline' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _WHERE)
 
 
 __all__ = [

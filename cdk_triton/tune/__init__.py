@@ -11,8 +11,9 @@ load only when a tuning run needs them.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from cdk_triton._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from cdk_triton.tune.request import TuneRequest
@@ -28,8 +29,4 @@ _LAZY = {
 __all__ = ["TuneOutcome", "TuneRequest", "run_tune"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
