@@ -16,6 +16,7 @@ import pytest
 
 from cdk_triton.config.manifest import Manifest
 from cdk_triton.local import LocalEndpoint
+from tests.moto_server import client, moto_server
 from tests.unit.handlers.verify_module import load
 
 pytestmark = [pytest.mark.triton]
@@ -28,30 +29,15 @@ PATH = "/cdk-triton/multi/target-models"
 @pytest.fixture(scope="module")
 def aws(built: tuple[Any, Path], manifest: Manifest) -> Iterator[str]:
     """moto S3 + SSM holding the recorded samples and the published TargetModel map."""
-    import boto3
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    url = f"http://{host}:{port}"
-    kw = {
-        "endpoint_url": url,
-        "region_name": "us-east-1",
-        "aws_access_key_id": "x",
-        "aws_secret_access_key": "x",
-    }
-    s3, ssm = boto3.client("s3", **kw), boto3.client("ssm", **kw)
-    s3.create_bucket(Bucket=BUCKET)
-    out = built[1].parent
-    for f in sorted((out / "samples").iterdir()):
-        s3.put_object(Bucket=BUCKET, Key=f"samples/{f.name}", Body=f.read_bytes())
-    names = {k: t.target_model for k, t in manifest.endpoints["multi"].target_models.items()}
-    ssm.put_parameter(Name=f"{PATH}/000", Value=json.dumps(names), Type="String")
-    try:
+    with moto_server() as url:
+        s3, ssm = client("s3", url), client("ssm", url)
+        s3.create_bucket(Bucket=BUCKET)
+        out = built[1].parent
+        for f in sorted((out / "samples").iterdir()):
+            s3.put_object(Bucket=BUCKET, Key=f"samples/{f.name}", Body=f.read_bytes())
+        names = {k: t.target_model for k, t in manifest.endpoints["multi"].target_models.items()}
+        ssm.put_parameter(Name=f"{PATH}/000", Value=json.dumps(names), Type="String")
         yield url
-    finally:
-        server.stop()
 
 
 @pytest.fixture()

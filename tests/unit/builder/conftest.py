@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.moto_server import client, moto_server
 from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
 
 
@@ -57,25 +58,7 @@ def tiny_build(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
 def moto_s3() -> Iterator[Any]:
     """A boto3 S3 client on a moto server of its own (127.0.0.1, free port), stopped after the module;
     empty at the start (moto's state is reset)."""
-    import urllib.request
-
-    import boto3
     from botocore.config import Config
-    from moto.server import ThreadedMotoServer
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    # moto's backends are process-wide: a server of an earlier module left its buckets behind
-    urllib.request.urlopen(urllib.request.Request(f"http://{host}:{port}/moto-api/reset", method="POST"))
-    try:
-        yield boto3.client(
-            "s3",
-            endpoint_url=f"http://{host}:{port}",
-            region_name="us-east-1",
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
-            config=Config(s3={"addressing_style": "path"}),
-        )
-    finally:
-        server.stop()
+    with moto_server(reset=True) as url:  # a server of an earlier module left its buckets behind
+        yield client("s3", url, config=Config(s3={"addressing_style": "path"}))

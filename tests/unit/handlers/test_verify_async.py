@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from cdk_triton.local.front import AsyncRoute, Reply, RuntimeFront
+from tests.moto_server import client, moto_server
 from tests.unit.handlers.verify_module import load
 
 V = load()
@@ -44,23 +45,12 @@ class Classifier:
 
 @pytest.fixture(scope="module")
 def moto_url() -> Iterator[str]:
-    import boto3
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    url = f"http://{host}:{port}"
-    s3 = boto3.client(
-        "s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
-    )
-    s3.create_bucket(Bucket=BUCKET)
-    s3.put_object(Bucket=BUCKET, Key="app/samples/clf.request.json", Body=b'{"inputs": []}')
-    s3.put_object(Bucket=BUCKET, Key="app/samples/clf.response.json", Body=json.dumps(ANSWER).encode())
-    try:
+    with moto_server() as url:
+        s3 = client("s3", url)
+        s3.create_bucket(Bucket=BUCKET)
+        s3.put_object(Bucket=BUCKET, Key="app/samples/clf.request.json", Body=b'{"inputs": []}')
+        s3.put_object(Bucket=BUCKET, Key="app/samples/clf.response.json", Body=json.dumps(ANSWER).encode())
         yield url
-    finally:
-        server.stop()
 
 
 def _front(moto_url: str, monkeypatch: pytest.MonkeyPatch, backend: Classifier, timeout_s: int = 60) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.moto_server import client, moto_server
 from tests.unit.handlers.verify_module import load
 
 V = load()
@@ -54,33 +55,18 @@ class _Endpoint(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def aws() -> Iterator[Any]:
-    import boto3
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    url = f"http://{host}:{port}"
-    kw = {
-        "endpoint_url": url,
-        "region_name": "us-east-1",
-        "aws_access_key_id": "x",
-        "aws_secret_access_key": "x",
-    }
-    s3, ssm = boto3.client("s3", **kw), boto3.client("ssm", **kw)
-    s3.create_bucket(Bucket=BUCKET)
-    s3.put_object(Bucket=BUCKET, Key="samples/r.request.json", Body=b'{"inputs": []}')
-    response = {"outputs": [{"name": "y", "datatype": "FP32", "shape": [1], "data": [1.0]}]}
-    s3.put_object(Bucket=BUCKET, Key="samples/r.response.json", Body=json.dumps(response).encode())
-    names = {f"m{i:03d}": f"m{i:03d}-abc.tar.gz" for i in range(N)}
-    names["m007"] = "broken-m007.tar.gz"
-    for part in range(0, N, 80):
-        chunk = dict(list(names.items())[part : part + 80])
-        ssm.put_parameter(Name=f"{PATH}/{part // 80:03d}", Value=json.dumps(chunk), Type="String")
-    try:
+    with moto_server() as url:
+        s3, ssm = client("s3", url), client("ssm", url)
+        s3.create_bucket(Bucket=BUCKET)
+        s3.put_object(Bucket=BUCKET, Key="samples/r.request.json", Body=b'{"inputs": []}')
+        response = {"outputs": [{"name": "y", "datatype": "FP32", "shape": [1], "data": [1.0]}]}
+        s3.put_object(Bucket=BUCKET, Key="samples/r.response.json", Body=json.dumps(response).encode())
+        names = {f"m{i:03d}": f"m{i:03d}-abc.tar.gz" for i in range(N)}
+        names["m007"] = "broken-m007.tar.gz"
+        for part in range(0, N, 80):
+            chunk = dict(list(names.items())[part : part + 80])
+            ssm.put_parameter(Name=f"{PATH}/{part // 80:03d}", Value=json.dumps(chunk), Type="String")
         yield url, s3
-    finally:
-        server.stop()
 
 
 @pytest.fixture()

@@ -22,6 +22,7 @@ import pytest
 from cdk_triton.builder import commands as build_commands
 from cdk_triton.config import layout
 from cdk_triton.pipeline.fanout import FanOutCommands
+from tests.moto_server import client, moto_server
 from tests.unit.builder.helpers import python_model, write_decl
 from tests.unit.pipeline.support import ROOT
 
@@ -56,20 +57,9 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
-    import boto3
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    _, port = server.get_host_and_port()
-    url = f"http://localhost:{port}"  # localhost: moto would read '127' of 127.0.0.1 as a bucket name
-    boto3.client(
-        "s3", endpoint_url=url, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
-    ).create_bucket(Bucket=BUCKET)
-    try:
+    with moto_server(host="localhost") as url:  # moto would read '127' of 127.0.0.1 as a bucket name
+        client("s3", url).create_bucket(Bucket=BUCKET)
         yield url
-    finally:
-        server.stop()
 
 
 def _run(lines: list[str], cwd: Path, env: dict[str, str]) -> None:
