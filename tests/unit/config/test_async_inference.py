@@ -11,6 +11,7 @@ from cdk_triton.config.declaration.endpoint import EndpointSpec
 from cdk_triton.config.manifest import ManifestError, _endpoint_entry
 from cdk_triton.config.parse import Errors
 from cdk_triton.config.serialize import json_ready
+from tests.unit.config.manifest_support import fail, sme_entry
 
 
 def _spec(mode: str, block: object) -> tuple[EndpointSpec | None, list[str]]:
@@ -57,29 +58,12 @@ def test_unknown_key_and_wrong_type_are_reported() -> None:
 
 def test_the_manifest_carries_the_block_and_refuses_it_on_a_multi_model_entry() -> None:
     values = AsyncValues(max_instances=3, invocation_timeout_s=120)
-    raw = {
-        "name": "a",
-        "mode": "SingleModel",
-        "instance_types": ["ml.g5.xlarge"],
-        "models": ["m"],
-        "packaging": "directory",
-        "s3_uri": "s3://b/p/",
-        "local_path": "sme/a",
-        "sha256": "0" * 64,
-        "size_bytes": 1,
-        "async_inference": json_ready(values),
-    }
-    assert _endpoint_entry("a", raw, _fail).async_inference == values
+    raw = sme_entry(["ml.g5.xlarge"], async_inference=json_ready(values))
+    assert _endpoint_entry("a", raw, fail).async_inference == values
     mme = {"name": "a", "mode": "MultiModel", "instance_types": ["ml.g5.xlarge"], "s3_prefix": "s3://b/p/",
            "target_models": {}, "async_inference": {}}  # fmt: skip
     with pytest.raises(ManifestError, match="TargetModel"):
-        _endpoint_entry("a", mme, _fail)
-
-
-def _fail(where: str, value: object, problem: str, allowed: str) -> ManifestError:
-    return ManifestError(
-        "InvalidManifest", prop=where, value=value, problem=problem, allowed=allowed, fix="-"
-    )
+        _endpoint_entry("a", mme, fail)
 
 
 def _cfg(count: int = 1, kind: str = "KIND_GPU", batch: int = 0, dynamic: bool = False) -> dict[str, object]:

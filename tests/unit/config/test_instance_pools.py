@@ -14,6 +14,7 @@ from cdk_triton.config.instance_pools import PoolValues
 from cdk_triton.config.manifest import ManifestError, _endpoint_entry
 from cdk_triton.config.parse import Errors
 from cdk_triton.config.serialize import json_ready
+from tests.unit.config.manifest_support import fail, sme_entry
 
 TYPES = ["ml.g5.xlarge", "ml.g6.xlarge"]
 
@@ -61,22 +62,11 @@ def test_components_endpoints_declare_pools() -> None:
 
 def test_the_manifest_carries_the_pools() -> None:
     values = PoolValues(instance_types=tuple(TYPES), provision_timeout_s=600)
-    raw = {
-        "name": "a",
-        "mode": "SingleModel",
-        "instance_types": TYPES,
-        "models": ["m"],
-        "packaging": "directory",
-        "s3_uri": "s3://b/p/",
-        "local_path": "sme/a",
-        "sha256": "0" * 64,
-        "size_bytes": 1,
-        "instance_pools": json.loads(json.dumps(json_ready(values))),
-    }
-    assert _endpoint_entry("a", raw, _fail).instance_pools == values
+    raw = sme_entry(TYPES, instance_pools=json.loads(json.dumps(json_ready(values))))
+    assert _endpoint_entry("a", raw, fail).instance_pools == values
     raw["instance_pools"] = {"instance_types": TYPES, "provision_timeout_s": 7200}
     with pytest.raises(ManifestError, match="VariantInstanceProvisionTimeoutInSeconds"):
-        _endpoint_entry("a", raw, _fail)
+        _endpoint_entry("a", raw, fail)
 
 
 def test_the_construct_defaults_to_the_manifests_pools(tmp_path: Path) -> None:
@@ -92,9 +82,3 @@ def test_the_construct_defaults_to_the_manifests_pools(tmp_path: Path) -> None:
     variant = only(template(stack), "AWS::SageMaker::EndpointConfig")["Properties"]["ProductionVariants"][0]
     assert [p["InstanceType"] for p in variant["InstancePools"]] == TYPES
     assert variant["VariantInstanceProvisionTimeoutInSeconds"] == 600
-
-
-def _fail(where: str, value: object, problem: str, allowed: str) -> ManifestError:
-    return ManifestError(
-        "InvalidManifest", prop=where, value=value, problem=problem, allowed=allowed, fix="-"
-    )
