@@ -86,6 +86,32 @@ def _on_host(groups: Sequence[Group]) -> int:
     return cpu or 1
 
 
+def gpu_oversubscription(
+    instance_type: str, models: Mapping[str, Sized], *, gpu_count: int, where: str
+) -> str | None:
+    """What is wrong when the fullest of ``gpu_count`` GPUs of ``instance_type`` (a whole instance's, or
+    the accelerators an inference component's copy reserves) holds more than one GPU's memory: the sum of
+    each model's size x its instances on that GPU; None when it fits. Models of unknown size count for
+    nothing."""
+    info = tables.instance_type_info(instance_type)
+    sized = {n: (g, b) for n, (g, b) in models.items() if b}
+    if info is None or not sized or gpu_count < 1:
+        return None
+    loads = [(sum(b * _per_gpu(g, gpu) for g, b in sized.values()), gpu) for gpu in range(gpu_count)]
+    need, gpu = max(loads)
+    if need <= info.gpu_memory_gib * GiB:
+        return None
+    parts = ", ".join(
+        f"'{n}' {b / GiB:.1f} GiB x {_per_gpu(g, gpu)}"
+        for n, (g, b) in sorted(sized.items())
+        if _per_gpu(g, gpu)
+    )
+    return (
+        f"the models on GPU {gpu} {where} ({parts}) need about {need / GiB:.1f} GiB, "
+        f"more than the {info.gpu_memory_gib} GiB of one {info.gpu}"
+    )
+
+
 def memory_warnings(
     instance_type: str, models: Mapping[str, Sized], *, multi_model: bool = False
 ) -> list[tuple[str, str]]:
@@ -101,28 +127,14 @@ def memory_warnings(
     sized = {n: (g, b) for n, (g, b) in models.items() if b}
     if info is None or not sized:
         return []
-    out: list[tuple[str, str]] = []
-    loads = [(sum(b * _per_gpu(g, gpu) for g, b in sized.values()), gpu) for gpu in range(info.gpu_count)]
-    need, gpu = max(loads)
-    if need > info.gpu_memory_gib * GiB:
-        parts = ", ".join(
-            f"'{n}' {b / GiB:.1f} GiB x {_per_gpu(g, gpu)}"
-            for n, (g, b) in sorted(sized.items())
-            if _per_gpu(g, gpu)
-        )
-        tail = (
-            "SageMaker unloads the least used models when the cache is full (cold starts); "
-            "spread the models over endpoints or choose a larger GPU"
-            if multi_model
-            else "lower the instance counts, split the repository or choose a larger GPU"
-        )
-        out.append(
-            (
-                "cdk-triton:GpuMemoryOversubscribed",
-                f"the models on GPU {gpu} of {instance_type} ({parts}) need about {need / GiB:.1f} GiB, "
-                f"more than the {info.gpu_memory_gib} GiB of one {info.gpu}; {tail}",
-            )
-        )
+    tail = (
+        "SageMaker unloads the least used models when the cache is full (cold starts); "
+        "spread the models over endpoints or choose a larger GPU"
+        if multi_model
+        else "lower the instance counts, split the repository or choose a larger GPU"
+    )
+    over = gpu_oversubscription(instance_type, sized, gpu_count=info.gpu_count, where=f"of {instance_type}")
+    out = [("cdk-triton:GpuMemoryOversubscribed", f"{over}; {tail}")] if over else []
     host = sizing.SERVER_HOST_BYTES + sum(b * _on_host(g) for g, b in sized.values())
     if host > info.host_memory_gib * GiB:
         out.append(

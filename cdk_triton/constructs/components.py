@@ -21,9 +21,10 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct
 
-from cdk_triton.config import component_memory, layout, modes, tables
+from cdk_triton.config import component_memory, layout, modes, placement, tables
 from cdk_triton.config import components as component_rules
 from cdk_triton.config import instance_pools as pool_rules
+from cdk_triton.config.manifest import ModelEntry
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, remember_stack_info
@@ -322,6 +323,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         errs += checks.check_component_placement(
             logical, {e.name: model_checks._groups(e) for e in models}, req.accelerators
         )
+        self._warn_gpu_memory(art, logical, models, req.accelerators or 0)
         copies, lo, hi = component_rules.copy_counts(values)
         scaled = o.min_copies is not None or o.max_copies is not None
         plan = _Plan(
@@ -329,6 +331,30 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             min_copies=lo, max_copies=hi, scaled=scaled,
         )  # fmt: skip
         return plan, errs
+
+    def _warn_gpu_memory(
+        self, art: ArtifactsConfig, logical: str, models: list[ModelEntry], accelerators: int
+    ) -> None:
+        """``GpuMemoryOversubscribed`` when a copy's GPU-placed models outgrow the accelerators it reserves,
+        on any pool it may be placed on (each model at its GPU reading on that pool's GPU, else the
+        manifest's ``memory_bytes``: weights plus the activation peak at ``max_batch_size``)."""
+        for it in self._types:
+            if accelerators < 1 or tables.instance_kind(it) != "gpu":
+                continue
+            sizes = model_checks.model_sizes(
+                {e.name: e for e in models}, readings=art.gpu_readings, instance_type=it
+            )
+            sized = {e.name: (model_checks._groups(e), sizes.get(e.name)) for e in models}
+            label = pool_rules.pool_label(self.instance_pools, it) if self.instance_pools else it
+            over = placement.gpu_oversubscription(
+                it, sized, gpu_count=accelerators, where=f"of component {logical}'s copy on {label}"
+            )
+            if over:
+                cdk.Annotations.of(self).add_warning_v2(
+                    "cdk-triton:GpuMemoryOversubscribed",
+                    f"{over}; reserve more accelerators (ComponentOptions(accelerators=...)) or drop the pools "
+                    "whose GPU is too small",
+                )
 
     def _instances(
         self, plans: list[_Plan], min_instances: int | None, max_instances: int | None

@@ -8,6 +8,7 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk.assertions import Annotations, Match
 
 from cdk_triton.builder import components as build_components
 from cdk_triton.config import instance_pools, tables
@@ -146,3 +147,25 @@ def test_the_dashboard_graphs_each_pool_by_the_instance_type_dimension(mode: str
     assert bool(per_component) == (mode == "InferenceComponents")
     if per_component:
         assert {mt[5] for mt in per_component} == set(pools)
+
+
+def test_a_copy_whose_gpu_models_outgrow_a_pool_s_gpu_is_warned_naming_that_pool() -> None:
+    """resnet_ts at 18 GiB (weights plus activations, its manifest memory_bytes) fits one A10G (24 GB) and
+    not one T4 (16 GB): a copy may land on either pool, so the T4 pool is said, the A10G one is not."""
+    a10g, t4 = "ml.g5.2xlarge", "ml.g4dn.2xlarge"  # 32 GiB host memory each
+
+    def mutate(data: dict[str, Any]) -> None:
+        with_components(data)
+        data["endpoints"]["components"]["instance_types"] = [a10g, t4]
+        data["models"]["resnet_ts"]["memory_bytes"] = 18 * 1024**3
+
+    stack = new_stack()
+    _endpoint(manifest_with(mutate), stack=stack, instance_pools=[a10g, t4])
+    said = [
+        str(w.entry.data)
+        for w in Annotations.from_stack(stack).find_warning(
+            "*", Match.string_like_regexp("GpuMemoryOversubscribed")
+        )
+    ]
+    assert len(said) == 1
+    assert f"instance pool 2 ({t4})" in said[0] and "resnet_ts" in said[0] and "T4" in said[0]
