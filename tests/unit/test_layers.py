@@ -43,6 +43,7 @@ def _fake_package(root: Path, files: dict[str, str]) -> None:
         "demo/stages.py": "import cdk_triton.builder\n",
         "errors.py": "",
         "_deprecation.py": "",
+        "_lazy.py": "",
         "config/__init__.py": "import cdk_triton.errors\n",
         "constructs/__init__.py": "",
         "constructs/endpoint.py": "import cdk_triton.config\n",

@@ -235,6 +235,7 @@ def test_the_stamp_check_imports_only_the_standard_library(built) -> None:  # ty
     loaded = eval(proc.stdout.splitlines()[-1])  # noqa: S307 (our own list literal)
     assert loaded == [
         "cdk_triton",
+        "cdk_triton._lazy",  # the packages' first-use imports (standard library only)
         "cdk_triton.builder",
         "cdk_triton.builder.commands",
         "cdk_triton.builder.stamp",
