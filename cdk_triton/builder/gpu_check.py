@@ -268,18 +268,11 @@ def measure_model(
 
 
 def _artifact_on_device(torch: Any, m: ModelSpec, artifact: Path) -> tuple[device_parity.Runner, bool]:
-    """A runner of the artifact on CUDA, and whether torch's allocator holds it (TorchScript)."""
-    if m.format == "torchscript":
-        module = torch.jit.load(str(artifact), map_location=DEVICE)
-        return device_parity.device_runner(torch, module, m, DEVICE), True
-    session = device_parity.onnx_cuda_session(str(artifact))
-    assert session is not None  # checked by can_check
-    names = [t.name for t in m.outputs]
+    """A runner of the artifact on CUDA, and whether torch's allocator holds it: the format module's
+    ``device_runner`` (``base.DeviceCheck``; only formats whose row is ``gpu_checkable`` get here)."""
+    from cdk_triton.builder.export.base import device_check_of
 
-    def run(inputs: dict[str, Any]) -> dict[str, Any]:
-        return dict(zip(names, session.run(names, {t.name: inputs[t.name] for t in m.inputs}), strict=True))
-
-    return run, False
+    return device_check_of(m).device_runner(torch, m, artifact, DEVICE)
 
 
 def _cpu_reference(
@@ -295,18 +288,13 @@ def _cpu_reference(
 
 
 def can_check(m: ModelSpec) -> str | None:
-    """Why ``m`` cannot run on the GPU here (None: it can)."""
-    if m.format == "torchscript":
-        return None
-    if m.format == "onnx":
-        if device_parity.onnx_cuda_session_available():
-            return None
-        return "ONNX on CUDA needs onnxruntime-gpu (CUDAExecutionProvider), not installed here"
-    if m.row.builds_plans:
-        return "TensorRT plans: parity ran when the plan was built (on a GPU with TensorRT), not here"
-    if m.format == "python":
-        return "python models run their own code (Triton's python backend on the host's CPU)"
-    return f"{m.format}: nothing of its own runs on a GPU (its steps are checked)"
+    """Why ``m`` cannot run on the GPU here (None: it can): its format row says whether it is
+    ``gpu_checkable``; the format's module says whether this machine can run it on CUDA."""
+    if m.row.gpu_checkable:
+        from cdk_triton.builder.export.base import device_check_of
+
+        return device_check_of(m).device_unavailable()
+    return m.row.not_gpu_checked or f"{m.format}: nothing of its own runs on a GPU (its steps are checked)"
 
 
 # ---------------------------------------------------------------------------- the command

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from cdk_triton.config import formats as format_rows
+from cdk_triton.config import formats
 from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.config.manifest import (
     EndpointEntry,
@@ -39,34 +39,34 @@ from cdk_triton.config.manifest import (
 from cdk_triton.errors import BuildError, TritonValidationError
 
 
-def parse_formats(formats: str | Iterable[str] | None) -> frozenset[str] | None:
+def parse_formats(given: str | Iterable[str] | None) -> frozenset[str] | None:
     """``"onnx,python"`` (or a list) -> a set of formats; None keeps every format."""
-    if formats is None:
+    if given is None:
         return None
-    items = formats.split(",") if isinstance(formats, str) else list(formats)
+    items = given.split(",") if isinstance(given, str) else list(given)
     out = frozenset(f.strip() for f in items if f.strip())
-    unknown = sorted(out - set(format_rows.names()))
+    unknown = sorted(out - set(formats.names()))
     if unknown or not out:
         raise TritonValidationError(
             "UnknownFormat",
             prop="--formats",
             value=",".join(unknown) if unknown else "",
             problem="is not a model format" if unknown else "names no format",
-            allowed=format_rows.listed(),
+            allowed=formats.listed(),
             fix="list formats separated by commas, e.g. --formats onnx,torchscript,python,ensemble",
         )
     return out
 
 
-def filter_formats(spec: BuildSpec, names: list[str], formats: frozenset[str] | None) -> list[str]:
-    """The models of ``names`` this build builds: their format is selected and, for an ensemble,
+def filter_formats(spec: BuildSpec, names: list[str], selected: frozenset[str] | None) -> list[str]:
+    """The models of ``names`` this build builds: their format is ``selected`` and, for an ensemble,
     every step is built too (its config and parity need the steps' artifacts)."""
-    if formats is None:
+    if selected is None:
         return names
     kept: list[str] = []
     for n in names:  # steps before ensembles
         m = spec.model(n)
-        if m.format in formats and all(s.model in kept for s in m.steps):
+        if m.format in selected and all(s.model in kept for s in m.steps):
             kept.append(n)
     return kept
 

@@ -13,7 +13,7 @@ the available memory over a worker's peak RSS (the largest measured by an earlie
 machine, :func:`peak_rss_path`, else :data:`DEFAULT_WORKER_RSS`) and by the models to export over
 :data:`MODELS_PER_WORKER` (:func:`auto_jobs`); then :func:`plan_jobs` starts workers only when the
 queue repays their start: the models' export seconds (per format, as measured by earlier builds on
-this machine, :func:`timings_path`, else :data:`DEFAULT_EXPORT_SECONDS`) over ``k`` workers plus a
+this machine, :func:`timings_path`, else :func:`default_export_seconds`) over ``k`` workers plus a
 worker's start (:data:`DEFAULT_WORKER_START_SECONDS` until measured) must be at most
 :data:`WORKERS_MUST_SAVE` of the export seconds in this process, else the build exports in its own
 process (a fleet of tiny models: a worker's start costs more than it saves).
@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.config import formats
 from cdk_triton.errors import BuildError, TritonValidationError
 
 #: torch intra/inter-op and onnxruntime threads of everything a build records (every jobs value)
@@ -47,18 +48,20 @@ AUTO = "auto"
 #: ``auto`` starts a worker per this many models to export: a worker's start (an interpreter, torch
 #: imported, the exporter's first run) costs seconds, repaid only over several models
 MODELS_PER_WORKER = 4
-#: a model's export seconds by format before one was measured on this machine (measured here, 2 shared
-#: cores: a tiny torch model to TorchScript ~0.02 s, to ONNX with the dynamo exporter ~0.75 s, a python
-#: model or an ensemble ~0.01 s; TensorRT stays in the build's process anyway)
-DEFAULT_EXPORT_SECONDS: dict[str, float] = {
-    "torchscript": 0.05,
-    "onnx": 0.8,
-    "python": 0.02,
-    "ensemble": 0.02,
-    "tensorrt": 30.0,
-}
-#: a format the table above does not name
+#: a model's export seconds by format before one was measured on this machine: each format row's
+#: ``export_seconds`` (measured here, 2 shared cores: a tiny torch model to TorchScript ~0.02 s, to ONNX
+#: with the dynamo exporter ~0.75 s, a python model or an ensemble ~0.01 s; TensorRT stays in the
+#: build's process anyway). Computed when asked: a format added later has its row's.
 DEFAULT_FORMAT_SECONDS = 0.5
+
+
+def default_export_seconds(fmt: str) -> float:
+    """A model's export seconds before one was measured: its format row's ``export_seconds``
+    (:data:`DEFAULT_FORMAT_SECONDS` for a format the table does not list)."""
+    row = formats.lookup(fmt)
+    return row.export_seconds if row is not None else DEFAULT_FORMAT_SECONDS
+
+
 #: a worker's start before one was measured here: spawn, an interpreter, torch imported, the
 #: exporter's first run (3-4 s measured on 2 shared cores; bench/build_fleet.py)
 DEFAULT_WORKER_START_SECONDS = 3.0
@@ -179,7 +182,7 @@ class Timings:
     process_start: float | None = None
 
     def export_seconds(self, fmt: str) -> float:
-        return self.formats.get(fmt, DEFAULT_EXPORT_SECONDS.get(fmt, DEFAULT_FORMAT_SECONDS))
+        return self.formats.get(fmt, default_export_seconds(fmt))
 
     @property
     def start_seconds(self) -> float:

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cdk_triton.config import formats
 from cdk_triton.errors import TritonValidationError
 
 #: ``MaxConcurrentInvocationsPerInstance`` bounds (botocore's ``AsyncInferenceClientConfig``).
@@ -231,7 +232,7 @@ def derived_max_concurrency(
     cfg = configs.get(default_model or "")
     if cfg is None:
         return 1
-    if cfg.get("platform") == "ensemble":
+    if cfg.get("platform") in formats.composed_platforms():
         steps = [s.get("model_name") for s in (cfg.get("ensemble_scheduling") or {}).get("step", [])]
         values = [model_concurrency(configs[s], gpu_count) for s in steps if s in configs]
         value = min(values) if values else 1

@@ -72,6 +72,21 @@ class Format:
             instance type's GPU, ``PlanArchitectureMismatch``, and never for a device index) or
             ``none`` (the format cannot record a device: an ONNX graph has no device; the runtime
             places it). Default: ``none``.
+        weight_bearing: its version folder's files stand for the model's weights: sizing counts their
+            bytes (and the activations measured on the eager model) in one instance's memory. A python
+            model's code bytes stand for its weights; a composed model holds only its I/O. Default: True
+            (the conservative side: a new format's files are counted).
+        stub_per_instance: each KIND_GPU instance runs in a stub process of its own, with a CUDA
+            context of its own (``gpu_costs.PYTHON_STUB``); otherwise the backend runs inside the
+            server and costs its fixed bytes once per server (``gpu_costs.BACKEND_COSTS`` by
+            ``release_fact``). Default: False.
+        gpu_checkable: ``cdk-triton gpu-check`` runs the artifact on CUDA: the exporter module then
+            implements ``device_unavailable()`` and ``device_runner(torch, m, artifact, device)``
+            (``cdk_triton.builder.export.base.DeviceCheck``). Default: False.
+        not_gpu_checked: why ``cdk-triton gpu-check`` does not run an artifact of this format on CUDA
+            (when not ``gpu_checkable``). Default: none (a generic text: nothing of its own runs on a GPU).
+        export_seconds: a model's export seconds before one was measured on the build machine (the
+            parallel build's first estimate; measured on 2 shared cores). Default: 0.5.
     """
 
     name: str
@@ -93,6 +108,11 @@ class Format:
     files: tuple[str, ...] = ()
     allowed_imports: frozenset[str] = frozenset()
     device_pinning: str = "none"
+    weight_bearing: bool = True
+    stub_per_instance: bool = False
+    gpu_checkable: bool = False
+    not_gpu_checked: str = ""
+    export_seconds: float = 0.5
 
     def missing(self) -> list[str]:
         """The fields its kind requires that are empty (an unknown kind misses ``kind``)."""
@@ -138,6 +158,8 @@ FORMATS: dict[str, Format] = {
             cpu_threads=("INTRA_OP_THREAD_COUNT", "INTER_OP_THREAD_COUNT"),
             tunable=True,
             device_pinning="graph",
+            gpu_checkable=True,
+            export_seconds=0.05,
         ),
         Format(
             name="onnx",
@@ -154,6 +176,8 @@ FORMATS: dict[str, Format] = {
             cpu_stand_in="onnxruntime",
             cpu_threads=("intra_op_thread_count", "inter_op_thread_count"),
             tunable=True,
+            gpu_checkable=True,
+            export_seconds=0.8,
         ),
         Format(
             name="tensorrt",
@@ -171,6 +195,8 @@ FORMATS: dict[str, Format] = {
             cpu_stand_in="tensorrt",
             tunable=True,
             device_pinning="architecture",
+            not_gpu_checked="TensorRT plans: parity ran when the plan was built (on a GPU with TensorRT), not here",
+            export_seconds=30.0,
         ),
         Format(
             name="python",
@@ -183,8 +209,18 @@ FORMATS: dict[str, Format] = {
             files=("model.py",),
             allowed_imports=frozenset({"numpy", "triton_python_backend_utils"}),
             device_pinning="code",
+            stub_per_instance=True,
+            not_gpu_checked="python models run their own code (Triton's python backend on the host's CPU)",
+            export_seconds=0.02,
         ),
-        Format(name="ensemble", kind=COMPOSED, exporter=f"{_EXPORT}.ensemble", platform="ensemble"),
+        Format(
+            name="ensemble",
+            kind=COMPOSED,
+            exporter=f"{_EXPORT}.ensemble",
+            platform="ensemble",
+            weight_bearing=False,
+            export_seconds=0.02,
+        ),
     )
 }
 
@@ -210,6 +246,11 @@ def is_gpu_only(name: object) -> bool:
     """Whether ``name`` is a format built and run only on a GPU: a raw declaration's value."""
     row = lookup(name)
     return row is not None and row.gpu_only
+
+
+def gpu_only_names() -> tuple[str, ...]:
+    """The formats built on the GPU job (``gpu_only``), in registry order: what its ``--formats`` lists."""
+    return where(gpu_only=True)
 
 
 def names() -> tuple[str, ...]:

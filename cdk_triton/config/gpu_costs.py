@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from cdk_triton.config import formats
+
 PER_PROCESS = "per process"
 PER_GPU = "per GPU"
 PER_SERVER_BACKEND = "per server process loading the backend"
@@ -80,8 +82,24 @@ BACKEND_COSTS = {
         source="assumption: the libtorch reading (cuBLAS / cuDNN tactics); no TensorRT reading yet",
     ),
 }
-#: The backend of each format whose models run inside the server process (python: own stub processes).
-FORMAT_BACKENDS = {"torchscript": "libtorch", "onnx": "onnxruntime", "tensorrt": "tensorrt"}
+
+
+def backend_cost_of(fmt: str) -> str | None:
+    """The :data:`BACKEND_COSTS` key of a format whose models run inside the server process: its
+    row's ``release_fact`` (None: an unknown format, one without an in-process cost reading, or one
+    whose instances run in stub processes of their own, ``Format.stub_per_instance``)."""
+    row = formats.lookup(fmt)
+    if row is None or row.stub_per_instance or row.release_fact not in BACKEND_COSTS:
+        return None
+    return row.release_fact
+
+
+def in_process_formats() -> tuple[str, ...]:
+    """The formats whose backends run inside the server process with a fixed cost (every one a
+    server may load when the caller does not say: the conservative side)."""
+    return tuple(f for f in formats.names() if backend_cost_of(f) is not None)
+
+
 #: A KIND_GPU python-backend instance: a stub process with a CUDA context of its own.
 PYTHON_STUB = GpuCost(
     name="python_stub_context",
@@ -92,19 +110,20 @@ PYTHON_STUB = GpuCost(
 )
 
 
-def server_costs(formats: Iterable[str]) -> list[GpuCost]:
-    """The fixed terms of one GPU of a Triton server that serves models of ``formats``: the server's
+def server_costs(served: Iterable[str]) -> list[GpuCost]:
+    """The fixed terms of one GPU of a Triton server that serves models of the formats ``served``: the server's
     context, Triton's CUDA pool, and each in-process backend's fixed cost once."""
-    backends = sorted({FORMAT_BACKENDS[f] for f in formats if f in FORMAT_BACKENDS})
+    backends = sorted({b for b in map(backend_cost_of, served) if b is not None})
     return [CUDA_CONTEXT, TRITON_CUDA_POOL, *(BACKEND_COSTS[b] for b in backends)]
 
 
-def server_bytes(formats: Iterable[str]) -> int:
+def server_bytes(served: Iterable[str]) -> int:
     """The bytes of :func:`server_costs`."""
-    return sum(c.bytes for c in server_costs(formats))
+    return sum(c.bytes for c in server_costs(served))
 
 
 def instance_bytes(fmt: str) -> int:
     """The fixed bytes each KIND_GPU instance of a model of ``fmt`` adds beyond its own memory: a
     python-backend instance's stub context; nothing for a backend inside the server."""
-    return PYTHON_STUB.bytes if fmt == "python" else 0
+    row = formats.lookup(fmt)
+    return PYTHON_STUB.bytes if row is not None and row.stub_per_instance else 0

@@ -252,8 +252,14 @@ FANOUT_FOLDER = "pipeline/fanout"
 #: Hex digits of a fan-out run id: sha256 of the pipeline's source revision (a commit id or an S3
 #: version id, which may hold characters S3 keys and SageMaker job names do not like).
 FANOUT_RUN_HEX = 16
-#: The kinds of fan-out shard: CPU formats on CodeBuild, TensorRT on a SageMaker job.
-FANOUT_KINDS = ("cpu", "tensorrt")
+#: The fan-out shard of the CPU formats (CodeBuild).
+FANOUT_CPU = "cpu"
+#: The fan-out shard of the formats built on the GPU job (``Format.gpu_only``: a SageMaker job). The
+#: word is TensorRT's, the one such format when the key layout was deployed: it stays, since it is in
+#: deployed S3 keys and state machines (``items-tensorrt.json``).
+FANOUT_GPU = "tensorrt"
+#: The kinds of fan-out shard: CPU formats on CodeBuild, the GPU-only formats on a SageMaker job.
+FANOUT_KINDS = (FANOUT_CPU, FANOUT_GPU)
 
 
 def fanout_run_id(revision: str) -> str:

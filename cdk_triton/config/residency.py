@@ -38,7 +38,7 @@ from cdk_triton.config.sizing import GiB
 
 #: The formats whose backends a server is assumed to load when the caller does not say (every
 #: in-process backend: the conservative side).
-ALL_FORMATS = tuple(gpu_costs.FORMAT_BACKENDS)
+ALL_FORMATS = gpu_costs.in_process_formats()
 #: Share of the rest kept free for the caching allocator's reserve above the peak (fragmentation).
 GPU_FRAGMENTATION = 0.10
 

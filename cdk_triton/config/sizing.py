@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from cdk_triton.config import components
+from cdk_triton.config import components, formats
 from cdk_triton.errors import TritonValidationError
 
 MB = 1000**2
@@ -72,9 +72,6 @@ DTYPE_BYTES = {
     "TYPE_FP64": 8,
     "TYPE_STRING": 8,
 }
-
-#: Formats whose files are the model's parameters (their bytes are what the backend loads).
-WEIGHT_FORMATS = frozenset({"onnx", "torchscript", "tensorrt"})
 
 
 # ---------------------------------------------------------------------------- timeouts
@@ -275,8 +272,10 @@ def model_memory(
     """
     if files_bytes is None:
         return None, FILES_IO
-    weights = files_bytes if fmt in WEIGHT_FORMATS or fmt == "python" else 0
-    if activations is not None and fmt in WEIGHT_FORMATS:
+    row = formats.lookup(fmt)
+    bearing = row is None or row.weight_bearing  # an unknown format's files are counted (conservative)
+    weights = files_bytes if bearing else 0
+    if activations is not None and bearing:
         return weights + int(activations["peak_bytes"]), f"activations/{activations['method']}"
     io, _fixed = io_bytes(config)
     return weights + io, FILES_IO

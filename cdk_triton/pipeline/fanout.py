@@ -380,7 +380,7 @@ class BuildFanOut(Construct):
             "item": sfn.JsonPath.object_at("$$.Map.Item.Value"),
             "run": sfn.JsonPath.string_at("$.run"),
         }
-        if kind == layout.FANOUT_KINDS[1]:
+        if kind == layout.FANOUT_GPU:
             selector["source_uri"] = sfn.JsonPath.string_at("$.source_uri")
         done = sfn.Pass(
             self,
@@ -520,7 +520,7 @@ class BuildFanOut(Construct):
             shards.branch(
                 self._map(
                     "TensorRtShards",
-                    "tensorrt",
+                    layout.FANOUT_GPU,
                     self.options.sagemaker_concurrency,
                     self._gpu_state(target, image),
                 )

@@ -90,7 +90,7 @@ class FanOutCommands:
         """The SageMaker job's script (run by the image's own NGC entrypoint, as the GPU job launcher's)."""
         return (
             f"set -eu; {gpu_job.DRIVER_QUERY}; mkdir -p /tmp/src; tar -xzf {source_dir}/source.tar.gz -C /tmp/src; "
-            f'cd /tmp/src; cdk-triton build --config {self.declaration} --shard "$SHARD" --formats tensorrt '
+            f'cd /tmp/src; cdk-triton build --config {self.declaration} --shard "$SHARD" --formats {",".join(formats.gpu_only_names())} '
             f"--upload --out {SHARD_OUT} --no-progress; "
             f'{self._job("python3")} put --dir {SHARD_OUT} --key "$OUTPUT_KEY"'
         )

@@ -30,14 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.config import layout
+from cdk_triton.config import formats, layout
 from cdk_triton.pipeline.gpu_job import GpuJobError, _safe_extract, preflight_quota
 
-CPU = "cpu"
-TENSORRT = "tensorrt"
+CPU = layout.FANOUT_CPU
+#: the shards of the GPU-only formats (``Format.gpu_only``), built by the GPU job
+GPU = layout.FANOUT_GPU
 MERGE_ARGS = "merge-args.txt"
-#: Exit status of ``fetch`` when a TensorRT shard has no output (the merge cannot build plans on CPU).
-EXIT_TENSORRT_SHARD_FAILED = 3
+#: Exit status of ``fetch`` when a GPU shard has no output (the merge cannot build them on CPU).
+EXIT_GPU_SHARD_FAILED = 3
+EXIT_TENSORRT_SHARD_FAILED = EXIT_GPU_SHARD_FAILED  # the former name
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,18 +69,19 @@ def model_formats(declaration: Path) -> dict[str, str]:
 
 
 def plan_items(
-    assignment: dict[str, Any], formats: dict[str, str], *, run: str, prefix: str, gpu: bool
+    assignment: dict[str, Any], model_format: dict[str, str], *, run: str, prefix: str, gpu: bool
 ) -> dict[str, list[dict[str, Any]]]:
     """The Distributed Maps' items of each kind: one per shard that has models of that kind.
 
-    A shard's TensorRT models go to the ``tensorrt`` item only when the pipeline has a GPU job
-    (``gpu``); every other model goes to the ``cpu`` item (built with the CPU formats)."""
+    A shard's models of a GPU-only format (``Format.gpu_only``: TensorRT) go to the :data:`GPU` item
+    only when the pipeline has a GPU job (``gpu``); every other model goes to the :data:`CPU` item
+    (built with the CPU formats)."""
     shards = int(assignment["shards"])
-    out: dict[str, list[dict[str, Any]]] = {CPU: [], TENSORRT: []}
+    out: dict[str, list[dict[str, Any]]] = {CPU: [], GPU: []}
     for index, models in enumerate(assignment["assignment"]):
-        by_kind: dict[str, list[str]] = {CPU: [], TENSORRT: []}
+        by_kind: dict[str, list[str]] = {CPU: [], GPU: []}
         for m in models:
-            kind = TENSORRT if gpu and formats.get(m) == TENSORRT else CPU
+            kind = GPU if gpu and formats.is_gpu_only(model_format.get(m)) else CPU
             by_kind[kind].append(str(m))
         for kind, names in by_kind.items():
             if names:
@@ -155,7 +158,7 @@ def get_dir(s3: Any, store: Store, key: str, directory: Path) -> bool:
 
 def _items(s3: Any, store: Store, run: str) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
-    for kind in (CPU, TENSORRT):
+    for kind in (CPU, GPU):
         key = store.key(layout.fanout_items_key(run, kind))
         try:
             body = s3.get_object(Bucket=store.bucket, Key=key)["Body"].read()
@@ -211,17 +214,17 @@ def fetch(s3: Any, store: Store, run: str, out: Path, *, log: Any = print) -> in
         where = out / f"{item['shard']}-{item['kind']}"
         get_dir(s3, store, item["output_key"], where)
         args += ["--merge-manifest", str(where / "manifest.json")]
-    if failed and not any(f["kind"] == TENSORRT for f in summary["failed_shards"]):
+    if failed and not any(f["kind"] == GPU for f in summary["failed_shards"]):
         args.append("--build-missing")  # the merge exports the failed CPU shards' models, with a warning each
     out.mkdir(parents=True, exist_ok=True)
     (out / MERGE_ARGS).write_text(" ".join(args) + "\n")
-    trt = [f for f in summary["failed_shards"] if f["kind"] == TENSORRT]
+    trt = [f for f in summary["failed_shards"] if f["kind"] == GPU]
     if trt:
         log(
             "error: TensorRT shards failed and their plans cannot be built on the merge step's CPU: "
             + "; ".join(f"{f['shard']}: {', '.join(f['models'])}" for f in trt)
         )
-        return EXIT_TENSORRT_SHARD_FAILED
+        return EXIT_GPU_SHARD_FAILED
     if failed:
         log(
             "the models of the failed CPU shards are built by the merge step (--build-missing: a warning "
@@ -247,7 +250,7 @@ def plan(
     items = plan_items(
         assignment, model_formats(declaration), run=run, prefix=store.prefix, gpu=bool(gpu_kind)
     )
-    if items[TENSORRT] and gpu_kind and gpu_instance_type:
+    if items[GPU] and gpu_kind and gpu_instance_type:
         value = preflight_quota(quotas or _client("service-quotas"), gpu_kind, gpu_instance_type, log=log)
         if value is not None and value < sagemaker_concurrency:
             log(
@@ -255,11 +258,11 @@ def plan(
                 f"TensorRT shards run up to {sagemaker_concurrency} at once: jobs over the quota are retried "
                 "with backoff; lower sagemaker_concurrency or raise the quota"
             )
-    for kind in (CPU, TENSORRT):
+    for kind in (CPU, GPU):
         _put_bytes(s3, store, store.key(layout.fanout_items_key(run, kind)), json.dumps(items[kind]).encode())
     log(
         f"run {run}: {assignment['shards']} shards -> {len(items[CPU])} CodeBuild builds, "
-        f"{len(items[TENSORRT])} {gpu_kind or 'GPU'} jobs"
+        f"{len(items[GPU])} {gpu_kind or 'GPU'} jobs"
     )
     return items
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cdk_triton.config import formats
+
 PROCESSING = "processing"
 TRAINING = "training"
 QUOTA_NAMES = {PROCESSING: "{} for processing job usage", TRAINING: "{} for training job usage"}
@@ -115,7 +117,7 @@ def build_script(spec: JobRequest) -> str:
             "--config",
             spec.declaration,
             "--formats",
-            "tensorrt",
+            ",".join(formats.gpu_only_names()),
             "--upload",
             "--out",
             out,

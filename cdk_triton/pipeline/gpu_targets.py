@@ -192,7 +192,8 @@ def read_declaration(path: str | Path) -> RawDeclaration:
     return RawDeclaration(data)
 
 
-def tensorrt_models(declaration: RawDeclaration) -> list[str]:
+def gpu_only_models(declaration: RawDeclaration) -> list[str]:
+    """The models of a GPU-only format (``Format.gpu_only``: built by the GPU job), in declared order."""
     return [str(m["name"]) for m in declaration.models if formats.is_gpu_only(m.get("format"))]
 
 
@@ -209,7 +210,7 @@ def gpu_placed_models(declaration: RawDeclaration) -> list[str]:
     out: list[str] = []
     for m in declaration.models:
         name = str(m.get("name"))
-        if m.get("format") == "ensemble":
+        if formats.is_composed(m.get("format")):
             continue
         types = list(dict.fromkeys(t for its in declaration.serving(name).values() for t in its))
         if placement.runs_on_gpu(_group_kinds(m), types):
@@ -359,7 +360,7 @@ def gpu_build_targets(
     """
     opts = options or GpuBuildOptions()
     view = declaration if isinstance(declaration, RawDeclaration) else RawDeclaration(declaration)
-    models = tensorrt_models(view)
+    models = gpu_only_models(view)
     checks = tuple(gpu_placed_models(view)) if opts.gpu_check else ()
     if not models:
         return _check_only_target(view, checks, opts, source)

@@ -57,3 +57,13 @@ def _runner(path: Path, m: ModelSpec) -> Runner:
 
 def artifact_runner(ctx: BuildContext, m: ModelSpec, entry: Path) -> Runner:
     return _runner(entry / "1" / str(m.row.artifact), m)
+
+
+def device_unavailable() -> str | None:
+    """numpy runs wherever the check runs (the toy's "device" is the host)."""
+    return None
+
+
+def device_runner(torch: Any, m: ModelSpec, artifact_path: Path, device: str) -> tuple[Runner, bool]:
+    """The toy artifact's numpy runner (torch's allocator does not hold it)."""
+    return _runner(artifact_path, m), False

@@ -52,6 +52,24 @@ class Exporter(Protocol):
         ...
 
 
+class DeviceCheck(Protocol):
+    """What ``cdk-triton gpu-check`` asks of the module of a ``gpu_checkable`` format (its row says so):
+    whether its artifact can run on CUDA here, and a runner of it there."""
+
+    def device_unavailable(self) -> str | None:
+        """Why this machine cannot run the format's artifacts on CUDA (None: it can)."""
+        ...
+
+    def device_runner(self, torch: Any, m: ModelSpec, artifact: Path, device: str) -> tuple[Runner, bool]:
+        """A runner of the built ``artifact`` on ``device``, and whether torch's allocator holds it."""
+        ...
+
+
+def device_check_of(m: ModelSpec) -> DeviceCheck:
+    """The module of ``m``'s format as :class:`DeviceCheck` (``m.row.gpu_checkable`` formats only)."""
+    return cast(DeviceCheck, importlib.import_module(str(m.row.exporter)))
+
+
 def exporter_of(m: ModelSpec) -> Exporter:
     """The module of ``m``'s format (imported on first use)."""
     return cast(Exporter, importlib.import_module(str(m.row.exporter)))

@@ -312,6 +312,29 @@ def write_onnx(
     )
 
 
+def device_unavailable() -> str | None:
+    """Why ONNX cannot run on CUDA here: onnxruntime without the CUDAExecutionProvider."""
+    from cdk_triton.builder import device_parity
+
+    if device_parity.onnx_cuda_session_available():
+        return None
+    return "ONNX on CUDA needs onnxruntime-gpu (CUDAExecutionProvider), not installed here"
+
+
+def device_runner(torch: Any, m: ModelSpec, artifact_path: Path, device: str) -> tuple[Runner, bool]:
+    """The ONNX artifact in an onnxruntime session on CUDA (outside torch's allocator)."""
+    from cdk_triton.builder import device_parity
+
+    session = device_parity.onnx_cuda_session(str(artifact_path))
+    assert session is not None  # gpu_check.can_check asked device_unavailable() first
+    names = [t.name for t in m.outputs]
+
+    def run(inputs: dict[str, Any]) -> dict[str, Any]:
+        return dict(zip(names, session.run(names, {t.name: inputs[t.name] for t in m.inputs}), strict=True))
+
+    return run, False
+
+
 def artifact_runner(ctx: BuildContext, m: ModelSpec, entry: Path) -> Runner:
     """The built ``1/model.onnx`` on CPU (ONNX Runtime)."""
     return load_runner(entry / "1" / str(m.row.artifact), m)

@@ -221,6 +221,19 @@ def _write(ctx: BuildContext, m: ModelSpec, src: artifact.Source) -> artifact.Wr
     )
 
 
+def device_unavailable() -> str | None:
+    """TorchScript runs on CUDA wherever torch has CUDA (``gpu-check`` requires it)."""
+    return None
+
+
+def device_runner(torch: Any, m: ModelSpec, artifact_path: Path, device: str) -> tuple[Runner, bool]:
+    """The TorchScript artifact loaded on ``device``: torch's allocator holds it."""
+    from cdk_triton.builder import device_parity
+
+    module = torch.jit.load(str(artifact_path), map_location=device)
+    return device_parity.device_runner(torch, module, m, device), True
+
+
 def artifact_runner(ctx: BuildContext, m: ModelSpec, entry: Path) -> Runner:
     """The built ``1/model.pt`` on CPU."""
     return load_runner(entry / "1" / str(m.row.artifact), m)

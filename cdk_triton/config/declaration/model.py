@@ -303,7 +303,7 @@ def _python_only(
 ) -> None:
     """``InvalidOption`` when ``key`` (a non-empty list) is given to a model whose format is not a python
     model's (``what``: the feature, in parentheses after "python models")."""
-    if value and fmt is not None and formats.get(fmt).backend != "python":
+    if value and fmt is not None and formats.get(fmt).kind != formats.COPIED:
         errs.add(
             "InvalidOption", f"{path}.{key}", key, value, f"only apply to python models{what}, not {fmt}",
             "format: python", fix,

@@ -309,3 +309,31 @@ def test_markers_skip_by_capability(markers: set[str], cuda: bool, trt: bool, sk
 def test_the_check_runs_on_this_gpu(tmp_path: Path) -> None:
     outcome = gpu_check.run_check(_fleet(tmp_path), echo=lambda s: None)
     assert outcome.device["models"]["ts"]["loaded_allocated_bytes"] > 0
+
+
+def test_a_gpu_checkable_format_added_as_a_row_is_checked(
+    tmp_path: Path, on_fake_gpu: FakeTorch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new format is its row and its exporter: ``toygpu`` (``gpu_checkable``, its exporter's
+    ``device_runner``) is measured and parity-checked with no gpu_check line naming it."""
+    from cdk_triton.config import formats
+    from tests.toy_format import GPU_ROW
+
+    with formats.registered(GPU_ROW):
+        decl = write_decl(tmp_path, tiny("g", "toygpu"), endpoints=GPU_MME.format(models="g"))
+        outcome = gpu_check.run_check(decl, torch=on_fake_gpu, echo=lambda _: None)
+    report = json.loads((tmp_path / "out" / "gpu-readings.json").read_text())
+    (device,) = report["devices"]
+    assert list(device["models"]) == ["g"] and not any(w.startswith("g:") for w in outcome.not_checked)
+    g = device["models"]["g"]
+    assert g["format"] == "toygpu" and g["loaded_allocated_bytes"] is None  # outside torch's allocator
+    assert g["parity"]["batch_1"]["ok"] and g["parity"]["batch_max"]["ok"]
+
+
+def test_a_format_that_is_not_gpu_checkable_says_why_from_its_row() -> None:
+    from cdk_triton.config import formats
+
+    m = types.SimpleNamespace(format="python", row=formats.get("python"))
+    assert gpu_check.can_check(m) == formats.get("python").not_gpu_checked  # type: ignore[arg-type]
+    m = types.SimpleNamespace(format="ensemble", row=formats.get("ensemble"))
+    assert "ensemble: nothing of its own runs on a GPU" in str(gpu_check.can_check(m))  # type: ignore[arg-type]

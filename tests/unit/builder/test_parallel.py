@@ -359,7 +359,7 @@ def test_builds_record_their_export_timings_and_auto_reads_them(tmp_path: Path) 
     parallel.record_timings({"onnx": [0.5, 0.7, 9.0]}, [2.0, 4.0])
     t = parallel.measured_timings()
     assert t.export_seconds("onnx") == 0.7 and t.start_seconds == 3.0  # medians
-    assert t.export_seconds("torchscript") == parallel.DEFAULT_EXPORT_SECONDS["torchscript"]
+    assert t.export_seconds("torchscript") == parallel.default_export_seconds("torchscript") == 0.05
     parallel.record_timings({"torchscript": [0.01]}, [])  # another build: one format, no worker
     t = parallel.measured_timings()
     assert t.formats == {"onnx": 0.7, "torchscript": 0.01} and t.start_seconds == 3.0

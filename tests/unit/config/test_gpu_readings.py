@@ -124,7 +124,7 @@ def test_the_fixed_terms_come_from_the_h100_reading() -> None:
         "triton_cuda_pool",
         "libtorch",
     ]
-    assert all(c.source for c in gpu_costs.server_costs(gpu_costs.FORMAT_BACKENDS))
+    assert all(c.source for c in gpu_costs.server_costs(gpu_costs.in_process_formats()))
 
 
 def test_a_reading_without_an_allocator_figure_leaves_the_manifest_figure() -> None:
