@@ -31,7 +31,7 @@ BY = "cdk-triton (config/data/default-release.json)"
 
 @cache
 def _data() -> dict[str, Any]:
-    return tables._load("default-release.json")
+    return tables.load_data("default-release.json")
 
 
 def decided() -> str:

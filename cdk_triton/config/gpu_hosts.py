@@ -67,7 +67,7 @@ class HostDecision:
 
 @cache
 def _data() -> dict[str, Any]:
-    return tables._load("gpu-hosts.json")
+    return tables.load_data("gpu-hosts.json")
 
 
 def facts_read() -> str:

@@ -32,7 +32,8 @@ IMAGE_REPOSITORY = "sagemaker-tritonserver"
 
 
 @cache
-def _load(name: str) -> dict[str, Any]:
+def load_data(name: str) -> dict[str, Any]:
+    """The vendored data file ``cdk_triton/config/data/<name>``, parsed (the one reader of the tables)."""
     text = resources.files("cdk_triton.config").joinpath("data", name).read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
@@ -51,7 +52,7 @@ def is_valid_version_string(version: str) -> bool:
 
 def image_versions() -> list[str]:
     """Image versions of the current (763104351884-era) table, oldest first."""
-    return sorted(_load("sagemaker-tritonserver.json")["versions"], key=_version_key)
+    return sorted(load_data("sagemaker-tritonserver.json")["versions"], key=_version_key)
 
 
 def image_regions(version: str) -> dict[str, str]:
@@ -68,11 +69,11 @@ def image_regions(version: str) -> dict[str, str]:
             allowed="a version 'YY.MM' such as " + ", ".join(image_versions()),
             fix="pass a release version without the '-py3' suffix",
         )
-    current = _load("sagemaker-tritonserver.json")["versions"]
+    current = load_data("sagemaker-tritonserver.json")["versions"]
     if version in current:
         return dict(current[version]["registries"])
     if _version_key(version) <= _version_key(LEGACY_MAX_VERSION):
-        return dict(_load("sagemaker-tritonserver-legacy.json")["registries"])
+        return dict(load_data("sagemaker-tritonserver-legacy.json")["registries"])
     raise TritonValidationError(
         "UnknownTritonVersion",
         prop="version",
@@ -133,7 +134,7 @@ class InstanceTypeInfo:
 @cache
 def _instance_type_table() -> dict[str, InstanceTypeInfo]:
     """Built once per process (the facts are frozen); callers get copies or single entries."""
-    raw = _load("instance-types.json")["instance_types"]
+    raw = load_data("instance-types.json")["instance_types"]
     return {name: InstanceTypeInfo(name=name, **facts) for name, facts in raw.items()}
 
 
@@ -147,7 +148,7 @@ def instance_type_info(name: str) -> InstanceTypeInfo | None:
 
 
 def confirmed_mme_gpu_types() -> list[str]:
-    return list(_load("instance-types.json")["confirmed_mme_gpu_types"])
+    return list(load_data("instance-types.json")["confirmed_mme_gpu_types"])
 
 
 def is_burstable(name: str) -> bool:
@@ -156,13 +157,13 @@ def is_burstable(name: str) -> bool:
 
 def cpu_instance_families() -> dict[str, list[str]]:
     """CPU-only hosting families by architecture: ``x86_64``, ``arm64`` (and ``burstable``)."""
-    raw = _load("instance-types.json")["cpu_instance_families"]
+    raw = load_data("instance-types.json")["cpu_instance_families"]
     return {k: list(v) for k, v in raw.items() if isinstance(v, list)}
 
 
 def excluded_gpu_instance_types() -> dict[str, str]:
     """GPU hosting types deliberately left out of the table -> why."""
-    raw = _load("instance-types.json")["excluded_gpu_instance_types"]
+    raw = load_data("instance-types.json")["excluded_gpu_instance_types"]
     return {k: v for k, v in raw.items() if k != "comment"}
 
 
@@ -179,7 +180,7 @@ def instance_kind(name: str) -> str:
         return "cpu"
     if family in families.get("arm64", []):
         return "arm64"
-    if family in _load("instance-types.json")["other_accelerator_families"]["families"]:
+    if family in load_data("instance-types.json")["other_accelerator_families"]["families"]:
         return "accelerator"
     return "unknown"
 
@@ -231,7 +232,7 @@ class TritonRelease:
         if not self.onnxruntime.value:
             return None
         minor = ".".join(self.onnxruntime.value.split(".")[:2])
-        table = _load("triton-releases.json")["onnxruntime"]
+        table = load_data("triton-releases.json")["onnxruntime"]
         return table.get(minor)
 
 
@@ -249,7 +250,7 @@ _FACT_NAMES = (
 @cache
 def _release_table() -> dict[str, TritonRelease]:
     """Built once per process (the facts are frozen); callers get copies or single entries."""
-    raw = _load("triton-releases.json")["releases"]
+    raw = load_data("triton-releases.json")["releases"]
     out: dict[str, TritonRelease] = {}
     for version, facts in raw.items():
         out[version] = TritonRelease(version=version, **{k: Fact(**v) for k, v in facts.items()})
@@ -315,7 +316,7 @@ class PyTorchParameter:
 
 def pytorch_parameters() -> dict[str, PyTorchParameter]:
     """Every PyTorch backend parameter any release of the table reads."""
-    raw = _load("triton-releases.json")["pytorch_parameters"]
+    raw = load_data("triton-releases.json")["pytorch_parameters"]
     return {name: PyTorchParameter(name=name, **facts) for name, facts in raw.items() if name != "comment"}
 
 
@@ -360,7 +361,7 @@ def serve_script_data(version: str) -> dict[str, Any] | None:
     script is byte-identical; None when no record covers ``version``."""
     if not is_valid_version_string(version):
         return None
-    data = _load("sagemaker-serve.json")
+    data = load_data("sagemaker-serve.json")
     recorded = data["releases"]
     if version in recorded:
         return dict(recorded[version])
@@ -385,7 +386,7 @@ def serve_script_data(version: str) -> dict[str, Any] | None:
 def front_facts() -> dict[str, dict[str, Any]]:
     """How the SageMaker port of each release answers where that changed (``data/sagemaker-front.json``);
     ``config.server_options.front`` reads it."""
-    facts: dict[str, dict[str, Any]] = _load("sagemaker-front.json")["facts"]
+    facts: dict[str, dict[str, Any]] = load_data("sagemaker-front.json")["facts"]
     return facts
 
 
@@ -399,7 +400,7 @@ def at_least(version: str, floor: str) -> bool:
 
 def advisory_table() -> dict[str, Any]:
     """The vendored NVIDIA advisories (``data/triton-advisories.json``); ``config.advisories`` reads it."""
-    return _load("triton-advisories.json")
+    return load_data("triton-advisories.json")
 
 
 # ---------------------------------------------------------------------------- on-demand prices
@@ -407,7 +408,7 @@ def advisory_table() -> dict[str, Any]:
 
 def price_table() -> dict[str, Any]:
     """The vendored on-demand price table (``data/instance-prices.json``): region, prices, each sourced."""
-    return _load("instance-prices.json")
+    return load_data("instance-prices.json")
 
 
 def on_demand_price(instance_type: str) -> float | None:
@@ -430,5 +431,5 @@ class ServiceLimit:
 @cache
 def cloudformation_limits() -> dict[str, ServiceLimit]:
     """The limits a fleet-sized stack can reach (template size, resources, outputs, SSM value sizes)."""
-    raw = _load("cloudformation-limits.json")["limits"]
+    raw = load_data("cloudformation-limits.json")["limits"]
     return {name: ServiceLimit(name=name, **facts) for name, facts in raw.items()}

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.config import formats, layout
-from cdk_triton.pipeline.gpu_job import GpuJobError, _safe_extract, preflight_quota
+from cdk_triton.pipeline.gpu_job import GpuJobError, preflight_quota, safe_extract
 
 CPU = layout.FANOUT_CPU
 #: the shards of the GPU-only formats (``Format.gpu_only``), built by the GPU job
@@ -144,7 +144,7 @@ def get_dir(s3: Any, store: Store, key: str, directory: Path) -> bool:
         staging = Path(tmp) / "x"
         staging.mkdir()
         with tarfile.open(archive, "r:gz") as tar:
-            _safe_extract(tar, staging)
+            safe_extract(tar, staging)
         directory.mkdir(parents=True, exist_ok=True)
         for path in sorted(staging.rglob("*")):
             dest = directory / path.relative_to(staging)

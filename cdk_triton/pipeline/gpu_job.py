@@ -288,7 +288,7 @@ def wait(
         sleep(poll_s)
 
 
-def _safe_extract(tar: tarfile.TarFile, out: Path) -> None:
+def safe_extract(tar: tarfile.TarFile, out: Path) -> None:
     for member in tar.getmembers():
         target = (out / member.name).resolve()
         if not str(target).startswith(str(out.resolve())) or member.issym() or member.islnk():
@@ -306,7 +306,7 @@ def fetch_output(s3: Any, spec: JobRequest, out: Path) -> Path:
             "Body"
         ].read()
         with tarfile.open(fileobj=io.BytesIO(body), mode="r:gz") as tar:
-            _safe_extract(tar, out)
+            safe_extract(tar, out)
     else:
         token: str | None = None
         while True:

@@ -21,7 +21,7 @@ from cdk_triton.tune import report
 from cdk_triton.tune.apply import render_change, write_atomically
 from cdk_triton.tune.objective import Measurement, Ranking, rank
 from cdk_triton.tune.request import Options, TuneRequest
-from cdk_triton.tune.sources import Source, _phase
+from cdk_triton.tune.sources import Source, run_phase
 from cdk_triton.tune.variants import Variant, generate
 
 #: a variant's build + server start, assumed until the first one is timed
@@ -175,7 +175,7 @@ def measure(
                 for repeat in range(opts.repeats):
                     for conc in opts.axes.concurrency:
                         bar.update(task, description=f"{v.name}: c={conc} repeat {repeat + 1}/{opts.repeats}")
-                        measurements.append(_phase(target, v, conc, repeat, phase_s, source.kind))
+                        measurements.append(run_phase(target, v, conc, repeat, phase_s, source.kind))
                         bar.advance(task)
     return measurements, skipped, time.monotonic() - t0
 

@@ -53,7 +53,7 @@ class Source(Protocol):
     def open(self, variant: Variant) -> contextlib.AbstractContextManager[Target]: ...
 
 
-def _phase(
+def run_phase(
     target: Target, variant: Variant, concurrency: int, repeat: int, seconds: float, kind: str
 ) -> Measurement:
     """A warm-up sized to the concurrency, then a phase of about ``seconds`` (from the warm-up's rate)."""
@@ -315,4 +315,12 @@ def closed_loop(invoke: Callable[[], str | None], concurrency: int, requests: in
     return out
 
 
-__all__ = ["EndpointSource", "LocalSource", "Source", "Target", "closed_loop", "tuning_declaration", "_phase"]
+__all__ = [
+    "EndpointSource",
+    "LocalSource",
+    "Source",
+    "Target",
+    "closed_loop",
+    "tuning_declaration",
+    "run_phase",
+]

@@ -20,19 +20,19 @@ from cdk_triton.config.server_options.release import (
     effective_environment,
 )
 from cdk_triton.config.server_options.settings import (
-    _ENV_ALLOWED,
     DEFAULT_GRPC_PORT,
     DEFAULT_METRICS_PORT,
     DEFAULT_PORT,
     DEFAULT_SHM_DEFAULT_BYTE_SIZE,
     DEFAULT_SHM_GROWTH_BYTE_SIZE,
     DEFAULT_THREAD_COUNT,
+    ENV_ALLOWED,
     ENV_FIELDS,
     InferenceType,
     PingMode,
-    _bool,
-    _parse_env_value,
     check_raw_environment,
+    flag_text,
+    parse_env_value,
     resolve_default_model,
 )
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -127,7 +127,7 @@ class ServerOptions:
         if self.ping_mode is not None:
             env["SAGEMAKER_TRITON_OVERRIDE_PING_MODE"] = PingMode(self.ping_mode).value
         if self.model_namespacing is not None:
-            env["SAGEMAKER_TRITON_DISABLE_MODEL_NAMESPACING"] = _bool(self.model_namespacing)
+            env["SAGEMAKER_TRITON_DISABLE_MODEL_NAMESPACING"] = flag_text(self.model_namespacing)
         if self.port is not None:
             env["SAGEMAKER_BIND_TO_PORT"] = str(self.port)
         if self.safe_port_range is not None:
@@ -143,7 +143,7 @@ class ServerOptions:
             ("SAGEMAKER_TRITON_LOG_ERROR", self.log_error),
         ):
             if value is not None:
-                env[name] = _bool(value)
+                env[name] = flag_text(value)
         metrics_port = self.metrics_port
         if self.publish_metrics_to_cloudwatch and metrics_port is None:
             metrics_port = DEFAULT_METRICS_PORT
@@ -208,7 +208,7 @@ class ServerOptions:
             if field is None:
                 continue
             try:
-                kwargs[field] = _parse_env_value(field, value)
+                kwargs[field] = parse_env_value(field, value)
             except ValueError:
                 errs.append(
                     TritonValidationError(
@@ -216,8 +216,8 @@ class ServerOptions:
                         prop=name,
                         value=value,
                         problem="cannot be parsed",
-                        allowed=_ENV_ALLOWED.get(field, "a valid value"),
-                        fix=f"set {name} to {_ENV_ALLOWED.get(field, 'a valid value')}",
+                        allowed=ENV_ALLOWED.get(field, "a valid value"),
+                        fix=f"set {name} to {ENV_ALLOWED.get(field, 'a valid value')}",
                         path=path,
                     )
                 )
@@ -258,18 +258,18 @@ class ServerOptions:
             "--allow-http=false",
             "--model-control-mode=explicit",
             f"--model-repository={model_repository}",
-            f"--model-namespacing={_bool(self.model_namespacing is not False)}",
+            f"--model-namespacing={flag_text(self.model_namespacing is not False)}",
             f"--sagemaker-port={self.port if self.port is not None else DEFAULT_PORT}",
         ]
         if self.safe_port_range is not None:
             argv.append(f"--sagemaker-safe-port-range={self.safe_port_range[0]}-{self.safe_port_range[1]}")
-        argv.append(f"--allow-grpc={_bool(bool(self.allow_grpc))}")
+        argv.append(f"--allow-grpc={flag_text(bool(self.allow_grpc))}")
         if self.allow_grpc:
             argv.append(f"--grpc-port={self.grpc_port or DEFAULT_GRPC_PORT}")
         allow_metrics = bool(self.allow_metrics) or (
             self.publish_metrics_to_cloudwatch and self.allow_metrics is None
         )
-        argv.append(f"--allow-metrics={_bool(allow_metrics)}")
+        argv.append(f"--allow-metrics={flag_text(allow_metrics)}")
         if allow_metrics:
             argv.append(f"--metrics-port={self.metrics_port or DEFAULT_METRICS_PORT}")
         if self.buffer_manager_thread_count is not None:
@@ -282,7 +282,7 @@ class ServerOptions:
             ("--log-error", self.log_error),
         ):
             if value is not None:
-                argv.append(f"{flag}={_bool(value)}")
+                argv.append(f"{flag}={flag_text(value)}")
         argv.append(
             "--backend-config=python,shm-default-byte-size="
             f"{self.shm_default_byte_size or DEFAULT_SHM_DEFAULT_BYTE_SIZE}"

@@ -63,7 +63,8 @@ DEFAULT_SHM_DEFAULT_BYTE_SIZE = 16 * 1024 * 1024
 DEFAULT_SHM_GROWTH_BYTE_SIZE = 1024 * 1024
 
 
-def _bool(value: bool) -> str:
+def flag_text(value: bool) -> str:
+    """A boolean as tritonserver flags and the SageMaker serve script's variables spell it."""
     return "true" if value else "false"
 
 
@@ -88,7 +89,7 @@ _INT_FIELDS = {
     "shm_default_byte_size",
     "shm_growth_byte_size",
 }
-_ENV_ALLOWED = {
+ENV_ALLOWED = {
     **{f: "'true'/'on'/'1' or 'false'/'off'/'0' (any case)" for f in _BOOL_FIELDS},
     **{f: "an integer" for f in _INT_FIELDS},
     "log_verbose": "an integer level, or 'true'/'false'",
@@ -103,7 +104,9 @@ _TRUE = ("true", "on", "1")
 _FALSE = ("false", "off", "0")
 
 
-def _parse_env_value(field: str, value: str) -> object:
+def parse_env_value(field: str, value: str) -> object:
+    """An environment variable's text as the ``ServerOptions`` field ``field`` holds it (``ENV_ALLOWED``
+    says what each field accepts)."""
     if field == "multi_model":
         return value == "true"  # the serve script compares the exact string: 'True' or '1' mean SME
     if field in _BOOL_FIELDS:
