@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from cdk_triton.builder.context import BuildContext, StepOutput, StepStatus
-from cdk_triton.config import placement
+from cdk_triton.config import placement, tables
 from cdk_triton.config.declaration import BuildSpec, ModelSpec
 from cdk_triton.errors import BuildError
 
@@ -238,7 +238,7 @@ def pinned_error(m: ModelSpec, why: str, pins: list[DevicePin]) -> BuildError:
     cuda = any(p.device.startswith("cuda") for p in pins)
     effect = (
         "a trace on CUDA bakes cuda:0, which breaks the instances Triton places on the other GPUs of a multi-GPU "
-        "type (ml.g5.12xlarge, p4d, p5)"
+        f"type ({', '.join(tables.gpu_type_examples(multi_gpu=True, count=3))})"
         if cuda
         else "loaded on the GPU, every request fails with 'Expected all tensors to be on the same device'"
     )

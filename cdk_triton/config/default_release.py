@@ -97,10 +97,10 @@ def _toolchain_problem(release: str) -> str | None:
 
 @cache
 def candidates() -> tuple[Candidate, ...]:
-    """Every release of the table from 24.09 on, newest first, against the criteria."""
+    """Every release of the table from the default on, newest first, against the criteria."""
     out = []
     for version in reversed(tables.release_versions()):
-        if not tables.is_newer(version, "24.08"):
+        if tables.is_newer(tables.DEFAULT_TRITON_VERSION, version):
             continue
         critical = tuple(
             a.cve for a in advisories.affecting(version) if a.band == "critical" and a.reachable_on_sagemaker
@@ -147,12 +147,13 @@ def warning(version: str, cves: list[str]) -> str:
         f"{', '.join(cves)} are acknowledged by the library, not by you (recorded in the model's template "
         f"Metadata with by='{BY}'). What holds the move to a fixed release back: {facts}. Acknowledge them "
         f"yourself ({advisories.ACKNOWLEDGMENT_KEY}) to record your own reason, refuse the library's "
-        f"acknowledgment with {KEY}: false (models.yaml) or the {CONTEXT_KEY}=false context, or target 26.05"
+        f"acknowledgment with {KEY}: false (models.yaml) or the {CONTEXT_KEY}=false context, or target "
+        f"{' or '.join(dict.fromkeys(h['release'] for h in held_back_by()))}"
     )
 
 
 def readme_table() -> str:
-    """The README's table: each release from 24.09 on against the criteria."""
+    """The README's table: each release from the default on against the criteria."""
 
     def cell(problem: str | None) -> str:
         return "yes" if problem is None else f"no: {problem}"

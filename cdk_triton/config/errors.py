@@ -43,8 +43,8 @@ DECLARATION_ERRORS: dict[str, str] = {
     "CallCycle": "a python model that calls itself, directly or through the models it calls (business logic "
     "scripting)",
     "InvalidEnsembleMap": "an ensemble input/output map naming unknown tensors",
-    "UnknownEndpointMode": "a mode other than SingleModel, MultiModel or InferenceComponents (aliases sme, mme, "
-    "components, inference_components)",
+    "UnknownEndpointMode": "a mode the mode table (``cdk_triton.config.modes``) does not list by name or alias "
+    "(the message lists them)",
     "NotAComponentsEndpoint": "components, min_instances or max_instances on an endpoint whose mode is not "
     "InferenceComponents",
     "UnknownComponentModel": "a components key that is not a model of the endpoint's models (the message names the "

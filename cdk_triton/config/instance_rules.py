@@ -101,7 +101,8 @@ def check_triton_runs_there(instance_type: str) -> TritonValidationError | None:
         prop="instance_type",
         value=instance_type,
         problem=f"is {what}; the sagemaker-tritonserver images are x86_64 CUDA images",
-        allowed="x86_64 CPU types (c5, c6i, m5, ...) or NVIDIA GPU types (g4dn, g5, g6, p4d, p5 ...)",
+        allowed=f"x86_64 CPU types ({', '.join(tables.cpu_instance_families().get('x86_64', []))}) or "
+        f"NVIDIA GPU types ({', '.join(tables.gpu_families())})",
         fix="use e.g. ml.c6i.xlarge (CPU) or ml.g5.xlarge (GPU)",
     )
 
@@ -143,8 +144,9 @@ def check_compute_capability(instance_type: str, triton_version: str | None) -> 
         value=instance_type,
         problem=f"has {info.gpu} GPUs (compute capability {info.compute_capability}), below the "
         f"{min_cc} Triton {triton_version} requires",
-        allowed=f"GPU instance types with compute capability >= {min_cc} (g4dn, g5, g6, p3, p4d, p5)",
-        fix="choose e.g. ml.g4dn.xlarge or ml.g5.xlarge",
+        allowed=f"GPU instance types with compute capability >= {min_cc} "
+        f"({', '.join(tables.gpu_families(min_compute_capability=min_cc))})",
+        fix=f"choose e.g. {' or '.join(tables.gpu_type_examples(min_compute_capability=min_cc))}",
     )
 
 

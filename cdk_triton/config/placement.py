@@ -31,7 +31,8 @@ def check_gpu_placement(
                     prop="instance_groups",
                     value=f"{where}: KIND_GPU",
                     problem=f"places instances on a GPU, and {instance_type} has no NVIDIA GPU",
-                    allowed="KIND_CPU on CPU instance types; KIND_GPU on GPU types (g4dn, g5, g6, p4d, p5 ...)",
+                    allowed="KIND_CPU on CPU instance types; KIND_GPU on GPU types "
+                    f"({', '.join(tables.gpu_families())})",
                     fix="use kind: KIND_CPU, or deploy on a GPU instance type",
                     path=path,
                 )

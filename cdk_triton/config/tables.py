@@ -7,18 +7,13 @@ data). Nothing here reads anything outside the package. Standard library only.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from cdk_triton.errors import TritonValidationError
-
-#: The Triton release every construct, build and Dockerfile uses unless told otherwise. Why it is this one
-#: (no release has every critical fix with a confirmed host and TensorRT; 24.09 ties 25.04 and stays) and
-#: the library's acknowledgment of its critical advisories: ``config.default_release`` and
-#: ``data/default-release.json`` (a test fails when a release meets every criterion).
-DEFAULT_TRITON_VERSION = "24.09"
 
 #: The release of the local server (nvidia-pytriton 0.7.0 ships tritonserver 2.51 = 24.10). Its ONNX and
 #: PyTorch models run on CPU stand-in backends (the installed onnxruntime / torch, held to the target
@@ -37,6 +32,13 @@ def load_data(name: str) -> dict[str, Any]:
     text = resources.files("cdk_triton.config").joinpath("data", name).read_text("utf-8")
     data: dict[str, Any] = json.loads(text)
     return data
+
+
+#: The Triton release every construct, build and Dockerfile uses unless told otherwise: the decision's
+#: ``default`` (``data/default-release.json``). Why it is this one (no release has every critical fix
+#: with a confirmed host and TensorRT; it ties 25.04 and stays) and the library's acknowledgment of its
+#: critical advisories: ``config.default_release`` (a test fails when a release meets every criterion).
+DEFAULT_TRITON_VERSION: str = str(load_data("default-release.json")["default"])
 
 
 def _version_key(version: str) -> tuple[int, int]:
@@ -145,6 +147,38 @@ def instance_types() -> dict[str, InstanceTypeInfo]:
 def instance_type_info(name: str) -> InstanceTypeInfo | None:
     """Facts for a GPU instance type, or None for a type not in the table (CPU types among them)."""
     return _instance_type_table().get(name)
+
+
+def _family_order(family: str) -> tuple[object, ...]:
+    """``g4dn`` before ``g5`` before ``g6e``; ``p6-b200`` after ``p5en``: letters, then the numbers."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", family))
+
+
+def gpu_families(*, min_compute_capability: str | None = None, multi_gpu: bool = False) -> list[str]:
+    """The GPU instance families of the table, in family order (what an error text lists: a family
+    added to ``instance-types.json`` appears there): those with a type whose compute capability is at
+    least ``min_compute_capability``; with ``multi_gpu``, those with a type of several GPUs."""
+    out = {
+        t.family
+        for t in _instance_type_table().values()
+        if (not min_compute_capability or float(t.compute_capability) >= float(min_compute_capability))
+        and (not multi_gpu or t.gpu_count > 1)
+    }
+    return sorted(out, key=_family_order)
+
+
+def gpu_type_examples(
+    *, min_compute_capability: str | None = None, multi_gpu: bool = False, count: int = 2
+) -> list[str]:
+    """The smallest single-GPU (``multi_gpu``: several-GPU) type of each of the first ``count``
+    families of :func:`gpu_families` (an error's "choose e.g. ..."): the fewest vCPUs, then the
+    least host memory."""
+    out: list[str] = []
+    for family in gpu_families(min_compute_capability=min_compute_capability, multi_gpu=multi_gpu)[:count]:
+        types = [t for t in _instance_type_table().values() if t.family == family]
+        single = [t for t in types if (t.gpu_count > 1) == multi_gpu] or types
+        out.append(min(single, key=lambda t: (t.vcpus, t.host_memory_gib)).name)
+    return out
 
 
 def confirmed_mme_gpu_types() -> list[str]:

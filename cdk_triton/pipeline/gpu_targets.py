@@ -280,7 +280,7 @@ def _jobs_for_types(
                     prop=f"endpoints[{ep}].instance_types",
                     value=t,
                     problem=f"has no GPU, so tensorrt model '{model}' has nowhere to run",
-                    allowed="a GPU instance type (ml.g4dn, ml.g5, ml.g6, ml.g6e, ml.p3, ml.p4d, ml.p5 ...)",
+                    allowed=f"a GPU instance type ({', '.join(f'ml.{f}' for f in tables.gpu_families())})",
                     fix="serve the tensorrt model on a GPU instance type, or use format onnx for a CPU endpoint",
                     path=source,
                 )
