@@ -1,4 +1,5 @@
-"""The package step: model repositories and archives of every endpoint (CONTRACT.md section 5).
+"""The package step: model repositories and archives of every endpoint (Triton model repository layout:
+server docs/user_guide/model_repository.md).
 
 SME: ``out/sme/<endpoint>/repository/`` (uncompressed S3 prefix) or one ``.tar.gz`` of it; MME:
 ``out/mme/<endpoint>/<model>-<sha12>.tar.gz``, one target model (with its steps) per archive;

@@ -34,7 +34,7 @@ ENV_METADATA = "cdk-triton-env.json"
 CONTAINER_PACKAGES = frozenset({"numpy", "triton-python-backend-utils"})
 
 #: the numpy range the container's python backend runs with (numpy 2 breaks the 2.51 backend's
-#: outputs, measured here: LOCAL_TRITON.md); a resolution needing another numpy is refused
+#: outputs, measured here with the nvidia-pytriton 0.7.0 server); a resolution needing another numpy is refused
 CONTAINER_NUMPY = "numpy<2"
 
 #: the container's glibc by its system Python (the base image of build.py: ubuntu 20.04 -> 2.31,

@@ -2,7 +2,7 @@
 
 boto3 talks to it exactly as to AWS (``endpoint_url=front.url``): the same route, headers
 (``X-Amzn-SageMaker-Target-Model``, Content-Type and Accept passed through) and the same error
-codes and shapes (CONTRACT.md section 2): ValidationError 400, ModelError 424 with
+codes and shapes (botocore's sagemaker-runtime service model, InvokeEndpoint): ValidationError 400, ModelError 424 with
 OriginalStatusCode / OriginalMessage / LogStreamArn, ModelNotReadyException 429, InternalFailure
 500, ServiceUnavailable 503.
 

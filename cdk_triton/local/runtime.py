@@ -4,7 +4,7 @@ The wheel bundles a ``tritonserver`` with the SageMaker endpoint compiled in and
 backend. :func:`prepare_backend_directory` builds a backend directory from it: the python backend
 (library, utils, the stub for this interpreter) plus the CPU python-based stand-ins the format
 registry names (``onnxruntime``, ``pytorch``, ``tensorrt``; a registered format adds its own). :func:`check_stub` runs ``ldd`` on the stub first,
-because a stub that cannot start makes the server hang forever (LOCAL_TRITON.md).
+because a stub that cannot start makes the server hang forever (measured with the nvidia-pytriton 0.7.0 wheel).
 """
 
 from __future__ import annotations

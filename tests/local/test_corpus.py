@@ -2,7 +2,7 @@
 
 Each pair is packed as an MME archive and loaded through the real server (``POST /models``), so
 the text asserted is what the server answers. Missing version folder and unknown platform are the
-server's own texts (LOCAL_TRITON.md); the CPU backends copy the real backends' texts: onnxruntime_backend
+server's own texts (tritonserver of the nvidia-pytriton 0.7.0 wheel); the CPU backends copy the real backends' texts: onnxruntime_backend
 ``ValidateInputs`` / ``ValidateOutputs`` (counts, data types: ``unexpected datatype FP32 for input 'x',
 expecting TYPE_INT64``), backend common ``CheckAllowedModelInput`` / ``CompareDimsSupported`` (names,
 dims) and pytorch_backend (the ``<name>__<index>`` rule, ``unexpected datatype FP32 for inference

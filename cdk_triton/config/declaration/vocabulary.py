@@ -31,7 +31,7 @@ ACCELERATOR_PRECISIONS = ("fp32", "fp16")
 WARMUP_DATA = ("zero", "random")
 TORCHSCRIPT_MODES = ("trace", "script")
 ONNX_EXPORTERS = ("dynamo", "torchscript")
-#: PyTorch backend parameters of the newest releases (CONTRACT.md section 5; DISABLE_CUDNN from 24.06); values are the strings "true"/"false" or counts.
+#: PyTorch backend parameters of the newest releases (triton-inference-server/pytorch_backend README 'Parameters'; DISABLE_CUDNN from 24.06); values are the strings "true"/"false" or counts.
 PYTORCH_PARAMETERS = (
     "DISABLE_OPTIMIZED_EXECUTION",
     "INFERENCE_MODE",

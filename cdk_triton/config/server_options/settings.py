@@ -25,7 +25,8 @@ class InferenceType(StrEnum):
     GENERATE_STREAM = "generate_stream"
 
 
-# env var -> ServerOptions field. Every variable of CONTRACT.md section 1.
+# env var -> ServerOptions field. Every variable the SageMaker ``serve`` script reads
+# (github.com/triton-inference-server/server docker/sagemaker/serve).
 ENV_FIELDS: dict[str, str] = {
     "SAGEMAKER_MULTI_MODEL": "multi_model",
     "SAGEMAKER_TRITON_DEFAULT_MODEL_NAME": "default_model_name",
@@ -54,7 +55,7 @@ ENV_FIELDS: dict[str, str] = {
     "SAGEMAKER_TRITON_CLOUDWATCH_METRIC_NAMESPACE": "cloudwatch_metric_namespace",
 }
 
-#: Container defaults of the ``serve`` script (CONTRACT.md section 1), used by ``to_argv``.
+#: Container defaults of the ``serve`` script (server docker/sagemaker/serve), used by ``to_argv``.
 DEFAULT_PORT = 8080
 DEFAULT_GRPC_PORT = 8001
 DEFAULT_METRICS_PORT = 8002
