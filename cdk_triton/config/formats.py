@@ -1,4 +1,4 @@
-"""The format registry: one frozen row per Triton model format the build can produce.
+"""The format table: one frozen row per Triton model format the build can produce.
 
 A format is one of three kinds, each with the fields it requires (:data:`REQUIRED`):
 
@@ -226,7 +226,7 @@ FORMATS: dict[str, Format] = {
 
 
 def get(name: str) -> Format:
-    """The row of ``name``; KeyError for a format the registry does not list (the declaration
+    """The row of ``name``; KeyError for a format the table does not list (the declaration
     reports an unknown format as UnknownFormat before anything looks it up)."""
     return FORMATS[name]
 
@@ -249,17 +249,17 @@ def is_gpu_only(name: object) -> bool:
 
 
 def gpu_only_names() -> tuple[str, ...]:
-    """The formats built on the GPU job (``gpu_only``), in registry order: what its ``--formats`` lists."""
+    """The formats built on the GPU job (``gpu_only``), in table order: what its ``--formats`` lists."""
     return where(gpu_only=True)
 
 
 def names() -> tuple[str, ...]:
-    """Every format, in registry order."""
+    """Every format, in table order."""
     return tuple(FORMATS)
 
 
 def of_kind(kind: str) -> tuple[Format, ...]:
-    """The rows of one kind, in registry order."""
+    """The rows of one kind, in table order."""
     return tuple(f for f in FORMATS.values() if f.kind == kind)
 
 

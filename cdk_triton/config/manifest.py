@@ -43,7 +43,7 @@ MANIFEST_FILENAME = "manifest.json"
 SINGLE_MODEL = modes.SINGLE_MODEL.name
 MULTI_MODEL = modes.MULTI_MODEL.name
 INFERENCE_COMPONENTS = modes.INFERENCE_COMPONENTS.name
-#: The endpoint modes of ``config.modes`` when this module was imported (the reader asks the registry).
+#: The endpoint modes of ``config.modes`` when this module was imported (the reader asks the mode table).
 ENDPOINT_MODES = modes.names()
 
 
@@ -96,7 +96,7 @@ class ModelEntry:
     """One Triton model the build wrote (a directory ``<name>/`` with config.pbtxt and versions)."""
 
     name: str
-    format: str  # a format of the registry (config/formats.py)
+    format: str  # a format of the format table (config/formats.py)
     platform: str | None  # e.g. onnxruntime_onnx, pytorch_libtorch, tensorrt_plan, ensemble
     backend: str | None  # e.g. python, onnxruntime, pytorch, tensorrt
     config: dict[str, Any]  # the ModelConfig as JSON (protobuf json_format, preserving field names)

@@ -26,7 +26,7 @@ DEFAULT_QUEUE_DELAYS_US = (100,)
 
 
 def exportable() -> tuple[str, ...]:
-    """Formats a factory-built model can be exported to (the registry's ``tunable`` rows)."""
+    """Formats a factory-built model can be exported to (the format table's ``tunable`` rows)."""
     return format_rows.where(tunable=True)
 
 

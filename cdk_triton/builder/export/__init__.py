@@ -1,4 +1,4 @@
-"""One exporter module per format (the ``Exporter`` protocol of ``base.py``; the format registry's row
+"""One exporter module per format (the ``Exporter`` protocol of ``base.py``; the format table's row
 names the module): torchscript, onnx, tensorrt, python, ensemble. ``step.py`` dispatches to them.
 torch / onnx / tensorrt are imported inside their functions only."""
 

@@ -59,7 +59,7 @@ class ModelSpec:
 
     Attributes:
         name: the model directory name (unique in the declaration).
-        format: a format of the registry (``cdk_triton.config.formats``): torchscript, onnx, tensorrt,
+        format: a format of the format table (``cdk_triton.config.formats``): torchscript, onnx, tensorrt,
             python or ensemble.
         source: where the model comes from (none for an ensemble).
         inputs / outputs: the declared tensors (cross-checked with the exported artifact).

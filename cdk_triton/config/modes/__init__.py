@@ -1,4 +1,4 @@
-"""The hosting modes: one row per mode (``registry.HostingMode``), one module per mode.
+"""The hosting modes: one row per mode (``table.HostingMode``), one module per mode.
 
 ``from cdk_triton.config import modes``; ``modes.get("MultiModel")``, ``modes.of(entry)``. Adding a mode
 is its module here (a row passed to ``register``) and its import line below.
@@ -6,7 +6,7 @@ is its module here (a row passed to ``register``) and its import line below.
 
 from __future__ import annotations
 
-from cdk_triton.config.modes.registry import (
+from cdk_triton.config.modes.table import (
     FEATURES,
     FIELDS,
     MODES,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cdk_triton.config.modes.registry import ROUTE_TARGET_MODEL, HostingMode, Refusal, register
+from cdk_triton.config.modes.table import ROUTE_TARGET_MODEL, HostingMode, Refusal, register
 
 MULTI_MODEL = register(
     HostingMode(

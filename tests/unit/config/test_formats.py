@@ -1,5 +1,5 @@
-"""The format registry: every row has what its kind requires, the README and the manifest schema
-list the same formats, and a registered format is seen by every table that reads the registry."""
+"""The format table: every row has what its kind requires, the README and the manifest schema
+list the same formats, and a registered format is seen by every table that reads the format table."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The hosting-mode axis: every row fills its fields, the README lists every mode, the refusals carry
-catalogued codes, no module outside the registry compares a mode's name, and the Lambda handler's mode
-words stay those of the registry."""
+catalogued codes, no module outside the mode table compares a mode's name, and the Lambda handler's mode
+words stay those of the table."""
 
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def test_every_refusal_carries_a_catalogued_code_and_a_reason() -> None:
                 assert refusal.code in errors.ALL_CODES and refusal.reason, (row.name, feature)
 
 
-def test_every_mode_has_a_readme_row_generated_from_the_registry() -> None:
+def test_every_mode_has_a_readme_row_generated_from_the_table() -> None:
     text = (ROOT / "README.md").read_text()
     assert _readme_modes(text) == list(modes.names())
     assert modes.readme_table() in text, "README's Hosting modes table is stale: paste modes.readme_table()"
@@ -174,7 +174,7 @@ def test_the_scan_sees_each_kind_of_mode_branch() -> None:
     assert mode_branches(src) == [1, 2, 3, 4, 5]
 
 
-def test_no_module_outside_the_registry_compares_a_mode() -> None:
+def test_no_module_outside_the_mode_table_compares_a_mode() -> None:
     found = {
         f"{p.relative_to(ROOT)}:{line}"
         for p in sorted(PACKAGE.rglob("*.py"))
@@ -184,7 +184,7 @@ def test_no_module_outside_the_registry_compares_a_mode() -> None:
     assert not found, f"ask the mode's row (config.modes) instead: {sorted(found)}"
 
 
-def test_the_lambda_handlers_mode_words_are_the_registrys() -> None:
+def test_the_lambda_handlers_mode_words_are_the_tables() -> None:
     """lambda/verify cannot import cdk_triton: the modes it branches on are kept in sync here."""
     source = (ROOT / "lambda" / "verify" / "index.py").read_text()
     seen = {

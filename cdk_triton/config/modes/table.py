@@ -1,4 +1,4 @@
-"""The hosting-mode registry: one frozen row per way SageMaker hosts the models of one endpoint.
+"""The hosting-mode table: one frozen row per way SageMaker hosts the models of one endpoint.
 
 A mode's row holds everything that differs between modes: the word ``models.yaml`` and the manifest
 write, the aliases a declaration may use, which manifest fields it fills, how its
@@ -181,7 +181,7 @@ def registered(row: HostingMode) -> Iterator[HostingMode]:
 
 
 def get(name: str) -> HostingMode:
-    """The row of ``name`` (a persisted mode word); KeyError for a mode the registry does not list (the
+    """The row of ``name`` (a persisted mode word); KeyError for a mode the table does not list (the
     manifest reader and the declaration refuse an unknown mode before anything looks it up)."""
     return MODES[name]
 
@@ -220,7 +220,7 @@ def from_abbreviation(word: str, *, warn: bool = True) -> HostingMode | None:
 
 
 def names() -> tuple[str, ...]:
-    """Every mode's name, in registry order."""
+    """Every mode's name, in table order."""
     return tuple(MODES)
 
 
