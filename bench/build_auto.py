@@ -7,7 +7,7 @@ each: two workers repay theirs). Every build is ``cdk-triton build`` in a fresh 
 output directory, ``auto`` and ``1`` alternating, the median of ``--runs`` each; the outputs are checked
 to be the same bytes. The builds share one temp cache home (``$XDG_CACHE_HOME``), empty at the start,
 as on a new machine: the first ``auto`` build decides on the stated defaults per format, the later
-ones on what the earlier builds measured (``builder/parallel.py``: ``plan_jobs``).
+ones on what the earlier builds measured (``builder/parallel.py``: ``choose_jobs``).
 
 python -m bench.build_auto                       # 120 TorchScript + 96 ONNX models, median of 3
 python -m bench.build_auto --runs 3 --onnx 0     # the TorchScript fleet only (quick)
@@ -58,7 +58,7 @@ def _decision(fmt: str, models: int, cache: Path) -> int:
     old = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(cache)
     try:
-        return parallel.plan_jobs([fmt] * models)
+        return parallel.choose_jobs([fmt] * models)
     finally:
         if old is None:
             del os.environ["XDG_CACHE_HOME"]

@@ -14,16 +14,17 @@ from typing import TYPE_CHECKING
 from cdk_triton._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.declarations import load_declaration, load_spec
     from cdk_triton.builder.steps import BuildResult, run_build
 
 _LAZY = {
-    "load_spec": "cdk_triton.builder.declarations",
+    "load_declaration": "cdk_triton.builder.declarations",
+    "load_spec": "cdk_triton.builder.declarations",  # deprecated: load_declaration
     "BuildResult": "cdk_triton.builder.steps",
     "run_build": "cdk_triton.builder.steps",
 }
 
-__all__ = ["BuildResult", "load_spec", "run_build"]
+__all__ = ["BuildResult", "load_declaration", "load_spec", "run_build"]
 
 
 __getattr__ = lazy_exports(__name__, _LAZY)

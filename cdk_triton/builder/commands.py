@@ -200,10 +200,10 @@ def noop_text(result: Any) -> str | None:
 def list_shards(config: str, count: str) -> int:
     """``--list-shards N``: the shard assignment as JSON on stdout (nothing built or written)."""
     from cdk_triton.builder import shards
-    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.declarations import load_declaration
 
     n = shards.parse_count(count)
-    spec = load_spec(config)
+    spec = load_declaration(config)
     shards.check_count(spec, n, prop="--list-shards", value=count)
     print(json.dumps({"shards": n, "assignment": shards.assign(spec, n)}))
     return 0

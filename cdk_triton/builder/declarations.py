@@ -7,6 +7,7 @@ from pathlib import Path
 
 import yaml
 
+from cdk_triton._deprecation import deprecated_function
 from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.config.declaration.file import invalid_yaml, read_declaration_text
 
@@ -18,7 +19,9 @@ SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 ARTIFACT_LOCATION_ENV = "CDK_TRITON_ARTIFACT_LOCATION"
 
 
-def load_spec(config_path: str | os.PathLike[str], *, artifact_location: str | None = None) -> BuildSpec:
+def load_declaration(
+    config_path: str | os.PathLike[str], *, artifact_location: str | None = None
+) -> BuildSpec:
     """Parse and validate the declaration file; factory references resolve relative to its directory.
 
     The artifact location is, in order: ``artifact_location``, ``$CDK_TRITON_ARTIFACT_LOCATION``,
@@ -32,3 +35,9 @@ def load_spec(config_path: str | os.PathLike[str], *, artifact_location: str | N
         raise invalid_yaml(path, exc) from None
     override = artifact_location or os.environ.get(ARTIFACT_LOCATION_ENV) or None
     return BuildSpec.from_dict(data, base_dir=path.parent, source=str(path), artifact_location=override)
+
+
+#: The former name (the glossary: "spec" names only the five declaration classes).
+load_spec = deprecated_function(
+    load_declaration, old="cdk_triton.builder.declarations.load_spec", since="0.3.0"
+)

@@ -160,7 +160,7 @@ def check_shard_set(
         return []
     counts = sorted({i.count for i, _ in infos})
     if len(counts) > 1:
-        listing = ", ".join(f"{m.path} ({i.spec})" for i, m in infos)
+        listing = ", ".join(f"{m.path} ({i.arg})" for i, m in infos)
         raise BuildError(
             f"--merge-manifest: the shard manifests come from plans of different N ({listing}); merge the "
             "shards of one plan (every --shard I/N of one N)",

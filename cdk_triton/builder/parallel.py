@@ -11,7 +11,7 @@ threads for the rest, so ``jobs x threads`` fits the cores and no recorded byte 
 ``jobs="auto"`` (the CLI's default): the usable cores (CPU affinity and the cgroup quota), bounded by
 the available memory over a worker's peak RSS (the largest measured by an earlier build on this
 machine, :func:`peak_rss_path`, else :data:`DEFAULT_WORKER_RSS`) and by the models to export over
-:data:`MODELS_PER_WORKER` (:func:`auto_jobs`); then :func:`plan_jobs` starts workers only when the
+:data:`MODELS_PER_WORKER` (:func:`auto_jobs`); then :func:`choose_jobs` starts workers only when the
 queue repays their start: the models' export seconds (per format, as measured by earlier builds on
 this machine, :func:`timings_path`, else :func:`default_export_seconds`) over ``k`` workers plus a
 worker's start (:data:`DEFAULT_WORKER_START_SECONDS` until measured) must be at most
@@ -240,7 +240,7 @@ def _median(values: list[float]) -> float:
     return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
-def plan_jobs(
+def choose_jobs(
     formats: list[str],
     *,
     cores: int | None = None,

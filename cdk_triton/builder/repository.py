@@ -109,7 +109,7 @@ def package_endpoints(ctx: BuildContext) -> StepOutput:
         if roots is None:
             ctx.reporter.advance("package", 1, what=ep.name)
             continue
-        archs = _check_plans(ctx, ep, [n for r in roots for n in ctx.spec.closure(r)])
+        archs = _check_tensorrt_plans(ctx, ep, [n for r in roots for n in ctx.spec.closure(r)])
         package = _package_mme if ep.per_model_archives else _package_sme
         entry, artifacts, n_packed = package(ctx, ep, roots)
         for t in entry.target_models.values():
@@ -176,7 +176,7 @@ def _roots(ctx: BuildContext, ep: EndpointSpec) -> list[str] | None:
     return roots
 
 
-def _check_plans(ctx: BuildContext, ep: EndpointSpec, members: list[str]) -> set[str]:
+def _check_tensorrt_plans(ctx: BuildContext, ep: EndpointSpec, members: list[str]) -> set[str]:
     """Refuse TensorRT plans the endpoint's GPUs cannot run; returns their GPU architectures."""
     archs: set[str] = set()
     for n in members:

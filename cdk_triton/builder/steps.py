@@ -28,7 +28,7 @@ from cdk_triton.builder import (
     space,
 )
 from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, BuildResult, StepOutput
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.builder.export import step as export_step
 from cdk_triton.builder.report import Reporter
 from cdk_triton.config.declaration import BuildSpec
@@ -125,7 +125,7 @@ def run_build(
         BuildError: a failed build step (the code says which).
     """
     with gc_paused():
-        spec = load_spec(config_path, artifact_location=artifact_location)
+        spec = load_declaration(config_path, artifact_location=artifact_location)
     out = Path(out_dir) if out_dir is not None else Path(config_path).resolve().parent / "out"
     out = out.resolve()
     fmts = merge.parse_formats(formats)

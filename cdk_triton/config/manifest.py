@@ -253,8 +253,13 @@ class ShardInfo:
     count: int
 
     @property
-    def spec(self) -> str:
+    def arg(self) -> str:
+        """The ``--shard`` argument: ``I/N``."""
         return f"{self.index}/{self.count}"
+
+    spec = deprecated_property(
+        lambda self: self.arg, old="cdk_triton.config.manifest.ShardInfo.spec", new="arg", since="0.3.0"
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

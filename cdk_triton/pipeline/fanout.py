@@ -243,7 +243,7 @@ class BuildFanOut(Construct):
         self.plan_project = self._project(
             "Plan",
             venv,
-            commands.plan(),
+            commands.assign_shards(),
             self._fanout_objects,
             quotas=gpu_target is not None and gpu_target.tensorrt,
         )

@@ -67,7 +67,8 @@ class FanOutCommands:
             f'{run} && printf \'{{"run":"%s"}}\' "$RUN" > {INPUT_FILE}',
         ]
 
-    def plan(self) -> list[str]:
+    def assign_shards(self) -> list[str]:
+        """The assignment step: list the shards, then write the run's item lists (``fanout_job plan``)."""
         gpu = ""
         if self.gpu_kind:
             gpu = (

@@ -68,7 +68,7 @@ def model_formats(declaration: Path) -> dict[str, str]:
     return {str(m["name"]): str(m.get("format", "")) for m in data.get("models", []) or []}
 
 
-def plan_items(
+def shard_items(
     assignment: dict[str, Any], model_format: dict[str, str], *, run: str, prefix: str, gpu: bool
 ) -> dict[str, list[dict[str, Any]]]:
     """The Distributed Maps' items of each kind: one per shard that has models of that kind.
@@ -233,7 +233,7 @@ def fetch(s3: Any, store: Store, run: str, out: Path, *, log: Any = print) -> in
     return 0
 
 
-def plan(
+def write_items(
     s3: Any,
     store: Store,
     *,
@@ -247,7 +247,7 @@ def plan(
     log: Any = print,
 ) -> dict[str, list[dict[str, Any]]]:
     """Write the item lists of a run; preflight the SageMaker job quota when TensorRT items exist."""
-    items = plan_items(
+    items = shard_items(
         assignment, model_formats(declaration), run=run, prefix=store.prefix, gpu=bool(gpu_kind)
     )
     if items[GPU] and gpu_kind and gpu_instance_type:
@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     s3 = _client("s3")
     try:
         if args.verb == "plan":
-            plan(
+            write_items(
                 s3,
                 store,
                 run=args.run,

@@ -79,7 +79,7 @@ def relocate(data: dict[str, Any], target: str, *, kms_key_arn: str | None = Non
     return dict(moved)
 
 
-def copy_plan(data: dict[str, Any], target: str) -> list[list[str]]:
+def copy_pairs(data: dict[str, Any], target: str) -> list[list[str]]:
     """The ``[source, target]`` pairs to copy: every location the manifest records under its artifact
     location (a prefix ending ``/`` copies everything under it)."""
     source = ArtifactLocation.from_uri(_location_uri(data)).uri
@@ -132,7 +132,7 @@ def write_checks(
         stage_manifest = own if own is not None and own.is_file() else manifest_path
         if own is not None and own.is_file():
             target = _location_uri(json.loads(own.read_text("utf-8")))
-            plan = copy_plan(json.loads(manifest_path.read_text("utf-8")), target)
+            plan = copy_pairs(json.loads(manifest_path.read_text("utf-8")), target)
             _write_json(out / f"replicate-{stage}.json", plan)
         manifest = read_manifest(stage_manifest)
         for i, (endpoint, endpoint_name) in enumerate(pairs):

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from cdk_triton.builder import run_build
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.cli import main
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.local import CpuOverlay, LocalEndpoint
@@ -45,7 +45,7 @@ def test_tune_measures_locally_and_applies_only_the_tuned_fields(
         "throughput_vs_concurrency.png",
     }
     after = yaml.safe_load(decl.read_text())
-    load_spec(decl)
+    load_declaration(decl)
     for old, new in zip(before["models"], after["models"], strict=True):
         assert {k: v for k, v in old.items() if k not in TUNED_FIELDS} == {
             k: v for k, v in new.items() if k not in TUNED_FIELDS

@@ -254,9 +254,9 @@ def fill(house: Path, declaration: Path) -> list[Path]:
     ``declaration`` need: for the target container's Python and platform and for this machine's (the
     local variant), as the build resolves them, so that a build with ``CDK_TRITON_WHEELHOUSE=<house>``
     runs offline (``make install`` calls it). Returns the wheelhouse's wheels."""
-    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.declarations import load_declaration
 
-    spec = load_spec(declaration)
+    spec = load_declaration(declaration)
     house.mkdir(parents=True, exist_ok=True)
     targets = {
         (python_env.normalize(m.requirements), py, plat)

@@ -16,7 +16,7 @@ from typing import Any
 from cdk_triton.builder import parallel, space
 from cdk_triton.builder.cache import ModelCache
 from cdk_triton.builder.context import BuildContext, ModelRecord, Resolved, StepOutput, StepStatus
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.builder.export.base import exporter_of
 from cdk_triton.builder.package import check_tree, copy_model_dir, tree_digest
 from cdk_triton.builder.pbtxt import reconfigure, sha256_text, to_dict, to_pbtxt
@@ -44,7 +44,7 @@ def export_models(ctx: BuildContext) -> StepOutput:
     gpu = {n for n in names if any(ctx.resolved[c].spec.row.gpu_only for c in ctx.spec.closure(n))}
     here, away = [n for n in names if n in gpu], [n for n in names if n not in gpu]
     # auto: workers only when the queue repays their start (the formats' measured export seconds)
-    jobs = ctx.jobs if ctx.jobs is not None else parallel.plan_jobs([_format(ctx, n) for n in away])
+    jobs = ctx.jobs if ctx.jobs is not None else parallel.choose_jobs([_format(ctx, n) for n in away])
     timed: dict[str, list[float]] = {}
     starts: list[float] = []
     if jobs > 1 and len(away) > 1:
@@ -280,7 +280,9 @@ def _worker_context(task: dict[str, Any]) -> BuildContext:
     key = (task["config"], task["artifact_location"])
     spec = _WORKER_SPECS.get(key)
     if spec is None:
-        spec = _WORKER_SPECS[key] = load_spec(task["config"], artifact_location=task["artifact_location"])
+        spec = _WORKER_SPECS[key] = load_declaration(
+            task["config"], artifact_location=task["artifact_location"]
+        )
     ctx = BuildContext(spec=spec, out=Path(task["out"]), reporter=Reporter(False), force=task["force"])
     ctx.tools = task["tools"]
     for n, r in task["closure"].items():

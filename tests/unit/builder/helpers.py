@@ -51,9 +51,9 @@ def tiny(name: str = "tiny", format: str = "onnx", factory: str = "tiny") -> str
 
 def spec_of(tmp: Path, body: str) -> BuildSpec:
     """The validated declaration of ``body`` (written into ``tmp``)."""
-    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.declarations import load_declaration
 
-    return load_spec(write_decl(tmp, body))
+    return load_declaration(write_decl(tmp, body))
 
 
 def fake_plan(directory: Path, arch: str, *, max_batch: int = 4, trt_version: str = "10.4.0") -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cdk_triton.builder import run_build
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.config import default_release
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError
@@ -67,7 +67,7 @@ def test_acknowledged_build_warns_of_the_rest_and_records_the_acknowledgment(tmp
 
 
 def test_release_without_critical_advisory_builds_without_acknowledgment(tmp_path: Path) -> None:
-    spec = load_spec(_without_acknowledgments(write_decl(tmp_path, tiny()), "26.05"))
+    spec = load_declaration(_without_acknowledgments(write_decl(tmp_path, tiny()), "26.05"))
     assert spec.acknowledged_advisories == {}
 
 
@@ -81,4 +81,4 @@ def test_fails_malformed_acknowledgment(tmp_path: Path, entry: str, code: str) -
         decl.read_text().replace("acknowledged_advisories:\n", f"acknowledged_advisories:\n  {entry}\n")
     )
     with pytest.raises(TritonValidationError, match=rf"\[{code}\]"):
-        load_spec(decl)
+        load_declaration(decl)

@@ -135,10 +135,10 @@ def test_fails_when_a_call_disagrees_with_the_declaration(
 
 @pytest.mark.parametrize("mode", ["MultiModel", "InferenceComponents"])
 def test_fails_on_endpoints_that_load_each_model_on_its_own(tmp_path: Path, mode: str) -> None:
-    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.declarations import load_declaration
 
     with pytest.raises(TritonValidationError) as e:
-        load_spec(decl(tmp_path, mode=mode))
+        load_declaration(decl(tmp_path, mode=mode))
     text = str(e.value)
     assert "[BusinessLogicOnPerModelArchives] at" in text and "endpoints[0].models[0]" in text
     assert "https://docs.aws.amazon.com/sagemaker/" in text and "read 2026-11-27" in text
@@ -152,23 +152,23 @@ def test_fails_on_endpoints_that_load_each_model_on_its_own(tmp_path: Path, mode
     ],
 )
 def test_declaration_refuses_bad_calls(tmp_path: Path, calls: str, code: str, where: str) -> None:
-    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.declarations import load_declaration
 
     with pytest.raises(TritonValidationError) as e:
-        load_spec(decl(tmp_path, calls=calls))
+        load_declaration(decl(tmp_path, calls=calls))
     assert f"[{code}] at" in str(e.value) and where in str(e.value)
 
 
 def test_declaration_refuses_a_cycle_of_calls(tmp_path: Path) -> None:
-    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.declarations import load_declaration
 
     with pytest.raises(TritonValidationError) as e:
-        load_spec(decl(tmp_path, extra="    calls: [pipe]\n"))
+        load_declaration(decl(tmp_path, extra="    calls: [pipe]\n"))
     assert "[CallCycle]" in str(e.value) and "double -> pipe -> double" in str(e.value)
 
 
 def test_calls_only_on_python_models(tmp_path: Path) -> None:
-    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.declarations import load_declaration
 
     ensemble = """\
   - name: ens
@@ -180,5 +180,5 @@ def test_calls_only_on_python_models(tmp_path: Path) -> None:
     steps: [{model: double, input_map: {x: x}, output_map: {y: y}}]
 """
     with pytest.raises(TritonValidationError) as e:
-        load_spec(decl(tmp_path, extra=ensemble, at_end=True))
+        load_declaration(decl(tmp_path, extra=ensemble, at_end=True))
     assert "[InvalidOption]" in str(e.value) and "models[2].calls" in str(e.value)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from cdk_triton.builder import run_build
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.builder.reference import factory_sources
 from tests.unit.builder.helpers import tiny, write_decl
 
@@ -57,7 +57,7 @@ def _outputs(out: Path) -> np.ndarray:
 
 
 def test_factory_sources_follow_local_imports_only(tmp_path: Path) -> None:
-    spec = load_spec(_project(tmp_path))
+    spec = load_declaration(_project(tmp_path))
     files = factory_sources(spec, spec.model("net"))
     assert sorted(files) == [
         "helper_models.py",

@@ -336,22 +336,28 @@ def test_auto_starts_no_worker_when_the_queue_does_not_repay_its_start() -> None
     gib = 1 << 30
     fresh = parallel.Timings()  # nothing measured yet: the stated defaults per format
     # 120 tiny TorchScript models: 6 s of exports, a worker's start 3 s: two workers would take 6 s
-    assert parallel.plan_jobs(["torchscript"] * 120, cores=2, memory=64 * gib, peak=gib, timings=fresh) == 1
+    assert parallel.choose_jobs(["torchscript"] * 120, cores=2, memory=64 * gib, peak=gib, timings=fresh) == 1
     # 96 ONNX models: 77 s of exports; two workers 41 s (<= 0.75 x 77)
-    assert parallel.plan_jobs(["onnx"] * 96, cores=2, memory=64 * gib, peak=gib, timings=fresh) == 2
-    assert parallel.plan_jobs(["onnx"] * 96, cores=8, memory=64 * gib, peak=gib, timings=fresh) == 8
+    assert parallel.choose_jobs(["onnx"] * 96, cores=2, memory=64 * gib, peak=gib, timings=fresh) == 2
+    assert parallel.choose_jobs(["onnx"] * 96, cores=8, memory=64 * gib, peak=gib, timings=fresh) == 8
     # measured costs win over the defaults: slow TorchScript exports repay workers, a slow start does not
     slow_ts = parallel.Timings(formats={"torchscript": 1.0}, worker_start=2.0)
-    assert parallel.plan_jobs(["torchscript"] * 120, cores=4, memory=64 * gib, peak=gib, timings=slow_ts) == 4
+    assert (
+        parallel.choose_jobs(["torchscript"] * 120, cores=4, memory=64 * gib, peak=gib, timings=slow_ts) == 4
+    )
     slow_start = parallel.Timings(formats={"onnx": 0.8}, worker_start=60.0)
-    assert parallel.plan_jobs(["onnx"] * 96, cores=4, memory=64 * gib, peak=gib, timings=slow_start) == 1
+    assert parallel.choose_jobs(["onnx"] * 96, cores=4, memory=64 * gib, peak=gib, timings=slow_start) == 1
     # cores other processes hold are no cores for workers (2 cores, one of them busy: this process only)
-    assert parallel.plan_jobs(["onnx"] * 96, cores=2, memory=64 * gib, peak=gib, timings=fresh, idle=1.1) == 1
-    assert parallel.plan_jobs(["onnx"] * 96, cores=8, memory=64 * gib, peak=gib, timings=fresh, idle=3.9) == 4
+    assert (
+        parallel.choose_jobs(["onnx"] * 96, cores=2, memory=64 * gib, peak=gib, timings=fresh, idle=1.1) == 1
+    )
+    assert (
+        parallel.choose_jobs(["onnx"] * 96, cores=8, memory=64 * gib, peak=gib, timings=fresh, idle=3.9) == 4
+    )
     assert parallel.idle_cores(0.01) is None or 1 <= parallel.idle_cores(0.01) <= (os.cpu_count() or 1) + 1  # type: ignore[operator]
     # the resource bound still holds (memory, a worker per 4 models)
-    assert parallel.plan_jobs(["onnx"] * 96, cores=8, memory=3 * gib, peak=gib, timings=fresh) == 3
-    assert parallel.plan_jobs(["onnx"] * 7, cores=8, memory=64 * gib, peak=gib, timings=fresh) == 1
+    assert parallel.choose_jobs(["onnx"] * 96, cores=8, memory=3 * gib, peak=gib, timings=fresh) == 3
+    assert parallel.choose_jobs(["onnx"] * 7, cores=8, memory=64 * gib, peak=gib, timings=fresh) == 1
 
 
 def test_builds_record_their_export_timings_and_auto_reads_them(tmp_path: Path) -> None:

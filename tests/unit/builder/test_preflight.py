@@ -40,11 +40,11 @@ def test_fails_plan_for_another_gpu_or_profile(tmp_path: Path) -> None:
 
 
 def test_plan_built_on_another_gpu_is_refused_or_skipped(tmp_path: Path) -> None:
-    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.declarations import load_declaration
     from cdk_triton.builder.export.tensorrt import local_arch_mismatch
     from tests.unit.builder.helpers import EXAMPLE
 
-    spec = load_spec(EXAMPLE)
+    spec = load_declaration(EXAMPLE)
     trt_model = spec.model("classifier_trt")
     assert local_arch_mismatch(spec, trt_model, "sm86", "NVIDIA A10G") is None  # ml.g5 = A10G
     why = local_arch_mismatch(spec, trt_model, "sm90", "NVIDIA H100")

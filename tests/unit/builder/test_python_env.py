@@ -166,10 +166,10 @@ def test_imports_are_checked_against_what_the_wheels_provide(tmp_path: Path, hou
     [(["git+https://x/y.git"], "InvalidRequirement"), (["numpy==1.26"], "ContainerRequirement")],
 )
 def test_declaration_refuses_bad_requirements(tmp_path: Path, reqs: list[str], code: str) -> None:
-    from cdk_triton.builder.declarations import load_spec
+    from cdk_triton.builder.declarations import load_declaration
 
     with pytest.raises(TritonValidationError) as e:
-        load_spec(decl(tmp_path, reqs))
+        load_declaration(decl(tmp_path, reqs))
     assert code in str(e.value) and "models[0].requirements[0]" in str(e.value)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from cdk_triton.builder import run_build, shards
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.cli import main
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import BuildError, TritonValidationError
@@ -38,7 +38,7 @@ def test_a_shard_manifest_records_its_shard_and_schema_4(three: list[Path]) -> N
         data = json.loads(path.read_text())
         assert data["schema_version"] == 4
         assert data["shard"] == {"index": i, "count": 3}
-        assert read_manifest(path).shard is not None and read_manifest(path).shard.spec == f"{i}/3"  # type: ignore[union-attr]
+        assert read_manifest(path).shard is not None and read_manifest(path).shard.arg == f"{i}/3"  # type: ignore[union-attr]
 
 
 def test_a_merge_missing_a_shard_fails_naming_the_shard_and_its_models(
@@ -47,7 +47,7 @@ def test_a_merge_missing_a_shard_fails_naming_the_shard_and_its_models(
     tmp_path: Path,
 ) -> None:
     decl, _ = fleet
-    plan = shards.assign(load_spec(decl), 3)
+    plan = shards.assign(load_declaration(decl), 3)
     with pytest.raises(BuildError) as err:
         run_build(decl, out_dir=tmp_path / "m", progress=False, merge_manifest=three[:2])
     assert err.value.code == "IncompleteShardSet"
@@ -65,7 +65,7 @@ def test_build_missing_exports_them_with_a_warning_each_counted_apart(
     capsys: Any,
 ) -> None:
     decl, one = fleet
-    plan = shards.assign(load_spec(decl), 3)
+    plan = shards.assign(load_declaration(decl), 3)
     result = run_build(
         decl, out_dir=tmp_path / "m", progress=False, merge_manifest=three[:2], build_missing=True
     )
@@ -142,7 +142,7 @@ def test_a_huge_shard_count_is_refused_at_once_naming_the_group_count(
     capsys: Any,
 ) -> None:
     decl, _ = fleet
-    groups = len(shards.groups(load_spec(decl)))
+    groups = len(shards.groups(load_declaration(decl)))
     t0 = time.perf_counter()
     with pytest.raises(TritonValidationError) as err:
         run_build(decl, out_dir=tmp_path / "x", shard="0/100000000000000000000", progress=False)

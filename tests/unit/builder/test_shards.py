@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from cdk_triton.builder import run_build, shards
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.cli import main
 from cdk_triton.errors import TritonValidationError
 from tests.unit.builder.test_parallel import digests, ensemble_of, py_decl, write_tiny_onnx
@@ -53,7 +53,7 @@ def test_shards_merged_are_the_bytes_of_one_build(
         assert result.manifest.endpoints == {}  # a shard packages no endpoint
         built += list(result.manifest.models)
         manifests.append(out / "manifest.json")
-    assert sorted(built) == sorted(load_spec(decl).model_names)  # every model in exactly one shard
+    assert sorted(built) == sorted(load_declaration(decl).model_names)  # every model in exactly one shard
     merged = run_build(decl, out_dir=tmp_path / "merged", progress=False, merge_manifest=manifests)
     assert merged.exported == 0  # taken from the shards' caches, not exported
     assert digests(tmp_path / "merged") == digests(one)
@@ -77,9 +77,9 @@ def test_list_shards_prints_the_assignment_and_writes_nothing(
     assert main(["build", "--config", str(decl), "--list-shards", "3"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["shards"] == 3 and len(data["assignment"]) == 3
-    assert data["assignment"] == shards.assign(load_spec(decl), 3)
+    assert data["assignment"] == shards.assign(load_declaration(decl), 3)
     names = [n for s in data["assignment"] for n in s]
-    assert sorted(names) == sorted(load_spec(decl).model_names)
+    assert sorted(names) == sorted(load_declaration(decl).model_names)
     for ens, step in (("ens_a", "p1"), ("ens_b", "p1"), ("ens_c", "p4")):  # closures stay together
         (where,) = [i for i, s in enumerate(data["assignment"]) if ens in s]
         assert step in data["assignment"][where]
@@ -100,8 +100,8 @@ def test_rendezvous_assignment_is_stable() -> None:
 
 
 def test_adding_a_model_moves_no_other(tmp_path: Path) -> None:
-    small = load_spec(py_decl(tmp_path / "a", {f"m{i}": "" for i in range(12)}))
-    big = load_spec(py_decl(tmp_path / "b", {f"m{i}": "" for i in range(13)}))
+    small = load_declaration(py_decl(tmp_path / "a", {f"m{i}": "" for i in range(12)}))
+    big = load_declaration(py_decl(tmp_path / "b", {f"m{i}": "" for i in range(13)}))
     where = {n: i for i, s in enumerate(shards.assign(small, 3)) for n in s}
     after = {n: i for i, s in enumerate(shards.assign(big, 3)) for n in s}
     assert all(after[n] == where[n] for n in where)

@@ -115,7 +115,7 @@ def test_a_gpu_only_format_is_routed_to_the_gpu_job(toygpu: formats.Format, tmp_
 
     assert formats.gpu_only_names() == ("tensorrt", "toygpu")
     assignment = {"shards": 1, "assignment": [["g", "c"]]}
-    items = fanout_job.plan_items(assignment, {"g": "toygpu", "c": "onnx"}, run="r", prefix="", gpu=True)
+    items = fanout_job.shard_items(assignment, {"g": "toygpu", "c": "onnx"}, run="r", prefix="", gpu=True)
     assert [i["models"] for i in items[fanout_job.GPU]] == [["g"]]
     assert [i["models"] for i in items[fanout_job.CPU]] == [["c"]]
     view = RawDeclaration({"models": [{"name": "g", "format": "toygpu"}, {"name": "c", "format": "onnx"}]})

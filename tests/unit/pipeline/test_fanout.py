@@ -139,11 +139,14 @@ def test_buildspecs_hold_the_fan_out_commands(synthed: tuple[Path, dict[str, Any
     _, tpl, pipe = synthed
     cmds = pipe.fan_out_commands
     assert cmds.shards == 3 and cmds.gpu_kind == "processing"
-    assert _commands(_project(tpl, "FanOutPlanProject"))[-2:] == cmds.plan()
+    assert _commands(_project(tpl, "FanOutPlanProject"))[-2:] == cmds.assign_shards()
     assert _commands(_project(tpl, "FanOutCpuShardProject"))[-2:] == cmds.cpu_shard()
     assert _commands(_project(tpl, "FanOutMergeProject"))[-3:] == cmds.merge()
     assert _commands(_project(tpl, "FanOutPrepare"))[-3:] == cmds.prepare()
-    assert "cdk-triton build --config models.yaml --list-shards 3 > fanout-assignment.json" in cmds.plan()[0]
+    assert (
+        "cdk-triton build --config models.yaml --list-shards 3 > fanout-assignment.json"
+        in cmds.assign_shards()[0]
+    )
     assert f'--shard "$SHARD" --formats {CPU_FORMATS} --upload' in cmds.cpu_shard()[0]
     assert "$(cat build/shards/merge-args.txt)" in cmds.merge()[1]
 
@@ -367,7 +370,11 @@ def test_fails_an_artifact_prefix_the_state_machine_cannot_quote() -> None:
 
 def test_commands_use_the_kms_key_when_the_artifacts_are_encrypted() -> None:
     cmds = FanOutCommands(declaration="build/models.yaml", prefix="p/", shards=2, kms=True)
-    jobs = [c for c in cmds.plan() + cmds.cpu_shard() + cmds.merge() + cmds.summary() if "fanout_job" in c]
+    jobs = [
+        c
+        for c in cmds.assign_shards() + cmds.cpu_shard() + cmds.merge() + cmds.summary()
+        if "fanout_job" in c
+    ]
     assert len(jobs) == 5 and all('--kms-key-arn "$ARTIFACT_KEY_ARN"' in c for c in jobs)
     assert re.search(r"--sse aws:kms --sse-kms-key-id \"\$ARTIFACT_KEY_ARN\"$", cmds.prepare()[1])
 

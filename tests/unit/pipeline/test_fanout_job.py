@@ -61,7 +61,7 @@ def _quotas(value: float | None) -> Any:
 def _plan(s3: Any, tmp_path: Path, quotas: Any, log: list[str], gpu: bool = True) -> dict[str, Any]:
     decl = tmp_path / "models.yaml"
     decl.write_text(DECLARATION)
-    return fanout_job.plan(
+    return fanout_job.write_items(
         s3,
         Store(bucket=BUCKET, prefix=PREFIX),
         run=RUN,

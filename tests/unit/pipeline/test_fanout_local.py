@@ -118,7 +118,7 @@ def test_plan_shards_and_merge_commands_build_every_model_from_real_shard_output
     s3: Any = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="x",
                            aws_secret_access_key="x")  # fmt: skip
 
-    _run(cmds.plan(), _machine(src, "plan"), env)
+    _run(cmds.assign_shards(), _machine(src, "plan"), env)
     items = json.loads(
         s3.get_object(Bucket=BUCKET, Key=PREFIX + layout.fanout_items_key(run, "cpu"))["Body"].read()
     )

@@ -20,7 +20,7 @@ from aws_cdk import pipelines
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.pipeline import TritonPromotionPipeline
 from cdk_triton.pipeline.promotion_access import ShadowBake
-from cdk_triton.pipeline.promotion_tools import copy_plan, relocate, write_checks, write_regional
+from cdk_triton.pipeline.promotion_tools import copy_pairs, relocate, write_checks, write_regional
 from tests.unit.pipeline.support import ROOT, manifest_with_samples
 
 PIPELINE_ACCOUNT, STAGING, PROD = "123456789012", "222222222222", "333333333333"
@@ -389,7 +389,7 @@ def test_relocation_moves_every_location_and_the_copy_plan_lists_them(synthed: A
     moved = relocate(data, REGIONAL, kms_key_arn="arn:aws:kms:eu-west-1:333333333333:key/k")
     assert moved["artifact_location"]["bucket"] == "cdk-triton-example-artifacts-333333333333-eu-west-1"
     assert "example-artifacts-123456789012/cdk-triton/" not in json.dumps({**moved, "artifact_location": {}})
-    plan = copy_plan(data, REGIONAL)
+    plan = copy_pairs(data, REGIONAL)
     assert plan and all(src.startswith("s3://example-artifacts-123456789012/cdk-triton/") for src, _ in plan)
     assert all(
         dst.startswith(REGIONAL)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.load import LoadResult
 from cdk_triton.tune.apply import render_change
@@ -126,7 +126,7 @@ def test_a_run_ranks_reports_and_applies_the_winner(decl: Path, tmp_path: Path) 
         "-    dynamic_batching: {preferred_batch_sizes: [4, 8], max_queue_delay_microseconds: 100}",
         "+    instance_groups: [{kind: KIND_GPU, count: 2}]",
     ]
-    load_spec(decl)  # the written declaration is valid
+    load_declaration(decl)  # the written declaration is valid
     rows = list(csv.DictReader((tmp_path / "out" / "results.csv").open()))
     assert rows[0]["variant"] == "classifier_onnx__onnx_nodb_x2" and float(
         rows[0]["invocations_per_min"]

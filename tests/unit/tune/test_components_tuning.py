@@ -13,7 +13,7 @@ import yaml
 from botocore.response import StreamingBody
 from botocore.stub import ANY, Stubber
 
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.cli import main
 from cdk_triton.tune.sources import EndpointSource
 from cdk_triton.tune.variants import Variant
@@ -40,7 +40,7 @@ def test_prepare_endpoint_writes_a_components_declaration(
     (ep,) = yaml.safe_load(path.read_text())["endpoints"]
     assert ep["mode"] == "InferenceComponents" and "classifier_onnx__current" in ep["models"]
     assert "inference components of endpoint tuning" in capsys.readouterr().out
-    spec = load_spec(path)  # the build reads it: one component per variant
+    spec = load_declaration(path)  # the build reads it: one component per variant
     (endpoint,) = spec.endpoints
     assert endpoint.mode == "InferenceComponents" and list(endpoint.models) == ep["models"]
 

@@ -2,7 +2,7 @@
 
 Each corpus file is a valid declaration in one style; the write-back of a variant is diffed line by
 line against the original (the exact lines that change are listed per case), read back with the
-build's loader, and the applied file is loaded with ``load_spec`` (the full declaration rules).
+build's loader, and the applied file is loaded with ``load_declaration`` (the full declaration rules).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.tune.apply import apply_variant, dump_document, load_document, render_change, write_atomically
 from cdk_triton.tune.variants import Axes, Variant, generate
@@ -285,7 +285,7 @@ def test_only_the_tuned_fields_lines_differ(
     assert yaml.safe_load(dump_document(doc)) == yaml.safe_load(new.lstrip("\ufeff"))
     write_atomically(path, new)
     assert path.read_bytes() == new.encode("utf-8")  # CRLF and a byte order mark survive as they were
-    load_spec(path)  # the applied file is a valid declaration (every rule of the build)
+    load_declaration(path)  # the applied file is a valid declaration (every rule of the build)
     models = yaml.safe_load(new.lstrip("\ufeff"))["models"]
     for model, change in variant.changes.items():
         raw = next(m for m in models if m["name"] == model)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from cdk_triton.builder.declarations import load_spec
+from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.config.declaration import RawDeclaration
 
 EXAMPLE = Path(__file__).resolve().parents[4] / "build" / "models.yaml"
@@ -60,7 +60,7 @@ def test_the_view_holds_the_documents_own_entries() -> None:
 
 def test_closure_is_the_declarations_own_on_the_example() -> None:
     view = RawDeclaration(yaml.safe_load(EXAMPLE.read_text()))
-    spec = load_spec(EXAMPLE, artifact_location="s3://bucket/prefix/")
+    spec = load_declaration(EXAMPLE, artifact_location="s3://bucket/prefix/")
     assert view.model_names == [m.name for m in spec.models]
     for name in view.model_names:
         assert view.closure(name) == spec.closure(name)
