@@ -53,7 +53,7 @@ def parse_formats(given: str | Iterable[str] | None) -> frozenset[str] | None:
             value=",".join(unknown) if unknown else "",
             problem="is not a model format" if unknown else "names no format",
             allowed=formats.listed(),
-            fix="list formats separated by commas, e.g. --formats onnx,torchscript,python,ensemble",
+            fix=f"list formats separated by commas, e.g. --formats {','.join(formats.where(gpu_only=False))}",
         )
     return out
 

@@ -12,7 +12,9 @@ A format is one of three kinds, each with the fields it requires (:data:`REQUIRE
 Adding a format is one row here (:func:`register`), one exporter module (the ``Exporter`` protocol of
 ``cdk_triton.builder.export``) and, to serve it locally, one CPU stand-in (a directory with a
 ``model.py`` python-based backend). The manifest schema's ``format`` enum and the README's Formats
-table are checked against :data:`FORMATS` by tests. Standard library only.
+table are checked against :data:`FORMATS` by tests. Every other module asks the row (``weight_bearing``,
+``stub_per_instance``, ``gpu_checkable``, ``kind``, ``gpu_only``) and never compares a format's name
+(``tests/unit/config/test_format_axis.py``). Standard library only.
 """
 
 from __future__ import annotations
