@@ -245,7 +245,7 @@ class BuildFanOut(Construct):
             venv,
             commands.assign_shards(),
             self._fanout_objects,
-            quotas=gpu_target is not None and gpu_target.tensorrt,
+            quotas=gpu_target is not None and gpu_target.builds_models,
         )
         self.cpu_project = self._project(
             "CpuShard", venv, commands.cpu_shard(), f"{prefix}*", timeout=options.timeout
@@ -263,7 +263,7 @@ class BuildFanOut(Construct):
         self.gpu_kind: str | None = None
         if gpu_target is not None and gpu_image is not None:
             kind = self.gpu_kind = gpu_job_kind(gpu_target)
-            what = "build the TensorRT shards" if gpu_target.tensorrt else "run the GPU check"
+            what = "build the TensorRT shards" if gpu_target.builds_models else "run the GPU check"
             self.job_role = fanout_sagemaker.gpu_job_role(
                 self,
                 kind,
@@ -516,7 +516,7 @@ class BuildFanOut(Construct):
         self._retry(cpu)
         shards = sfn.Parallel(self, "Shards", result_path=sfn.JsonPath.DISCARD)
         shards.branch(self._map("CpuShards", "cpu", self.options.codebuild_concurrency, cpu))
-        if target is not None and target.tensorrt and image is not None:
+        if target is not None and target.builds_models and image is not None:
             shards.branch(
                 self._map(
                     "TensorRtShards",

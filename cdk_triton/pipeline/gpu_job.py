@@ -85,7 +85,7 @@ class JobRequest:
     kms_key_arn: str | None = None
     max_runtime_s: int = 3 * 3600
     volume_gib: int = 100
-    tensorrt: bool = True  # build the TensorRT plans
+    build_models: bool = True  # build the GPU-only formats' models (TensorRT plans)
     gpu_check: bool = True  # run cdk-triton gpu-check (every GPU-placed model)
 
     @property
@@ -123,7 +123,7 @@ def build_script(spec: JobRequest) -> str:
             out,
         ]
     )
-    steps = [f"{cmd} --no-progress"] if spec.tensorrt else []
+    steps = [f"{cmd} --no-progress"] if spec.build_models else []
     if spec.gpu_check:
         steps.append(gpu_check_command(spec.declaration, out))
     return (
@@ -324,7 +324,7 @@ def fetch_output(s3: Any, spec: JobRequest, out: Path) -> Path:
             token = page.get("NextContinuationToken")
             if not token:
                 break
-    manifest = out / ("manifest.json" if spec.tensorrt else "gpu-readings.json")
+    manifest = out / ("manifest.json" if spec.build_models else "gpu-readings.json")
     if not manifest.is_file():
         raise GpuJobError(
             f"the job {spec.job_name} wrote no {manifest.name} under {spec.output_uri}",
@@ -398,10 +398,10 @@ def main(argv: list[str] | None = None) -> int:
         job_name=(args.job_name or f"cdk-triton-trt-{suffix}")[:63],
         kms_key_arn=args.kms_key_arn or None,
         max_runtime_s=args.max_runtime_s,
-        tensorrt=not args.no_tensorrt,
+        build_models=not args.no_tensorrt,
         gpu_check=not args.no_gpu_check,
     )
-    if not spec.tensorrt and not spec.gpu_check:
+    if not spec.build_models and not spec.gpu_check:
         print("error: --no-tensorrt and --no-gpu-check leave the job nothing to do", file=sys.stderr)
         return 2
     import boto3

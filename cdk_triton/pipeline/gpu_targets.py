@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from cdk_triton._deprecation import deprecated_property
 from cdk_triton.config import formats, gpu_hosts, placement, tables
 from cdk_triton.config.declaration.file import invalid_yaml, read_declaration_text
 from cdk_triton.config.declaration.view import RawDeclaration
@@ -159,9 +160,16 @@ class GpuBuildTarget:
     note: str | None = None
 
     @property
-    def tensorrt(self) -> bool:
-        """Whether the job builds TensorRT plans."""
+    def builds_models(self) -> bool:
+        """Whether the job builds models (of the GPU-only formats: TensorRT plans)."""
         return bool(self.models)
+
+    tensorrt = deprecated_property(
+        lambda self: self.builds_models,
+        old="cdk_triton.pipeline.gpu_targets.GpuBuildTarget.tensorrt",
+        new="builds_models",
+        since="0.3.0",
+    )
 
     @property
     def gpu_check(self) -> bool:

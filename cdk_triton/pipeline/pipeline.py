@@ -236,8 +236,8 @@ class TritonPipeline(Construct):
             prefix=self.artifact_prefix,
             shards=self.shards,
             kms=self.artifact_key is not None,
-            gpu_kind=gpu_job_kind(target) if target and target.tensorrt else None,
-            gpu_instance_type=target.job.instance_type if target and target.tensorrt else None,
+            gpu_kind=gpu_job_kind(target) if target and target.builds_models else None,
+            gpu_instance_type=target.job.instance_type if target and target.builds_models else None,
             sagemaker_concurrency=self.fan_out_options.sagemaker_concurrency,
         )
 
@@ -246,7 +246,7 @@ class TritonPipeline(Construct):
         inputs: dict[str, pipelines.IFileSetProducer] = {}
         notes: list[str] = []  # what the log says before the build (the GPU merge)
         if self.gpu_build_step is not None:  # a check-only step: its ordering (a failed check stops here)
-            if self.gpu_target is not None and self.gpu_target.tensorrt:
+            if self.gpu_target is not None and self.gpu_target.builds_models:
                 build += f" --merge-manifest {GPU_INPUT_DIR}/manifest.json"
                 # the GPU manifest is a whole build of the TensorRT formats, not a shard: no set check, and
                 # the CPU formats are built here by design; the log says so (issue 30)
@@ -336,7 +336,7 @@ class TritonPipeline(Construct):
     def _codebuild_gpu_commands(self, target: gpu_targets.GpuBuildTarget) -> list[str]:
         """The CodeBuild GPU step's lines: the driver, the TensorRT build, the GPU check (each where asked)."""
         commands = [DRIVER_QUERY]  # gpu-check makes the report's folder, the step's output
-        if target.tensorrt:
+        if target.builds_models:
             commands.append(
                 f"{NGC_ENTRYPOINT} cdk-triton build --config {self.declaration} --formats tensorrt "
                 f"--upload --out {GPU_OUT} --no-progress"
@@ -356,7 +356,7 @@ class TritonPipeline(Construct):
             self,
             kind,
             f"cdk-triton: the {kind} job that "
-            f"{'builds TensorRT plans' if target.tensorrt else 'runs the GPU check'} on {target.job.instance_type}",
+            f"{'builds TensorRT plans' if target.builds_models else 'runs the GPU check'} on {target.job.instance_type}",
             s3_rw,
             image,
         )
@@ -371,7 +371,7 @@ class TritonPipeline(Construct):
             f'--bucket "$ARTIFACT_BUCKET" --prefix "{self.artifact_prefix}" --declaration {self.declaration}',
             f"--source . --out {GPU_OUT}",
         ]
-        if not target.tensorrt:
+        if not target.builds_models:
             launcher.append("--no-tensorrt")
         if not target.gpu_check:
             launcher.append("--no-gpu-check")

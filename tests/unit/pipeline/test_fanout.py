@@ -301,7 +301,7 @@ def _without_tensorrt(decl: dict[str, Any]) -> None:
 
 def test_fan_out_without_tensorrt_still_runs_the_gpu_check(tmp_path: Path) -> None:
     _, stack, pipe = _pipeline(tmp_path, "ml.g6.xlarge", mutate=_without_tensorrt)
-    assert pipe.gpu_target is not None and not pipe.gpu_target.tensorrt
+    assert pipe.gpu_target is not None and not pipe.gpu_target.builds_models
     tpl = Template.from_stack(stack).to_json()
     definition = _definition(tpl)
     states = _states(definition)

@@ -272,7 +272,7 @@ def test_training_job_runs_through_the_image_entrypoint_and_logs_the_driver() ->
 
 
 def test_check_only_job_runs_gpu_check_and_no_tensorrt_build() -> None:
-    script = gpu_job.build_script(_spec(tensorrt=False))
+    script = gpu_job.build_script(_spec(build_models=False))
     assert "--formats tensorrt" not in script
     assert script.startswith("set -eu; " + gpu_job.DRIVER_QUERY + ";")  # set -e: a failed check fails the job
     assert script.endswith(
@@ -284,7 +284,7 @@ def test_check_only_job_runs_gpu_check_and_no_tensorrt_build() -> None:
 
 
 def test_check_only_job_output_is_its_readings(tmp_path: Path) -> None:
-    spec = _spec(tensorrt=False)
+    spec = _spec(build_models=False)
     clients = _clients()
     out_prefix = "cdk-triton/pipeline/gpu-build/cdk-triton-trt-7/output/"
     with Stubber(clients["s3"]) as s3:
@@ -319,6 +319,6 @@ def test_main_passes_the_check_only_and_plans_only_flags(
     argv += f"--declaration build/models.yaml --out {tmp_path}"
     assert gpu_job.main([*argv.split(), "--no-tensorrt"]) == 0
     assert gpu_job.main([*argv.split(), "--no-gpu-check"]) == 0
-    assert [(s.tensorrt, s.gpu_check) for s in seen] == [(False, True), (True, False)]
+    assert [(s.build_models, s.gpu_check) for s in seen] == [(False, True), (True, False)]
     assert gpu_job.main([*argv.split(), "--no-tensorrt", "--no-gpu-check"]) == 2  # nothing to do
     assert len(seen) == 2

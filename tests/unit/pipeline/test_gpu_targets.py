@@ -94,10 +94,10 @@ def test_plan_builds_tensorrt_models_reached_through_an_ensemble() -> None:
 
 def test_plan_of_tensorrt_models_also_checks_every_gpu_placed_model() -> None:
     target = gpu_build_targets(_decl(["ml.g5.xlarge"]))
-    assert target is not None and target.tensorrt and target.gpu_check
+    assert target is not None and target.builds_models and target.gpu_check
     assert target.check_models == ("net_trt", "net_onnx")  # the ensemble has no artifact of its own
     off = gpu_build_targets(_decl(["ml.g5.xlarge"]), options=GpuBuildOptions(gpu_check=False))
-    assert off is not None and off.tensorrt and not off.gpu_check and off.check_models == ()
+    assert off is not None and off.builds_models and not off.gpu_check and off.check_models == ()
 
 
 def _fleet(instance_types: list[str], *groups: list[dict[str, str]] | None) -> dict[str, Any]:
@@ -125,7 +125,7 @@ def test_gpu_placed_torchscript_without_tensorrt_gets_a_check_only_job_on_the_en
 ) -> None:
     decl = _fleet([instance_type], [{"kind": "KIND_GPU"}], None, [{"kind": "KIND_CPU"}])
     target = gpu_build_targets(decl)
-    assert target is not None and not target.tensorrt and target.models == ()
+    assert target is not None and not target.builds_models and target.models == ()
     # KIND_GPU and the default placement on a GPU type are checked; KIND_CPU alone is not
     assert target.check_models == ("ts0", "ts1")
     assert (target.job.kind, target.job.instance_type, target.job.codebuild_compute_type) == (
