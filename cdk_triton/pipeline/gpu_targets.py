@@ -275,8 +275,11 @@ def _jobs_for_types(
     opts: GpuBuildOptions,
     source: str,
     errors: list[TritonValidationError],
+    format_of: Mapping[str, str] | None = None,
 ) -> dict[str, GpuJob]:
-    """The build job of every endpoint instance type serving a tensorrt model; problems go to ``errors``."""
+    """The build job of every endpoint instance type serving a model of a GPU-only format (``format_of``:
+    model -> its format, for the texts); problems go to ``errors``."""
+    format_of = format_of or {}
     version = rel.version
     jobs: dict[str, GpuJob] = {}
     for t, (model, ep) in sorted(types.items()):
@@ -287,9 +290,10 @@ def _jobs_for_types(
                     "NoGpuBuildPath",
                     prop=f"endpoints[{ep}].instance_types",
                     value=t,
-                    problem=f"has no GPU, so tensorrt model '{model}' has nowhere to run",
+                    problem=f"has no GPU, so {format_of.get(model, 'tensorrt')} model '{model}' has nowhere to run",
                     allowed=f"a GPU instance type ({', '.join(f'ml.{f}' for f in tables.gpu_families())})",
-                    fix="serve the tensorrt model on a GPU instance type, or use format onnx for a CPU endpoint",
+                    fix=f"serve the {format_of.get(model, 'tensorrt')} model on a GPU instance type, or use format "
+                    f"{' or '.join(formats.where(gpu_only=False, runs_onnx=True))} for a CPU endpoint",
                     path=source,
                 )
             )
@@ -376,6 +380,7 @@ def gpu_build_targets(
     errors: list[TritonValidationError] = []
     types: dict[str, tuple[str, str]] = {}  # instance type -> (model, endpoint)
     endpoints: set[str] = set()
+    format_of = {str(m.get("name")): str(m.get("format")) for m in view.models}
     for model in models:
         served = view.serving(model)
         if not served:
@@ -384,7 +389,8 @@ def gpu_build_targets(
                     "TensorRtModelNotServed",
                     prop="models[].name",
                     value=model,
-                    problem="is a tensorrt model that no endpoint serves, so no GPU model is known to build it on",
+                    problem=f"is a {format_of[model]} model that no endpoint serves, so no GPU model is known to "
+                    "build it on",
                     allowed="a model listed in an endpoint's models (directly or as an ensemble step)",
                     fix="add it to an endpoint or remove it",
                     path=source,
@@ -399,7 +405,7 @@ def gpu_build_targets(
     except TritonValidationError as exc:
         raise exc.at(f"{source}: triton_version") from None
     trt = rel.tensorrt.value
-    jobs = _jobs_for_types(types, rel, opts, source, errors)
+    jobs = _jobs_for_types(types, rel, opts, source, errors, format_of)
     gpus = sorted({j.gpu for j in jobs.values()})
     if len(gpus) > 1:
         errors.append(

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cdk_triton.config import formats, gpu_costs, sizing
+from cdk_triton.errors import TritonValidationError
 from tests.toy_format import GPU_ROW
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -120,6 +121,15 @@ def test_a_gpu_only_format_is_routed_to_the_gpu_job(toygpu: formats.Format, tmp_
     assert [i["models"] for i in items[fanout_job.CPU]] == [["c"]]
     view = RawDeclaration({"models": [{"name": "g", "format": "toygpu"}, {"name": "c", "format": "onnx"}]})
     assert gpu_targets.gpu_only_models(view) == ["g"]
+    on_cpu = {
+        "triton_version": "24.09",
+        "models": [{"name": "g", "format": "toygpu"}],
+        "endpoints": [
+            {"name": "e", "mode": "SingleModel", "instance_types": ["ml.c5.xlarge"], "models": ["g"]}
+        ],
+    }
+    with pytest.raises(TritonValidationError, match="so toygpu model 'g' has nowhere to run"):
+        gpu_targets.gpu_build_targets(on_cpu)
     request = gpu_job.JobRequest(
         kind=gpu_job.PROCESSING, instance_type="ml.g5.xlarge", image_uri="i", role_arn="r",
         bucket="b", prefix="", declaration="models.yaml", job_name="j",
