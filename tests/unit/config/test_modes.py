@@ -16,7 +16,7 @@ from cdk_triton.config.manifest import manifest_from_dict
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "cdk_triton"
-REGISTRY_DIR = PACKAGE / "config" / "modes"
+TABLE_DIR = PACKAGE / "config" / "modes"
 #: The names that hold a mode's word: comparing one of them is comparing a mode's name.
 MODE_CONSTANTS = {"SINGLE_MODEL", "MULTI_MODEL", "INFERENCE_COMPONENTS", "ENDPOINT_MODES", "MODES"}
 #: The tri-state that could not name a fourth mode: gone (a deprecated property still answers).
@@ -178,7 +178,7 @@ def test_no_module_outside_the_mode_table_compares_a_mode() -> None:
     found = {
         f"{p.relative_to(ROOT)}:{line}"
         for p in sorted(PACKAGE.rglob("*.py"))
-        if REGISTRY_DIR not in p.parents
+        if TABLE_DIR not in p.parents
         for line in mode_branches(p.read_text())
     }
     assert not found, f"ask the mode's row (config.modes) instead: {sorted(found)}"
