@@ -125,6 +125,16 @@ class ArtifactsConfig(EndpointMode):
         return self.key.endswith("/")
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeclaredHost:
+    """What models.yaml declared to host the artifacts (a manifest entry's), before they are bound."""
+
+    #: The entry's one instance type (None: none, or several without ``instance_pools``).
+    instance_type: str | None = None
+    #: The entry's ``instance_pools:`` (None: none).
+    pools: PoolValues | None = None
+
+
 class ModelArtifacts(abc.ABC):
     """The model's artifacts: ``from_manifest``, ``from_bucket`` or ``from_asset``."""
 
@@ -206,6 +216,11 @@ class ModelArtifacts(abc.ABC):
         """The ``instance_pools`` models.yaml declared for these artifacts (a manifest's); None: none."""
         return None
 
+    def declared_host(self) -> DeclaredHost:
+        """What models.yaml declared to host these artifacts (a manifest's): the default of an endpoint's
+        ``instance_type`` / ``instance_pools``. Default: the declared pools only (none but a manifest's)."""
+        return DeclaredHost(pools=self.declared_pools())
+
     @abc.abstractmethod
     def bind(self, scope: Construct) -> ArtifactsConfig:
         """Resolve the artifacts for a model defined in ``scope``."""
@@ -231,23 +246,34 @@ class _ManifestArtifacts(ModelArtifacts):
         self._manifest = manifest
         self._endpoint = endpoint
         self._gpu_readings = gpu_readings
+        self._loaded: tuple[Manifest, EndpointEntry] | None = None
+
+    def _entry(self) -> tuple[Manifest, EndpointEntry]:
+        """The manifest and this endpoint's entry, read once (raises what reading them raises)."""
+        if self._loaded is None:
+            manifest = (
+                self._manifest if isinstance(self._manifest, Manifest) else _read_manifest(self._manifest)
+            )
+            self._loaded = (manifest, manifest.endpoint(self._endpoint))
+        return self._loaded
 
     def declared_pools(self) -> PoolValues | None:
         """The manifest entry's ``instance_pools`` (None when none or unreadable: bind reports that)."""
+        return self.declared_host().pools
+
+    def declared_host(self) -> DeclaredHost:
+        """The manifest entry's ``instance_pools``, else its one instance type (none when unreadable:
+        bind reports that)."""
         try:
-            manifest = (
-                self._manifest if isinstance(self._manifest, Manifest) else _read_manifest(self._manifest)
-            )
-            return manifest.endpoint(self._endpoint).instance_pools
+            _, entry = self._entry()
         except TritonValidationError:
-            return None
+            return DeclaredHost()
+        one = entry.instance_types[0] if len(entry.instance_types) == 1 else None
+        return DeclaredHost(instance_type=one, pools=entry.instance_pools)
 
     def bind(self, scope: Construct) -> ArtifactsConfig:
         try:
-            manifest = (
-                self._manifest if isinstance(self._manifest, Manifest) else _read_manifest(self._manifest)
-            )
-            entry = manifest.endpoint(self._endpoint)
+            manifest, entry = self._entry()
             readings = (
                 read_readings(self._gpu_readings)
                 if isinstance(self._gpu_readings, (str, os.PathLike))
@@ -256,7 +282,7 @@ class _ManifestArtifacts(ModelArtifacts):
         except TritonValidationError as err:
             raise located(scope, err) from None
         # Synth trusts the manifest no further than it can check (an entry edited by hand is refused).
-        _raise_at(scope, artifact_checks.check_manifest_entry(manifest, self._endpoint))
+        _raise_at(scope, artifact_checks.check_manifest_entry(manifest, self._endpoint, entry=entry))
         loc = manifest.artifact_location
         warned = stack_info(scope).warned_manifests
         if not manifest.uploaded and (manifest.path or "") not in warned:

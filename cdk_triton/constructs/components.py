@@ -32,7 +32,6 @@ from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.checks import components as checks
 from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.deployment import check_deployment
-from cdk_triton.constructs.checks.instance_pools import check_pools
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.component import (
     ComponentOptions,
@@ -49,7 +48,7 @@ from cdk_triton.constructs.deployment import (
 from cdk_triton.constructs.endpoint_base import EndpointAttributes, TritonEndpointBase
 from cdk_triton.constructs.endpoint_defaults import default_endpoint_name, define_volume_key
 from cdk_triton.constructs.errors import catalogued, located
-from cdk_triton.constructs.instance_pools import pools_or_declared
+from cdk_triton.constructs.host_plan import choose_instances
 from cdk_triton.constructs.model import TritonModel
 from cdk_triton.constructs.model_props import TritonMetrics, TritonModelProps, check_prop_names
 from cdk_triton.constructs.name_maps import publish_name_map
@@ -200,22 +199,26 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         pools: Sequence[str] | None,
         timeout: cdk.Duration | None,
     ) -> None:
-        """The instance type (else the first pool), the pools (else the manifest's), their limits
-        (``checks.instance_pools.check_pools``, as ``TritonEndpoint``'s) and the types every copy must fit."""
-        pools, timeout = pools_or_declared(artifacts, instance_type, pools, timeout)
-        seconds = int(timeout.to_seconds()) if timeout is not None and not is_token(timeout) else None
-        self._raise(check_pools(instance_type, pools, seconds))
-        self.instance_pools: tuple[str, ...] = tuple(pools or ())
-        self.instance_provision_timeout = timeout
-        self._provision_timeout_s = seconds
-        self.instance_type = instance_type if instance_type is not None else self.instance_pools[0]
-        self.instance_info = (
-            None if is_token(self.instance_type) else tables.instance_type_info(self.instance_type)
+        """The instance type (else the first pool), the pools (else the manifest's), their limits: the host
+        plan's instance choice (``host_plan.choose_instances``, as ``TritonEndpoint``'s)."""
+        choice = choose_instances(
+            artifacts,
+            instance_type=instance_type,
+            instance_pools=pools,
+            provision_timeout=timeout,
+            instance_count=1,
         )
+        self._raise(list(choice.errors))
+        self._instance_choice = choice
+        self.instance_pools: tuple[str, ...] = choice.instance_pools
+        self.instance_provision_timeout = choice.provision_timeout
+        self._provision_timeout_s = choice.provision_timeout_seconds
+        self.instance_type = choice.instance_type
+        self.instance_info = choice.instance_info
         #: every instance type a copy may be placed on (the pools, else the one type), and the one the
         #: derived requirements fit (the smallest pool)
-        self._types = [t for t in self.instance_pools or (self.instance_type,) if not is_token(t)]
-        self._sizing_type = pool_rules.smallest(self._types) if self._types else self.instance_type
+        self._types = list(choice.placements)
+        self._sizing_type = choice.sizing_type
 
     def _check_source(self, art: ArtifactsConfig, routing_strategy: str) -> list[TritonValidationError]:
         errs = []
@@ -612,8 +615,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
     @property
     def gpu_count(self) -> int:
         """GPUs per instance; with instance pools, the fewest of any pool (``TritonEndpoint.gpu_count``'s rule)."""
-        one = self.instance_info.gpu_count if self.instance_info else 0
-        return pool_rules.fewest_gpus(self.instance_pools, one) if self.instance_pools else one
+        return self._instance_choice.gpu_count
 
     @property
     def hosting_mode(self) -> modes.HostingMode:
