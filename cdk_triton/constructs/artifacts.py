@@ -221,6 +221,12 @@ class ModelArtifacts(abc.ABC):
         ``instance_type`` / ``instance_pools``. Default: the declared pools only (none but a manifest's)."""
         return DeclaredHost(pools=self.declared_pools())
 
+    def recorded_manifest(self) -> tuple[Manifest, str] | None:
+        """The build manifest these artifacts were read from and their endpoint key (its recorded samples
+        and archives); None: not a manifest's. Raises the manifest reader's ``TritonValidationError``
+        (not located) when it cannot be read."""
+        return None
+
     @abc.abstractmethod
     def bind(self, scope: Construct) -> ArtifactsConfig:
         """Resolve the artifacts for a model defined in ``scope``."""
@@ -230,7 +236,8 @@ def _bucket_arn(name: str) -> str:
     return f"arn:{pseudo().partition}:s3:::{name}"
 
 
-def _split_s3_uri(uri: str) -> tuple[str, str]:
+def split_s3_uri(uri: str) -> tuple[str, str]:
+    """``s3://bucket/key`` (or ``bucket/key``) as (bucket, key)."""
     rest = uri[len("s3://") :] if uri.startswith("s3://") else uri
     bucket, _, key = rest.partition("/")
     return bucket, key
@@ -260,6 +267,10 @@ class _ManifestArtifacts(ModelArtifacts):
     def declared_pools(self) -> PoolValues | None:
         """The manifest entry's ``instance_pools`` (None when none or unreadable: bind reports that)."""
         return self.declared_host().pools
+
+    def recorded_manifest(self) -> tuple[Manifest, str]:
+        manifest, _ = self._entry()
+        return manifest, self._endpoint
 
     def declared_host(self) -> DeclaredHost:
         """The manifest entry's ``instance_pools``, else its one instance type (none when unreadable:
@@ -294,10 +305,10 @@ class _ManifestArtifacts(ModelArtifacts):
                 "run `cdk-triton build --upload` before deploying",
             )
         if entry.per_model_archives:  # MME and inference components: a prefix of archives
-            bucket_name, key = _split_s3_uri(entry.s3_prefix or "")
+            bucket_name, key = split_s3_uri(entry.s3_prefix or "")
             compression = "None"
         else:
-            bucket_name, key = _split_s3_uri(entry.s3_uri or "")
+            bucket_name, key = split_s3_uri(entry.s3_uri or "")
             compression = entry.compression
         archs = sorted(
             set(entry.gpu_architectures).union(

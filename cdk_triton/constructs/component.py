@@ -70,7 +70,7 @@ class ComponentOptions:
     concurrent_requests_per_copy: float | None = None
 
 
-def _merged(given: ComponentOptions | None, recorded: ComponentEntry | None) -> ComponentOptions:
+def merged_options(given: ComponentOptions | None, recorded: ComponentEntry | None) -> ComponentOptions:
     """The props over the manifest's ComponentEntry, field by field (a prop that is set wins)."""
     opts = given or ComponentOptions()
     if recorded is None:
@@ -96,7 +96,7 @@ def _merged(given: ComponentOptions | None, recorded: ComponentEntry | None) -> 
 MAX_ROLLBACK_ALARMS = 10
 
 
-class _ArchiveArtifacts(ModelArtifacts):
+class ArchiveArtifacts(ModelArtifacts):
     """One archive of a components (or MME) entry as a single-model repository: the component's model."""
 
     def __init__(self, parent: ArtifactsConfig, archive: TargetModel) -> None:
@@ -136,7 +136,7 @@ class _ArchiveArtifacts(ModelArtifacts):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class _Plan:
+class ComponentPlan:
     """One component, settled: its options, real name, requirements and copy bounds."""
 
     logical: str
@@ -160,7 +160,7 @@ class TritonInferenceComponent(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        plan: _Plan,
+        plan: ComponentPlan,
         model: TritonModel,
         endpoint: sagemaker.CfnEndpoint,
         variant_name: str,

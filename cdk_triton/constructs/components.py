@@ -34,11 +34,11 @@ from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.deployment import check_deployment
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.component import (
+    ArchiveArtifacts,
     ComponentOptions,
+    ComponentPlan,
     TritonInferenceComponent,
-    _ArchiveArtifacts,
-    _merged,
-    _Plan,
+    merged_options,
 )
 from cdk_triton.constructs.deployment import (
     DeploymentGuardrails,
@@ -248,7 +248,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             )
         return errs
 
-    def _plan(self, art: ArtifactsConfig, given: dict[str, ComponentOptions], prefix: str) -> list[_Plan]:
+    def _plan(
+        self, art: ArtifactsConfig, given: dict[str, ComponentOptions], prefix: str
+    ) -> list[ComponentPlan]:
         """Every component's options (props over the manifest), name, requirements and copies, checked."""
         unknown = sorted(set(given) - set(art.archives))
         errs = [
@@ -265,10 +267,10 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         selected = sorted(art.archives)  # every archive is a component; options only tune them
         names = {logical: layout.component_name(prefix, logical) for logical in selected}
         errs += layout.component_name_problems(names)
-        plans: list[_Plan] = []
+        plans: list[ComponentPlan] = []
         for logical in selected:
             plan, found = self._plan_one(
-                art, logical, names[logical], _merged(given.get(logical), art.components.get(logical))
+                art, logical, names[logical], merged_options(given.get(logical), art.components.get(logical))
             )
             errs += found
             if plan is not None:
@@ -278,7 +280,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
 
     def _plan_one(
         self, art: ArtifactsConfig, logical: str, name: str, o: ComponentOptions
-    ) -> tuple[_Plan | None, list[TritonValidationError]]:
+    ) -> tuple[ComponentPlan | None, list[TritonValidationError]]:
         archive = art.archives[logical]
         where = f"components.{logical}"
         timeout = int(o.startup_timeout.to_seconds()) if o.startup_timeout is not None else None
@@ -324,12 +326,12 @@ class TritonComponentsEndpoint(TritonEndpointBase):
                 )
             ]  # fmt: skip  (the prop names the component)
         errs += checks.check_component_placement(
-            logical, {e.name: model_checks._groups(e) for e in models}, req.accelerators
+            logical, {e.name: model_checks.instance_groups_of(e) for e in models}, req.accelerators
         )
         self._warn_gpu_memory(art, logical, models, req.accelerators or 0)
         copies, lo, hi = component_rules.copy_counts(values)
         scaled = o.min_copies is not None or o.max_copies is not None
-        plan = _Plan(
+        plan = ComponentPlan(
             logical=logical, name=name, options=o, requirements=req, copies=copies,
             min_copies=lo, max_copies=hi, scaled=scaled,
         )  # fmt: skip
@@ -347,7 +349,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             sizes = model_checks.model_sizes(
                 {e.name: e for e in models}, readings=art.gpu_readings, instance_type=it
             )
-            sized = {e.name: (model_checks._groups(e), sizes.get(e.name)) for e in models}
+            sized = {e.name: (model_checks.instance_groups_of(e), sizes.get(e.name)) for e in models}
             label = pool_rules.pool_label(self.instance_pools, it) if self.instance_pools else it
             over = placement.gpu_oversubscription(
                 it, sized, gpu_count=accelerators, where=f"of component {logical}'s copy on {label}"
@@ -360,7 +362,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
                 )
 
     def _instances(
-        self, plans: list[_Plan], min_instances: int | None, max_instances: int | None
+        self, plans: list[ComponentPlan], min_instances: int | None, max_instances: int | None
     ) -> tuple[int, int, int]:
         """(min, max, initial) instances: given, else derived from the copies; checked on every pool (the
         derived maximum holds every copy on the pool that needs the most instances)."""
@@ -392,7 +394,9 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         self._raise(errs)
         return lo, hi, max(1, lo, min(at_start, hi))
 
-    def _check_deployment(self, d: DeploymentGuardrails, plans: list[_Plan]) -> list[TritonValidationError]:
+    def _check_deployment(
+        self, d: DeploymentGuardrails, plans: list[ComponentPlan]
+    ) -> list[TritonValidationError]:
         """Components roll out by copies: a rolling policy only, its batch within SageMaker's shares."""
         refused = mode_constructs.behaviour(self.hosting_mode).guardrails_problems(d)
         if refused:
@@ -527,7 +531,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
     def _define_component(
         self,
         holder: Construct,
-        plan: _Plan,
+        plan: ComponentPlan,
         art: ArtifactsConfig,
         model_props: TritonModelProps,
         deployment_config: dict[str, Any] | None,
@@ -540,7 +544,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         model = TritonModel(
             scope,
             "Model",
-            artifacts=_ArchiveArtifacts(art, art.archives[plan.logical]),
+            artifacts=ArchiveArtifacts(art, art.archives[plan.logical]),
             endpoint_name=self.endpoint_name,
             **mp,
         )

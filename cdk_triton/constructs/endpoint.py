@@ -58,7 +58,7 @@ from cdk_triton.constructs.endpoint_defaults import (
     define_volume_key,
 )
 from cdk_triton.constructs.host_plan import HostPlan, InstanceChoice, choose_instances, plan_host
-from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
+from cdk_triton.constructs.model import DefersAcknowledgments, TritonModel
 from cdk_triton.constructs.model_props import TritonModelProps, check_prop_names
 from cdk_triton.constructs.name_maps import (
     OUTPUT_MAP_LIMIT,
@@ -102,7 +102,7 @@ __all__ = [
 # ---------------------------------------------------------------------------- the endpoint
 
 
-class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
+class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
     """Defines a SageMaker real-time endpoint serving NVIDIA Triton: Model, EndpointConfig, Endpoint.
 
     Checks the instance type against the artifacts (GPU architecture of TensorRT plans, single-GPU
@@ -394,7 +394,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
     def _acknowledge_nag_findings(self) -> None:
         """One call for the model's IAM5 findings and the EndpointConfig's KMS rule (each exact id)."""
-        self.model._flush_acks(
+        self.model.flush_acknowledgments(
             scope=self, extra=_nag.local_storage_kms_acks(self.instance_type, self.has_local_storage)
         )
 
