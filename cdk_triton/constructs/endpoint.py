@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any, Unpack, cast
 
 import aws_cdk as cdk
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_ssm as ssm
@@ -435,14 +434,6 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         return self.model.hosting_mode
 
     @property
-    def rollback_alarm(self) -> cloudwatch.CfnAlarm | None:
-        """The deployment-rollback alarm the endpoint defined (None with your own rollback_alarms).
-
-        ``TritonAlarms`` of this endpoint with a topic makes it notify that topic too.
-        """
-        return self._rollback_alarm
-
-    @property
     def gpu_count(self) -> int:
         """GPUs per instance (0 for CPU instance types); with instance pools, the fewest of any pool
         (``config.instance_pools.fewest_gpus``: GPU scaling targets and alarm thresholds reachable on each)."""
@@ -464,6 +455,8 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         (``name_maps``: SSM parameters under one path and outputs)."""
         self.target_model_map: dict[str, str] = dict(art.target_models)
         self.target_model_parameters: list[ssm.CfnParameter] = []
+        #: The SSM path of the published map (None: not multi-model, or no TargetModels).
+        self.target_model_parameter_path: str | None = None
         if art.hosting_mode.routing == modes.ROUTE_TARGET_MODEL and self.target_model_map:
             self.target_model_parameter_path = target_model_parameter_path(self.endpoint_name)
             self.target_model_parameters += publish_target_models(
@@ -513,7 +506,7 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
             mode=art.mode,
             checks=checks if checks is not None else recorded_checks(self, self.model.artifacts_source),
             verified=[self.model.resource, self.endpoint_config, *self.target_model_parameters],
-            target_model_parameter_path=getattr(self, "target_model_parameter_path", None),
+            target_model_parameter_path=self.target_model_parameter_path,
             artifacts_key_arn=art.kms_key_arn,
             deadline=deadline,
             warm_up=warm_up,
@@ -526,8 +519,7 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
         """Define the scalable target of the variant (a stateful model allows no maximum above 1). An
         asynchronous endpoint defines its own (on its backlog, ``async_inference``): read ``scaling``."""
-        if self.async_options is not None and getattr(self, "scaling", None) is not None:
-            assert self.scaling is not None
+        if self.async_options is not None and self.scaling is not None:
             return self.scaling
         self._raise(
             model_checks.check_sequence_batching_instances(

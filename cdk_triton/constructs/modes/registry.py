@@ -26,6 +26,7 @@ from cdk_triton.constructs import metrics as m
 from cdk_triton.errors import TritonValidationError
 
 if TYPE_CHECKING:
+    import aws_cdk as cdk
     from aws_cdk import aws_cloudwatch as cloudwatch
     from constructs import Construct
 
@@ -72,6 +73,37 @@ class Alarms(Protocol):
     ) -> cloudwatch.CfnAlarm: ...
 
 
+class AsyncOptions(Protocol):
+    """What a mode reads of an asynchronous endpoint's options (``AsyncInferenceOptions``)."""
+
+    @property
+    def invocation_timeout(self) -> cdk.Duration | None: ...
+
+
+class ComponentScalingFacts(Protocol):
+    """What a mode reads of a component's copy scaling (``scaling.ComponentScaling``)."""
+
+    @property
+    def scale_from_zero_alarm(self) -> cloudwatch.CfnAlarm | None: ...
+
+
+class ComponentModel(Protocol):
+    """What a mode reads of a component's model (``TritonModel``)."""
+
+    @property
+    def metrics_namespace(self) -> str | None: ...
+
+
+class Component(Protocol):
+    """What a mode reads of an inference component defined in the app (``TritonInferenceComponent``)."""
+
+    @property
+    def model(self) -> ComponentModel: ...
+
+    @property
+    def scaling(self) -> ComponentScalingFacts | None: ...
+
+
 class Endpoint(Protocol):
     """What a mode reads of an endpoint (``ITritonEndpoint``: defined here or imported)."""
 
@@ -85,7 +117,13 @@ class Endpoint(Protocol):
     def component_names(self) -> Mapping[str, str]: ...
 
     @property
-    def components(self) -> Mapping[str, Any]: ...
+    def components(self) -> Mapping[str, Component]: ...
+
+    @property
+    def instance_pools(self) -> tuple[str, ...]: ...
+
+    @property
+    def async_options(self) -> AsyncOptions | None: ...
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -288,7 +326,7 @@ def _async_seconds(ep: Endpoint) -> int | None:
     for a real-time endpoint (or one imported: its ``async_options`` are unknown)."""
     from cdk_triton.config.async_inference import DEFAULT_INVOCATION_TIMEOUT_S
 
-    opts = getattr(ep, "async_options", None)
+    opts = ep.async_options
     if opts is None:
         return None
     timeout = opts.invocation_timeout
