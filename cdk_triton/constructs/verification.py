@@ -247,7 +247,7 @@ def handler_spec(
     """The custom resource's properties: the spec ``lambda/verify`` reads (every value a string or list)."""
     spec: dict[str, Any] = {
         "EndpointName": endpoint_name,
-        "Mode": mode,
+        "Routing": modes.get(mode).routing,  # how the handler reaches each model (it knows no modes)
         "Checks": [c.to_property() for c in checks],
         "DeadlineSeconds": str(deadline_s),
     }
