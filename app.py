@@ -50,6 +50,9 @@ from cdk_triton.constructs.verification import recorded_samples
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_MANIFEST = "build/out/manifest.json"
+#: The instance type build/models.yaml declares for the example's endpoints (their default here comes from
+#: the manifest, which records it; promotion_app.py names it for its stages).
+DEFAULT_INSTANCE_TYPE = "ml.g5.xlarge"
 #: The packs' rule for a log group without a customer KMS key, acknowledged on the metrics log group.
 LOG_GROUP_ACKS = tuple(
     f"{pack}::{pack}-CloudWatchLogGroupEncrypted"

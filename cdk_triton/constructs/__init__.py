@@ -5,7 +5,7 @@ Importing this package imports aws_cdk but never torch, protobuf or tritonclient
 
 from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
 from cdk_triton.constructs.async_inference import AsyncInferenceOptions
-from cdk_triton.constructs.components import (
+from cdk_triton.constructs.components_endpoint import (
     ComponentOptions,
     TritonComponentsEndpoint,
     TritonInferenceComponent,

@@ -11,7 +11,7 @@ from constructs import Construct
 from cdk_triton.config import modes
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import stack_info
-from cdk_triton.constructs.modes.registry import (
+from cdk_triton.constructs.modes.table import (
     AlarmOptions,
     Alarms,
     Common,

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import re
+import sys
 from pathlib import Path
+
+import pytest
 
 from cdk_triton.constructs import EndpointAttributes, ModelArtifacts, TritonEndpoint
 from cdk_triton.constructs.endpoint_base import ITritonEndpoint
@@ -50,3 +55,22 @@ def test_a_defined_endpoint_answers_with_its_pools_and_async_options() -> None:
     assert isinstance(ep, ITritonEndpoint)
     assert ep.instance_pools == ("ml.g5.xlarge", "ml.g6.xlarge")
     assert ep.async_options is None and ep.target_model_parameter_path is None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "name"),
+    [
+        ("cdk_triton.constructs.component", "cdk_triton.constructs.inference_component", "ComponentOptions"),
+        (
+            "cdk_triton.constructs.components",
+            "cdk_triton.constructs.components_endpoint",
+            "TritonComponentsEndpoint",
+        ),
+        ("cdk_triton.constructs.modes.registry", "cdk_triton.constructs.modes.table", "behaviour"),
+    ],
+)
+def test_an_old_module_path_warns_and_gives_the_same_objects(old: str, new: str, name: str) -> None:
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=rf"{re.escape(old)} is deprecated .* use {re.escape(new)}"):
+        module = importlib.import_module(old)
+    assert getattr(module, name) is getattr(importlib.import_module(new), name)

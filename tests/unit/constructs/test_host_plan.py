@@ -70,7 +70,7 @@ def test_both_endpoint_constructs_choose_instances_with_one_function() -> None:
     stack = new_stack()
     with (
         mock.patch("cdk_triton.constructs.endpoint.choose_instances", spy),
-        mock.patch("cdk_triton.constructs.components.choose_instances", spy),
+        mock.patch("cdk_triton.constructs.components_endpoint.choose_instances", spy),
     ):
         TritonEndpoint(stack, "Sme", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"))
         TritonComponentsEndpoint(

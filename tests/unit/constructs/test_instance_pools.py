@@ -7,8 +7,8 @@ from typing import Any
 from unittest import mock
 
 import aws_cdk as cdk
-from aws_cdk import aws_s3 as s3
 import pytest
+from aws_cdk import aws_s3 as s3
 
 from cdk_triton.config import gpu_hosts, modes
 from cdk_triton.constructs import ModelArtifacts, TritonEndpoint
