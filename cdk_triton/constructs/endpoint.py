@@ -186,16 +186,9 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         check_prop_names("TritonEndpoint", model_props)
         super().__init__(scope, construct_id)
         self._stack = remember_stack_info(self, scope)
-        choice = choose_instances(
-            artifacts,
-            instance_type=instance_type,
-            instance_pools=instance_pools,
-            provision_timeout=instance_provision_timeout,
-            instance_count=instance_count,
+        choice = self._set_instances(
+            artifacts, instance_type, instance_pools, instance_provision_timeout, instance_count
         )
-        if not choice.instance_type_given:
-            self._raise(list(choice.errors))
-        self._set_instances(choice)
         self.variant_name = variant_name
         self.endpoint_name: str = endpoint_name if endpoint_name is not None else default_endpoint_name(self)
         variant_props: dict[str, Any] = {  # the production variant's settings: checked, then defined
@@ -219,13 +212,7 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
             async_inference=async_inference,
             shadow=shadow,
         )
-        self._annotate(self.host_plan.warnings)
-        self._variant = self.host_plan.variant
-        self._shadow = self.host_plan.shadow
-        if self._shadow is not None:
-            annotate_variant(self, self._shadow)
-        self._raise(errs + self.host_plan.all_errors)
-        annotate_variant(self, self._variant)
+        self._settle(self.host_plan, errs)
         self._bind_models(model is not None, shadow, self.endpoint_name)
         self.async_resources: AsyncResources | None = None
         self._define_resources(volume_encryption_key, data_capture, deployment)
@@ -234,14 +221,43 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         check_endpoint_headroom(self, self._stack.stack)
 
     # ------------------------------------------------------------------ steps
-    def _set_instances(self, choice: InstanceChoice) -> None:
-        """The chosen instance facts as the endpoint's attributes (``instance_type``, ``instance_pools``...)."""
+    def _set_instances(
+        self,
+        artifacts: ModelArtifacts | None,
+        instance_type: str | None,
+        instance_pools: Sequence[str] | None,
+        provision_timeout: cdk.Duration | None,
+        instance_count: int,
+    ) -> InstanceChoice:
+        """The host plan's instance choice (``host_plan.choose_instances``) as the endpoint's attributes
+        (``instance_type``, ``instance_pools`` ...); its errors raised at once when there is no instance
+        type to check the rest against, else returned in the choice for the endpoint to raise."""
+        choice = choose_instances(
+            artifacts,
+            instance_type=instance_type,
+            instance_pools=instance_pools,
+            provision_timeout=provision_timeout,
+            instance_count=instance_count,
+        )
+        if not choice.instance_type_given:
+            self._raise(list(choice.errors))
         self.instance_type = choice.instance_type
         self.instance_pools: tuple[str, ...] = choice.instance_pools
         self.instance_provision_timeout = choice.provision_timeout
         self.instance_count = choice.instance_count
         self.instance_info: InstanceTypeInfo | None = choice.instance_info
         self._instances = choice
+        return choice
+
+    def _settle(self, plan: HostPlan, errs: list[TritonValidationError]) -> None:
+        """The plan's warnings annotated, every error of the endpoint and its plan raised at once, the
+        variants' infos and warnings annotated (``variant.annotate``)."""
+        self._annotate(plan.warnings)
+        self._variant, self._shadow = plan.variant, plan.shadow
+        if self._shadow is not None:
+            annotate_variant(self, self._shadow)
+        self._raise(errs + plan.all_errors)
+        annotate_variant(self, self._variant)
 
     def _annotate(self, warnings: Sequence[tuple[str, str]]) -> None:
         for warning_id, message in warnings:
