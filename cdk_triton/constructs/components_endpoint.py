@@ -121,7 +121,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
             artifacts: an ``InferenceComponents`` entry of the manifest (or an MME entry: the same
                 per-model archives), ``ModelArtifacts.from_manifest(path, "components")``.
             instance_type: ``ml.<family>.<size>``; or ``instance_pools`` (exclusive with it:
-                ``InstanceTypeOrPools``).
+                ``InstanceTypeOrPools``). Default: the manifest's, as ``TritonEndpoint``'s.
             instance_pools: up to five instance types, highest priority first (default: the manifest's
                 ``instance_pools:`` when neither this nor ``instance_type`` is given), as ``TritonEndpoint``'s:
                 the variant carries ``InstancePools``. Each component keeps one ``Specification`` that

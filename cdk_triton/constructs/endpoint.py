@@ -147,8 +147,9 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         """Define the endpoint.
 
         Args:
-            instance_type: ``ml.<family>.<size>``, e.g. ``ml.g5.xlarge``. Required unless
-                ``instance_pools`` (exclusive with it: ``InstanceTypeOrPools``).
+            instance_type: ``ml.<family>.<size>``; exclusive with ``instance_pools`` (``InstanceTypeOrPools``).
+                Default: with neither given, the manifest's (models.yaml's ``instance_pools:``, else its
+                one ``instance_types`` entry: ``host_plan.choose_instances``); else required.
             model: the ``TritonModel`` to serve (it may serve other endpoints too). Default: a
                 model this endpoint defines (child "Model") from ``artifacts`` and ``model_props``.
             artifacts: the model repository of the model this endpoint defines
