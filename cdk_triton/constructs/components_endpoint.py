@@ -41,11 +41,10 @@ from cdk_triton.constructs.deployment import (
 from cdk_triton.constructs.endpoint_base import EndpointAttributes, TritonEndpointBase
 from cdk_triton.constructs.endpoint_defaults import default_endpoint_name, define_volume_key
 from cdk_triton.constructs.errors import catalogued, located
-from cdk_triton.constructs.host_plan import choose_instances
 from cdk_triton.constructs.inference_component import (
     ArchiveArtifacts,
     ComponentOptions,
-    ComponentPlan,
+    SettledComponent,
     TritonInferenceComponent,
     merged_options,
 )
@@ -55,6 +54,7 @@ from cdk_triton.constructs.name_maps import publish_name_map
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.constructs.variant import VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
+from cdk_triton.constructs.variant_hosting import choose_instances
 from cdk_triton.constructs.verification import (
     TritonVerification,
     VerificationCheck,
@@ -199,8 +199,8 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         pools: Sequence[str] | None,
         timeout: cdk.Duration | None,
     ) -> None:
-        """The instance type (else the first pool), the pools (else the manifest's), their limits: the host
-        plan's instance choice (``host_plan.choose_instances``, as ``TritonEndpoint``'s)."""
+        """The instance type (else the first pool), the pools (else the manifest's), their limits: the
+        instance choice of the variant's hosting (``variant_hosting.choose_instances``, as ``TritonEndpoint``'s)."""
         choice = choose_instances(
             artifacts,
             instance_type=instance_type,
@@ -250,7 +250,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
 
     def _plan(
         self, art: ArtifactsConfig, given: dict[str, ComponentOptions], prefix: str
-    ) -> list[ComponentPlan]:
+    ) -> list[SettledComponent]:
         """Every component's options (props over the manifest), name, requirements and copies, checked."""
         unknown = sorted(set(given) - set(art.archives))
         errs = [
@@ -267,7 +267,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         selected = sorted(art.archives)  # every archive is a component; options only tune them
         names = {logical: layout.component_name(prefix, logical) for logical in selected}
         errs += layout.component_name_problems(names)
-        plans: list[ComponentPlan] = []
+        plans: list[SettledComponent] = []
         for logical in selected:
             plan, found = self._plan_one(
                 art, logical, names[logical], merged_options(given.get(logical), art.components.get(logical))
@@ -280,7 +280,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
 
     def _plan_one(
         self, art: ArtifactsConfig, logical: str, name: str, o: ComponentOptions
-    ) -> tuple[ComponentPlan | None, list[TritonValidationError]]:
+    ) -> tuple[SettledComponent | None, list[TritonValidationError]]:
         archive = art.archives[logical]
         where = f"components.{logical}"
         timeout = int(o.startup_timeout.to_seconds()) if o.startup_timeout is not None else None
@@ -331,7 +331,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         self._warn_gpu_memory(art, logical, models, req.accelerators or 0)
         copies, lo, hi = component_rules.copy_counts(values)
         scaled = o.min_copies is not None or o.max_copies is not None
-        plan = ComponentPlan(
+        plan = SettledComponent(
             logical=logical, name=name, options=o, requirements=req, copies=copies,
             min_copies=lo, max_copies=hi, scaled=scaled,
         )  # fmt: skip
@@ -362,7 +362,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
                 )
 
     def _instances(
-        self, plans: list[ComponentPlan], min_instances: int | None, max_instances: int | None
+        self, plans: list[SettledComponent], min_instances: int | None, max_instances: int | None
     ) -> tuple[int, int, int]:
         """(min, max, initial) instances: given, else derived from the copies; checked on every pool (the
         derived maximum holds every copy on the pool that needs the most instances)."""
@@ -395,7 +395,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
         return lo, hi, max(1, lo, min(at_start, hi))
 
     def _check_deployment(
-        self, d: DeploymentGuardrails, plans: list[ComponentPlan]
+        self, d: DeploymentGuardrails, plans: list[SettledComponent]
     ) -> list[TritonValidationError]:
         """Components roll out by copies: a rolling policy only, its batch within SageMaker's shares."""
         refused = mode_constructs.behaviour(self.hosting_mode).guardrails_problems(d)
@@ -531,7 +531,7 @@ class TritonComponentsEndpoint(TritonEndpointBase):
     def _define_component(
         self,
         holder: Construct,
-        plan: ComponentPlan,
+        plan: SettledComponent,
         art: ArtifactsConfig,
         model_props: TritonModelProps,
         deployment_config: dict[str, Any] | None,

@@ -56,7 +56,6 @@ from cdk_triton.constructs.endpoint_defaults import (
     default_namespace,
     define_volume_key,
 )
-from cdk_triton.constructs.host_plan import HostPlan, InstanceChoice, choose_instances, plan_host
 from cdk_triton.constructs.model import DefersAcknowledgments, TritonModel
 from cdk_triton.constructs.model_props import TritonModelProps, check_prop_names
 from cdk_triton.constructs.name_maps import (
@@ -73,6 +72,12 @@ from cdk_triton.constructs.template_limits import (
     resource_headroom,
 )
 from cdk_triton.constructs.variant import annotate as annotate_variant
+from cdk_triton.constructs.variant_hosting import (
+    InstanceChoice,
+    VariantHosting,
+    choose_instances,
+    decide_hosting,
+)
 from cdk_triton.constructs.verification import (
     TritonVerification,
     VerificationCheck,
@@ -149,7 +154,7 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         Args:
             instance_type: ``ml.<family>.<size>``; exclusive with ``instance_pools`` (``InstanceTypeOrPools``).
                 Default: with neither given, the manifest's (models.yaml's ``instance_pools:``, else its
-                one ``instance_types`` entry: ``host_plan.choose_instances``); else required.
+                one ``instance_types`` entry: ``variant_hosting.choose_instances``); else required.
             model: the ``TritonModel`` to serve (it may serve other endpoints too). Default: a
                 model this endpoint defines (child "Model") from ``artifacts`` and ``model_props``.
             artifacts: the model repository of the model this endpoint defines
@@ -203,7 +208,7 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
             endpoint_name=self.endpoint_name, deployment=deployment, **variant_props
         )
         self.model: TritonModel = self._model_of(model, artifacts, model_props, errs)
-        self.host_plan: HostPlan = plan_host(
+        self.variant_hosting: VariantHosting = decide_hosting(
             choice,
             self.model,
             variant_name=variant_name,
@@ -213,7 +218,7 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
             async_inference=async_inference,
             shadow=shadow,
         )
-        self._settle(self.host_plan, errs)
+        self._settle(self.variant_hosting, errs)
         self._bind_models(model is not None, shadow, self.endpoint_name)
         self.async_resources: AsyncResources | None = None
         self._define_resources(volume_encryption_key, data_capture, deployment)
@@ -230,7 +235,7 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         provision_timeout: cdk.Duration | None,
         instance_count: int,
     ) -> InstanceChoice:
-        """The host plan's instance choice (``host_plan.choose_instances``) as the endpoint's attributes
+        """The variant's hosting's instance choice (``variant_hosting.choose_instances``) as the endpoint's attributes
         (``instance_type``, ``instance_pools`` ...); its errors raised at once when there is no instance
         type to check the rest against, else returned in the choice for the endpoint to raise."""
         choice = choose_instances(
@@ -250,14 +255,14 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         self._instances = choice
         return choice
 
-    def _settle(self, plan: HostPlan, errs: list[TritonValidationError]) -> None:
-        """The plan's warnings annotated, every error of the endpoint and its plan raised at once, the
+    def _settle(self, hosting: VariantHosting, errs: list[TritonValidationError]) -> None:
+        """The hosting's warnings annotated, every error of the endpoint and its hosting raised at once, the
         variants' infos and warnings annotated (``variant.annotate``)."""
-        self._annotate(plan.warnings)
-        self._variant, self._shadow = plan.variant, plan.shadow
+        self._annotate(hosting.warnings)
+        self._variant, self._shadow = hosting.variant, hosting.shadow
         if self._shadow is not None:
             annotate_variant(self, self._shadow)
-        self._raise(errs + plan.all_errors)
+        self._raise(errs + hosting.all_errors)
         annotate_variant(self, self._variant)
 
     def _annotate(self, warnings: Sequence[tuple[str, str]]) -> None:
@@ -267,7 +272,7 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
     @property
     def async_options(self) -> AsyncInferenceOptions | None:
         """The asynchronous endpoint's options (the prop, else the manifest's ``async:``); None: real-time."""
-        return self.host_plan.async_options
+        return self.variant_hosting.async_options
 
     def _model_of(
         self,
@@ -515,7 +520,7 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
                 self.model.artifacts_source,
                 [c.model for c in checks],
                 sample=sample or VerificationSample(),
-                gpu_memory_gib=self.host_plan.gpu_memory_gib,
+                gpu_memory_gib=self.variant_hosting.gpu_memory_gib,
                 instances=self.instance_count,
             )
         return define_verification(

@@ -136,7 +136,7 @@ class ArchiveArtifacts(ModelArtifacts):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ComponentPlan:
+class SettledComponent:
     """One component, settled: its options, real name, requirements and copy bounds."""
 
     logical: str
@@ -160,7 +160,7 @@ class TritonInferenceComponent(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        plan: ComponentPlan,
+        plan: SettledComponent,
         model: TritonModel,
         endpoint: sagemaker.CfnEndpoint,
         variant_name: str,

@@ -71,7 +71,7 @@ def test_instance_type_defaults_to_the_manifest_s_one_instance_type() -> None:
     ep = _endpoint(stack)  # models.yaml: instance_types: [ml.g5.xlarge]
     variant = only(template(stack), "AWS::SageMaker::EndpointConfig")["Properties"]["ProductionVariants"][0]
     assert variant["InstanceType"] == "ml.g5.xlarge" == ep.instance_type
-    assert ep.host_plan.instances.instance_type == "ml.g5.xlarge"
+    assert ep.variant_hosting.instances.instance_type == "ml.g5.xlarge"
 
 
 def test_fails_without_instance_type_nor_declaration() -> None:

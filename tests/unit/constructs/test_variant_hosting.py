@@ -1,4 +1,4 @@
-"""The host plan: one frozen value per endpoint, decided once, that the constructs assemble resources from."""
+"""The variant's hosting: one frozen value per endpoint, decided once, that the constructs assemble resources from."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ import pytest
 
 from cdk_triton.config.manifest import Manifest
 from cdk_triton.constructs import ModelArtifacts, TritonComponentsEndpoint, TritonEndpoint, TritonModel
-from cdk_triton.constructs import host_plan as hp
+from cdk_triton.constructs import variant_hosting as hp
 from cdk_triton.constructs.shadow import ShadowVariant
 from tests.unit.constructs.support import EXAMPLE, manifest_with, new_stack, only, template, with_components
 
 
-def test_the_plan_holds_what_the_variant_is_built_from() -> None:
+def test_the_hosting_holds_what_the_variant_is_built_from() -> None:
     stack = new_stack()
     ep = TritonEndpoint(
         stack,
@@ -23,19 +23,19 @@ def test_the_plan_holds_what_the_variant_is_built_from() -> None:
         artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"),
         container_startup_health_check_timeout=cdk.Duration.minutes(10),
     )
-    plan = ep.host_plan
+    hosting = ep.variant_hosting
     with pytest.raises(dataclasses.FrozenInstanceError):
-        plan.async_options = None  # type: ignore[misc]
+        hosting.async_options = None  # type: ignore[misc]
     variant = only(template(stack), "AWS::SageMaker::EndpointConfig")["Properties"]["ProductionVariants"][0]
-    assert plan.variant.production_variant["instanceType"] == variant["InstanceType"] == "ml.g5.xlarge"
-    assert plan.variant_facts.container_startup_health_check_timeout_seconds == 600
+    assert hosting.variant.production_variant["instanceType"] == variant["InstanceType"] == "ml.g5.xlarge"
+    assert hosting.variant_facts.container_startup_health_check_timeout_seconds == 600
     assert variant["ContainerStartupHealthCheckTimeoutInSeconds"] == 600
-    assert plan.instances.gpu_count == ep.gpu_count == 1
-    assert plan.async_options is None and ep.async_options is None
-    assert plan.shadow is None and plan.all_errors == []
+    assert hosting.instances.gpu_count == ep.gpu_count == 1
+    assert hosting.async_options is None and ep.async_options is None
+    assert hosting.shadow is None and hosting.all_errors == []
 
 
-def test_the_shadow_is_planned_from_the_production_variant_s_facts() -> None:
+def test_the_shadow_is_decided_from_the_production_variant_s_facts() -> None:
     stack = new_stack()
     live = TritonModel(stack, "Live", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"))
     candidate = TritonModel(stack, "Candidate", artifacts=ModelArtifacts.from_manifest(EXAMPLE, "classifier"))
@@ -46,9 +46,9 @@ def test_the_shadow_is_planned_from_the_production_variant_s_facts() -> None:
         instance_type="ml.g5.xlarge",
         shadow=ShadowVariant(model=candidate, sampling_percentage=25),
     )
-    assert ep.host_plan.shadow is not None
-    assert ep.host_plan.shadow.host == ep.host_plan.variant.host
-    assert ep.host_plan.shadow.production_variant["initialVariantWeight"] == 0.25
+    assert ep.variant_hosting.shadow is not None
+    assert ep.variant_hosting.shadow.host == ep.variant_hosting.variant.host
+    assert ep.variant_hosting.shadow.production_variant["initialVariantWeight"] == 0.25
 
 
 def test_the_manifest_entry_is_read_once_per_artifacts() -> None:

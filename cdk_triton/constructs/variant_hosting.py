@@ -1,18 +1,18 @@
-"""What hosts an endpoint's production variant, decided once per endpoint: the host plan.
+"""What hosts an endpoint's production variant, decided once per endpoint: the variant's hosting.
 
-Both endpoint constructs build their plan with the same two functions and then only assemble resources
+Both endpoint constructs decide their hosting with the same two functions and then only assemble resources
 from it:
 
 * :func:`choose_instances` (before the endpoint defines its model): the instance type, else the first
   pool; the pools; the provisioning timeout; the count. A prop not given is the manifest's (models.yaml's
   ``instance_pools:``, else its one ``instance_types:`` entry), read from the artifacts' declaration.
-* :func:`plan_host` (once the model is bound) walks :data:`PLAN_STEPS` over one :class:`PlanInputs`, as
-  the build walks its ``STEPS``: the fit of every pool against the built models (GPU architecture, GPU
+* :func:`decide_hosting` (once the model is bound) walks :data:`HOSTING_STEPS` over one
+  :class:`HostingInputs`, as the build walks its ``STEPS``: the fit of every pool against the built models (GPU architecture, GPU
   memory, placement, host limits), the mode's guardrails, the asynchronous options (the prop, else the
   manifest's ``async:`` block), the production variant with its host decision (image release x instance
   family x ``InferenceAmiVersion``: ``variant.py``) and the shadow variant from the same facts.
 
-The plan is a frozen value: checks read it instead of deriving the facts again, and its findings are
+The hosting is a frozen value: checks read it instead of deriving the facts again, and its findings are
 returned (errors not yet located, warnings as ``(id, message)``) for the construct to raise and annotate.
 """
 
@@ -47,13 +47,13 @@ if TYPE_CHECKING:
     from cdk_triton.constructs.shadow import ShadowVariant
 
 __all__ = [
-    "PLAN_STEPS",
-    "HostPlan",
+    "HOSTING_STEPS",
+    "VariantHosting",
     "InstanceChoice",
-    "PlanInputs",
-    "PlanPart",
+    "HostingInputs",
+    "HostingPart",
     "choose_instances",
-    "plan_host",
+    "decide_hosting",
     "whole_seconds",
 ]
 
@@ -147,11 +147,11 @@ def choose_instances(
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class HostPlan:
+class VariantHosting:
     """One production variant's hosting, decided: instances, sized limits, async options, the variant."""
 
     instances: InstanceChoice
-    #: The timeouts and volume sized from the artifacts (their errors and warnings in the plan's).
+    #: The timeouts and volume sized from the artifacts (their errors and warnings in the hosting's).
     host_limits: HostLimits
     #: The asynchronous endpoint's options (the prop, else the manifest's ``async:``); None: real-time.
     async_options: AsyncInferenceOptions | None
@@ -162,13 +162,13 @@ class HostPlan:
     shadow: BuiltVariant | None = None
     #: The shadow's errors (not yet located), raised after the production variant's.
     shadow_errors: tuple[TritonValidationError, ...] = ()
-    #: The plan's errors but the variants' (not yet located), and its warnings as ``(id, message)``.
+    #: The hosting's errors but the variants' (not yet located), and its warnings as ``(id, message)``.
     errors: tuple[TritonValidationError, ...] = ()
     warnings: tuple[Warning, ...] = ()
 
     @property
     def all_errors(self) -> list[TritonValidationError]:
-        """Every error of the plan, in the order a synth reports them: checks, variant, shadow."""
+        """Every error of the hosting, in the order a synth reports them: checks, variant, shadow."""
         return [*self.errors, *self.variant.errors, *self.shadow_errors]
 
     @property
@@ -179,8 +179,8 @@ class HostPlan:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class PlanInputs:
-    """What a host plan is decided from: the instances, the bound model's facts and the variant's props."""
+class HostingInputs:
+    """What a variant hosting is decided from: the instances, the bound model's facts and the variant's props."""
 
     instances: InstanceChoice
     artifacts: ArtifactsConfig
@@ -199,19 +199,19 @@ class PlanInputs:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class PlanPart:
-    """What one step of the plan decided (``values``: fields of :class:`HostPlan`) and found."""
+class HostingPart:
+    """What one step of the decision decided (``values``: fields of :class:`VariantHosting`) and found."""
 
     values: Mapping[str, Any] = field(default_factory=dict)
     errors: tuple[TritonValidationError, ...] = ()
     warnings: tuple[Warning, ...] = ()
 
 
-#: A step of the plan: the inputs and the values the steps before it decided -> its part.
-PlanStep = Callable[[PlanInputs, Mapping[str, Any]], PlanPart]
+#: A step of the decision: the inputs and the values the steps before it decided -> its part.
+HostingStep = Callable[[HostingInputs, Mapping[str, Any]], HostingPart]
 
 
-def plan_host(
+def decide_hosting(
     instances: InstanceChoice,
     model: TritonModel,
     *,
@@ -221,10 +221,10 @@ def plan_host(
     deployment: DeploymentGuardrails | None,
     async_inference: AsyncInferenceOptions | None,
     shadow: ShadowVariant | None,
-) -> HostPlan:
-    """The host plan of ``model``'s production variant on ``instances``: :data:`PLAN_STEPS` in order, their
-    findings joined (see the module docstring and :class:`PlanInputs` for the arguments)."""
-    inputs = PlanInputs(
+) -> VariantHosting:
+    """The variant's hosting of ``model``'s production variant on ``instances``: :data:`HOSTING_STEPS` in order, their
+    findings joined (see the module docstring and :class:`HostingInputs` for the arguments)."""
+    inputs = HostingInputs(
         instances=instances,
         artifacts=model.artifacts,
         triton_version=model.triton_version,
@@ -244,15 +244,15 @@ def plan_host(
     values: dict[str, Any] = {}
     errors: list[TritonValidationError] = []
     warnings: list[Warning] = []
-    for step in PLAN_STEPS:
+    for step in HOSTING_STEPS:
         part = step(inputs, values)
         values.update(part.values)
         errors += part.errors
         warnings += part.warnings
-    return HostPlan(instances=instances, errors=tuple(errors), warnings=tuple(warnings), **values)
+    return VariantHosting(instances=instances, errors=tuple(errors), warnings=tuple(warnings), **values)
 
 
-def fit_models(inputs: PlanInputs, decided: Mapping[str, Any]) -> PlanPart:
+def fit_models(inputs: HostingInputs, decided: Mapping[str, Any]) -> HostingPart:
     """The instance type and count against the built models: architecture, placement, memory, state, the
     mode's instance warnings, and the host limits sized from them (``host_limits``)."""
     art, instances = inputs.artifacts, inputs.instances
@@ -267,26 +267,26 @@ def fit_models(inputs: PlanInputs, decided: Mapping[str, Any]) -> PlanPart:
         placement_warnings += limits.warnings
     found += model_checks.check_sequence_batching_instances(art.built_models, count, prop="instance_count")
     warnings += mode_constructs.behaviour(art.hosting_mode).instance_warnings(it, count, art)
-    return PlanPart(
+    return HostingPart(
         values={"host_limits": limits}, errors=tuple(found), warnings=tuple(warnings + placement_warnings)
     )
 
 
-def fit_pools(inputs: PlanInputs, decided: Mapping[str, Any]) -> PlanPart:
+def fit_pools(inputs: HostingInputs, decided: Mapping[str, Any]) -> HostingPart:
     """Every pool after the first against the built models (``checks.instance_pools``)."""
     errors, warnings = check_pools_against_models(
         inputs.instances.instance_pools, triton_version=inputs.triton_version, artifacts=inputs.artifacts
     )
-    return PlanPart(errors=tuple(errors), warnings=tuple(warnings))
+    return HostingPart(errors=tuple(errors), warnings=tuple(warnings))
 
 
-def mode_guardrails(inputs: PlanInputs, decided: Mapping[str, Any]) -> PlanPart:
+def mode_guardrails(inputs: HostingInputs, decided: Mapping[str, Any]) -> HostingPart:
     """The hosting mode's refusal of the deployment guardrails, if any."""
     behaviour = mode_constructs.behaviour(inputs.artifacts.hosting_mode)
-    return PlanPart(errors=tuple(behaviour.guardrails_problems(inputs.deployment)))
+    return HostingPart(errors=tuple(behaviour.guardrails_problems(inputs.deployment)))
 
 
-def asynchronous(inputs: PlanInputs, decided: Mapping[str, Any]) -> PlanPart:
+def asynchronous(inputs: HostingInputs, decided: Mapping[str, Any]) -> HostingPart:
     """The asynchronous options (the prop, else the manifest's ``async:``; ``async_options``), checked."""
     options = AsyncInferenceOptions.resolve(inputs.async_inference, inputs.artifacts.async_inference)
     errors = check_async_endpoint(options, inputs.artifacts.hosting_mode, inputs.shadow)
@@ -296,10 +296,10 @@ def asynchronous(inputs: PlanInputs, decided: Mapping[str, Any]) -> PlanPart:
         else None
     )
     warnings = (("cdk-triton:AsyncPayloadOverMaxInputSize", message),) if message is not None else ()
-    return PlanPart(values={"async_options": options}, errors=tuple(errors), warnings=warnings)
+    return HostingPart(values={"async_options": options}, errors=tuple(errors), warnings=warnings)
 
 
-def production_variant(inputs: PlanInputs, decided: Mapping[str, Any]) -> PlanPart:
+def production_variant(inputs: HostingInputs, decided: Mapping[str, Any]) -> HostingPart:
     """The production variant with its host decision (``variant_facts``, ``variant``): the props' timeouts
     and volume, else the host limits ``fit_models`` sized. Its errors stay on the variant."""
     limits: HostLimits = decided["host_limits"]
@@ -328,14 +328,14 @@ def production_variant(inputs: PlanInputs, decided: Mapping[str, Any]) -> PlanPa
         instance_pools=tuple((it, None) for it in instances.instance_pools),
         provision_timeout_seconds=instances.provision_timeout_seconds,
     )
-    return PlanPart(values={"variant_facts": facts, "variant": build_variant(facts)})
+    return HostingPart(values={"variant_facts": facts, "variant": build_variant(facts)})
 
 
-def shadow_variant(inputs: PlanInputs, decided: Mapping[str, Any]) -> PlanPart:
+def shadow_variant(inputs: HostingInputs, decided: Mapping[str, Any]) -> HostingPart:
     """The shadow's checks and variant (``shadow.py``; the production variant's builder and facts):
     ``shadow`` (None: none, or refused) and ``shadow_errors`` (raised after the production variant's)."""
     if inputs.shadow is None:
-        return PlanPart()
+        return HostingPart()
     errors = check_shadow(
         inputs.shadow,
         production_variant=inputs.variant_name,
@@ -343,18 +343,18 @@ def shadow_variant(inputs: PlanInputs, decided: Mapping[str, Any]) -> PlanPart:
         deployment=inputs.deployment,
     )
     if errors:
-        return PlanPart(values={"shadow_errors": tuple(errors)})
+        return HostingPart(values={"shadow_errors": tuple(errors)})
     built = build_shadow_variant(
         inputs.shadow,
         instance_type=inputs.instances.instance_type,
         instance_count=inputs.instances.instance_count,
         base=decided["variant_facts"],
     )
-    return PlanPart(values={"shadow": built, "shadow_errors": built.errors})
+    return HostingPart(values={"shadow": built, "shadow_errors": built.errors})
 
 
-#: The plan's steps, in order (a step reads what the steps before it decided).
-PLAN_STEPS: tuple[PlanStep, ...] = (
+#: The decision's steps, in order (a step reads what the steps before it decided).
+HOSTING_STEPS: tuple[HostingStep, ...] = (
     fit_models,
     fit_pools,
     mode_guardrails,
