@@ -17,7 +17,8 @@ acknowledges itself (with its reason) is the metrics log group's default encrypt
 
 Synthesizes offline: ``npx cdk synth`` (env-agnostic) or ``npx cdk synth -c region=us-east-1``.
 Context: ``manifest`` (default build/out/manifest.json), ``region``/``account`` (default
-env-agnostic), ``instance_type`` (default ml.g5.xlarge), ``endpoint_prefix`` (default none),
+env-agnostic), ``instance_type`` (default: each endpoint's models.yaml ``instance_types``, which the
+manifest records: ml.g5.xlarge), ``endpoint_prefix`` (default none),
 ``inference_ami_version`` (default none: the host decision; 24.09 on the default ml.g5 / ml.g4dn host
 driver 470 is unconfirmed, so synth warns and recommends pinning, e.g.
 ``-c inference_ami_version=al2-ami-sagemaker-inference-gpu-2``),
@@ -49,6 +50,8 @@ from cdk_triton.constructs.verification import recorded_samples
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_MANIFEST = "build/out/manifest.json"
+#: The instance type build/models.yaml declares for the example's endpoints (their default here comes from
+#: the manifest, which records it; promotion_app.py names it for its stages).
 DEFAULT_INSTANCE_TYPE = "ml.g5.xlarge"
 #: The packs' rule for a log group without a customer KMS key, acknowledged on the metrics log group.
 LOG_GROUP_ACKS = tuple(
@@ -70,7 +73,7 @@ class TritonExampleStack(cdk.Stack):
         construct_id: str,
         *,
         manifest: str,
-        instance_type: str = DEFAULT_INSTANCE_TYPE,
+        instance_type: str | None = None,
         endpoint_prefix: str = "",
         verify: bool = True,
         inference_ami_version: str | None = None,
@@ -126,10 +129,15 @@ class TritonExampleStack(cdk.Stack):
             else None
         )
         if verify:  # a custom resource per endpoint whose build recorded samples
-            optional = (("classifier_async", self.asynchronous), ("classifier_pools", self.pooled))
-            for key, ep in (("classifier", classifier), ("multi", multi), *optional):
-                if ep is not None and recorded_samples(recorded, key):
-                    ep.add_verification()
+            verified: list[tuple[str, TritonEndpoint | None]] = [
+                ("classifier", classifier),
+                ("multi", multi),
+                ("classifier_async", self.asynchronous),
+                ("classifier_pools", self.pooled),
+            ]
+            for key, endpoint in verified:
+                if endpoint is not None and recorded_samples(recorded, key):
+                    endpoint.add_verification()
             if self.components is not None and recorded_samples(recorded, "components"):
                 self.components.add_verification()  # each component invoked by its InferenceComponentName
         self.classifier = classifier
@@ -165,7 +173,7 @@ class TritonExampleStack(cdk.Stack):
         self,
         manifest: str,
         recorded: Any,
-        instance_type: str,
+        instance_type: str | None,
         endpoint_prefix: str,
         inference_ami_version: str | None,
     ) -> TritonComponentsEndpoint:
@@ -223,7 +231,7 @@ def build_app(
         app,
         "CdkTritonExample",
         manifest=manifest,
-        instance_type=str(ctx("instance_type") or DEFAULT_INSTANCE_TYPE),
+        instance_type=ctx("instance_type") or None,  # default: the manifest's (models.yaml)
         endpoint_prefix=str(ctx("endpoint_prefix") or ""),
         verify=_flag(ctx("custom_resources"), True),
         inference_ami_version=ctx("inference_ami_version") or None,

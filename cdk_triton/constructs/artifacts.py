@@ -125,6 +125,16 @@ class ArtifactsConfig(EndpointMode):
         return self.key.endswith("/")
 
 
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeclaredHost:
+    """What models.yaml declared to host the artifacts (a manifest entry's), before they are bound."""
+
+    #: The entry's one instance type (None: none, or several without ``instance_pools``).
+    instance_type: str | None = None
+    #: The entry's ``instance_pools:`` (None: none).
+    pools: PoolValues | None = None
+
+
 class ModelArtifacts(abc.ABC):
     """The model's artifacts: ``from_manifest``, ``from_bucket`` or ``from_asset``."""
 
@@ -206,6 +216,17 @@ class ModelArtifacts(abc.ABC):
         """The ``instance_pools`` models.yaml declared for these artifacts (a manifest's); None: none."""
         return None
 
+    def declared_host(self) -> DeclaredHost:
+        """What models.yaml declared to host these artifacts (a manifest's): the default of an endpoint's
+        ``instance_type`` / ``instance_pools``. Default: the declared pools only (none but a manifest's)."""
+        return DeclaredHost(pools=self.declared_pools())
+
+    def recorded_manifest(self) -> tuple[Manifest, str] | None:
+        """The build manifest these artifacts were read from and their endpoint key (its recorded samples
+        and archives); None: not a manifest's. Raises the manifest reader's ``TritonValidationError``
+        (not located) when it cannot be read."""
+        return None
+
     @abc.abstractmethod
     def bind(self, scope: Construct) -> ArtifactsConfig:
         """Resolve the artifacts for a model defined in ``scope``."""
@@ -215,7 +236,8 @@ def _bucket_arn(name: str) -> str:
     return f"arn:{pseudo().partition}:s3:::{name}"
 
 
-def _split_s3_uri(uri: str) -> tuple[str, str]:
+def split_s3_uri(uri: str) -> tuple[str, str]:
+    """``s3://bucket/key`` (or ``bucket/key``) as (bucket, key)."""
     rest = uri[len("s3://") :] if uri.startswith("s3://") else uri
     bucket, _, key = rest.partition("/")
     return bucket, key
@@ -231,23 +253,38 @@ class _ManifestArtifacts(ModelArtifacts):
         self._manifest = manifest
         self._endpoint = endpoint
         self._gpu_readings = gpu_readings
+        self._loaded: tuple[Manifest, EndpointEntry] | None = None
+
+    def _entry(self) -> tuple[Manifest, EndpointEntry]:
+        """The manifest and this endpoint's entry, read once (raises what reading them raises)."""
+        if self._loaded is None:
+            manifest = (
+                self._manifest if isinstance(self._manifest, Manifest) else _read_manifest(self._manifest)
+            )
+            self._loaded = (manifest, manifest.endpoint(self._endpoint))
+        return self._loaded
 
     def declared_pools(self) -> PoolValues | None:
         """The manifest entry's ``instance_pools`` (None when none or unreadable: bind reports that)."""
+        return self.declared_host().pools
+
+    def recorded_manifest(self) -> tuple[Manifest, str]:
+        manifest, _ = self._entry()
+        return manifest, self._endpoint
+
+    def declared_host(self) -> DeclaredHost:
+        """The manifest entry's ``instance_pools``, else its one instance type (none when unreadable:
+        bind reports that)."""
         try:
-            manifest = (
-                self._manifest if isinstance(self._manifest, Manifest) else _read_manifest(self._manifest)
-            )
-            return manifest.endpoint(self._endpoint).instance_pools
+            _, entry = self._entry()
         except TritonValidationError:
-            return None
+            return DeclaredHost()
+        one = entry.instance_types[0] if len(entry.instance_types) == 1 else None
+        return DeclaredHost(instance_type=one, pools=entry.instance_pools)
 
     def bind(self, scope: Construct) -> ArtifactsConfig:
         try:
-            manifest = (
-                self._manifest if isinstance(self._manifest, Manifest) else _read_manifest(self._manifest)
-            )
-            entry = manifest.endpoint(self._endpoint)
+            manifest, entry = self._entry()
             readings = (
                 read_readings(self._gpu_readings)
                 if isinstance(self._gpu_readings, (str, os.PathLike))
@@ -256,7 +293,7 @@ class _ManifestArtifacts(ModelArtifacts):
         except TritonValidationError as err:
             raise located(scope, err) from None
         # Synth trusts the manifest no further than it can check (an entry edited by hand is refused).
-        _raise_at(scope, artifact_checks.check_manifest_entry(manifest, self._endpoint))
+        _raise_at(scope, artifact_checks.check_manifest_entry(manifest, self._endpoint, entry=entry))
         loc = manifest.artifact_location
         warned = stack_info(scope).warned_manifests
         if not manifest.uploaded and (manifest.path or "") not in warned:
@@ -268,10 +305,10 @@ class _ManifestArtifacts(ModelArtifacts):
                 "run `cdk-triton build --upload` before deploying",
             )
         if entry.per_model_archives:  # MME and inference components: a prefix of archives
-            bucket_name, key = _split_s3_uri(entry.s3_prefix or "")
+            bucket_name, key = split_s3_uri(entry.s3_prefix or "")
             compression = "None"
         else:
-            bucket_name, key = _split_s3_uri(entry.s3_uri or "")
+            bucket_name, key = split_s3_uri(entry.s3_uri or "")
             compression = entry.compression
         archs = sorted(
             set(entry.gpu_architectures).union(

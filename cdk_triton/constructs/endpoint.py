@@ -11,25 +11,21 @@ from collections.abc import Sequence
 from typing import Any, Unpack, cast
 
 import aws_cdk as cdk
-from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
-from cdk_triton.config import instance_pools as pool_rules
-from cdk_triton.config import modes, tables
-from cdk_triton.config.server_options import async_input_size_warning
+from cdk_triton.config import modes
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
-from cdk_triton.constructs._tokens import is_token, remember_stack_info
+from cdk_triton.constructs._tokens import remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.async_inference import (
     AsyncInferenceOptions,
     AsyncResources,
     async_verification,
-    check_async_endpoint,
     define_async,
     scale_on_backlog,
 )
@@ -37,9 +33,6 @@ from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.data_capture import check_data_capture
 from cdk_triton.constructs.checks.deployment import check_deployment
 from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT
-from cdk_triton.constructs.checks.host import HostLimits, host_limits_of
-from cdk_triton.constructs.checks.instance import has_local_storage
-from cdk_triton.constructs.checks.instance_pools import check_pools
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.checks.variant import check_variant
 from cdk_triton.constructs.deployment import (
@@ -63,8 +56,7 @@ from cdk_triton.constructs.endpoint_defaults import (
     default_namespace,
     define_volume_key,
 )
-from cdk_triton.constructs.instance_pools import check_pools_at, pools_or_declared
-from cdk_triton.constructs.model import TritonModel, _DefersAcknowledgments
+from cdk_triton.constructs.model import DefersAcknowledgments, TritonModel
 from cdk_triton.constructs.model_props import TritonModelProps, check_prop_names
 from cdk_triton.constructs.name_maps import (
     OUTPUT_MAP_LIMIT,
@@ -73,14 +65,19 @@ from cdk_triton.constructs.name_maps import (
     target_model_parameter_path,
 )
 from cdk_triton.constructs.scaling import TritonScaling
-from cdk_triton.constructs.shadow import ShadowVariant, build_shadow_variant, check_shadow
+from cdk_triton.constructs.shadow import ShadowVariant
 from cdk_triton.constructs.template_limits import (
     ResourceHeadroom,
     check_endpoint_headroom,
     resource_headroom,
 )
-from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
 from cdk_triton.constructs.variant import annotate as annotate_variant
+from cdk_triton.constructs.variant_hosting import (
+    InstanceChoice,
+    VariantHosting,
+    choose_instances,
+    decide_hosting,
+)
 from cdk_triton.constructs.verification import (
     TritonVerification,
     VerificationCheck,
@@ -109,7 +106,7 @@ __all__ = [
 # ---------------------------------------------------------------------------- the endpoint
 
 
-class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
+class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
     """Defines a SageMaker real-time endpoint serving NVIDIA Triton: Model, EndpointConfig, Endpoint.
 
     Checks the instance type against the artifacts (GPU architecture of TensorRT plans, single-GPU
@@ -155,8 +152,9 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         """Define the endpoint.
 
         Args:
-            instance_type: ``ml.<family>.<size>``, e.g. ``ml.g5.xlarge``. Required unless
-                ``instance_pools`` (exclusive with it: ``InstanceTypeOrPools``).
+            instance_type: ``ml.<family>.<size>``; exclusive with ``instance_pools`` (``InstanceTypeOrPools``).
+                Default: with neither given, the manifest's (models.yaml's ``instance_pools:``, else its
+                one ``instance_types`` entry: ``variant_hosting.choose_instances``); else required.
             model: the ``TritonModel`` to serve (it may serve other endpoints too). Default: a
                 model this endpoint defines (child "Model") from ``artifacts`` and ``model_props``.
             artifacts: the model repository of the model this endpoint defines
@@ -194,7 +192,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         check_prop_names("TritonEndpoint", model_props)
         super().__init__(scope, construct_id)
         self._stack = remember_stack_info(self, scope)
-        pool_errs = self._set_instance_facts(
+        choice = self._set_instances(
             artifacts, instance_type, instance_pools, instance_provision_timeout, instance_count
         )
         self.variant_name = variant_name
@@ -206,15 +204,21 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             "model_data_download_timeout": model_data_download_timeout,
             "data_capture": data_capture,
         }
-        errs = pool_errs + self._check_own_props(
+        errs = list(choice.errors) + self._check_own_props(
             endpoint_name=self.endpoint_name, deployment=deployment, **variant_props
         )
         self.model: TritonModel = self._model_of(model, artifacts, model_props, errs)
-        model_errs = self._check_models(variant_props, deployment, async_inference, shadow)
-        self._variant = self._build_variant(inference_ami_version, variant_props)
-        shadow_errs, self._shadow = self._build_shadow(shadow, deployment)
-        self._raise(errs + model_errs + list(self._variant.errors) + shadow_errs)
-        annotate_variant(self, self._variant)
+        self.variant_hosting: VariantHosting = decide_hosting(
+            choice,
+            self.model,
+            variant_name=variant_name,
+            variant_props=variant_props,
+            inference_ami_version=inference_ami_version,
+            deployment=deployment,
+            async_inference=async_inference,
+            shadow=shadow,
+        )
+        self._settle(self.variant_hosting, errs)
         self._bind_models(model is not None, shadow, self.endpoint_name)
         self.async_resources: AsyncResources | None = None
         self._define_resources(volume_encryption_key, data_capture, deployment)
@@ -223,54 +227,52 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         check_endpoint_headroom(self, self._stack.stack)
 
     # ------------------------------------------------------------------ steps
-    def _set_instance_facts(
+    def _set_instances(
         self,
         artifacts: ModelArtifacts | None,
         instance_type: str | None,
         instance_pools: Sequence[str] | None,
-        instance_provision_timeout: cdk.Duration | None,
+        provision_timeout: cdk.Duration | None,
         instance_count: int,
-    ) -> list[TritonValidationError]:
-        """The instance type (else the first pool), the pools (else the manifest's), the count; the pools'
-        errors returned (raised at once when there is no instance type to check the rest against)."""
-        instance_pools, instance_provision_timeout = pools_or_declared(
-            artifacts, instance_type, instance_pools, instance_provision_timeout
+    ) -> InstanceChoice:
+        """The variant's hosting's instance choice (``variant_hosting.choose_instances``) as the endpoint's attributes
+        (``instance_type``, ``instance_pools`` ...); its errors raised at once when there is no instance
+        type to check the rest against, else returned in the choice for the endpoint to raise."""
+        choice = choose_instances(
+            artifacts,
+            instance_type=instance_type,
+            instance_pools=instance_pools,
+            provision_timeout=provision_timeout,
+            instance_count=instance_count,
         )
-        pool_errs = check_pools(instance_type, instance_pools, _int_seconds(instance_provision_timeout))
-        if instance_type is None:
-            self._raise(pool_errs)
-        self.instance_pools: tuple[str, ...] = tuple(instance_pools or ())
-        self.instance_provision_timeout = instance_provision_timeout
-        instance_type = instance_type if instance_type is not None else self.instance_pools[0]
-        self.instance_type = instance_type
-        self.instance_count = instance_count
-        self.instance_info: InstanceTypeInfo | None = (
-            None if is_token(instance_type) else tables.instance_type_info(instance_type)
-        )
-        return pool_errs
+        if not choice.instance_type_given:
+            self._raise(list(choice.errors))
+        self.instance_type = choice.instance_type
+        self.instance_pools: tuple[str, ...] = choice.instance_pools
+        self.instance_provision_timeout = choice.provision_timeout
+        self.instance_count = choice.instance_count
+        self.instance_info: InstanceTypeInfo | None = choice.instance_info
+        self._instances = choice
+        return choice
 
-    def _check_models(
-        self,
-        variant_props: dict[str, Any],
-        deployment: DeploymentGuardrails | None,
-        async_inference: AsyncInferenceOptions | None,
-        shadow: ShadowVariant | None,
-    ) -> list[TritonValidationError]:
-        """The instance type, count and pools against the built models, the mode's guardrails, the async
-        options (``self.async_options``: the prop, else the manifest's ``async:`` block)."""
-        art = self.model.artifacts
-        errs = self._check_against_models(self.instance_type, self.instance_count, variant_props)
-        errs += check_pools_at(self, self.instance_pools, self.model)
-        errs += mode_constructs.behaviour(art.hosting_mode).guardrails_problems(deployment)
-        self.async_options: AsyncInferenceOptions | None = AsyncInferenceOptions.resolve(
-            async_inference, art.async_inference
-        )
-        errs += check_async_endpoint(self.async_options, self.model.hosting_mode, shadow)
-        if self.async_options is not None:
-            message = async_input_size_warning(self.model.server_options, self.model.triton_version)
-            if message is not None:
-                cdk.Annotations.of(self).add_warning_v2("cdk-triton:AsyncPayloadOverMaxInputSize", message)
-        return errs
+    def _settle(self, hosting: VariantHosting, errs: list[TritonValidationError]) -> None:
+        """The hosting's warnings annotated, every error of the endpoint and its hosting raised at once, the
+        variants' infos and warnings annotated (``variant.annotate``)."""
+        self._annotate(hosting.warnings)
+        self._variant, self._shadow = hosting.variant, hosting.shadow
+        if self._shadow is not None:
+            annotate_variant(self, self._shadow)
+        self._raise(errs + hosting.all_errors)
+        annotate_variant(self, self._variant)
+
+    def _annotate(self, warnings: Sequence[tuple[str, str]]) -> None:
+        for warning_id, message in warnings:
+            cdk.Annotations.of(self).add_warning_v2(warning_id, message)
+
+    @property
+    def async_options(self) -> AsyncInferenceOptions | None:
+        """The asynchronous endpoint's options (the prop, else the manifest's ``async:``); None: real-time."""
+        return self.variant_hosting.async_options
 
     def _model_of(
         self,
@@ -349,95 +351,6 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             errs += check_deployment(deployment, instance_count=instance_count)
         return errs
 
-    def _build_variant(
-        self, inference_ami_version: str | None, variant_props: dict[str, Any]
-    ) -> BuiltVariant:
-        """The production variant (``variant.py``): ``inference_ami_version`` is the prop, else the
-        models.yaml key the manifest carries (the prop wins); the timeouts and the volume are the props,
-        else the host limits sized from the artifacts (``self._host_limits``, from ``_check_against_models``)."""
-        if inference_ami_version is None:
-            inference_ami_version = self.model.artifacts.inference_ami_version
-        volume_size: cdk.Size | None = variant_props["volume_size"]
-        given = {
-            "container_startup_health_check_timeout_in_seconds": _int_seconds(
-                variant_props["container_startup_health_check_timeout"]
-            ),
-            "model_data_download_timeout_in_seconds": _int_seconds(
-                variant_props["model_data_download_timeout"]
-            ),
-            "volume_size_in_gb": int(volume_size.to_gibibytes()) if volume_size is not None else None,
-        }
-        sized = {**given, **self._host_limits.variant_defaults(given)}
-        self._variant_facts = VariantFacts(
-            variant_name=self.variant_name,
-            model_name=self.model.model_name,
-            instance_type=self.instance_type,
-            instance_count=self.instance_count,
-            triton_version=self.model.triton_version,
-            inference_ami_version=inference_ami_version,
-            volume_size_gib=sized["volume_size_in_gb"],
-            container_startup_health_check_timeout_seconds=sized[
-                "container_startup_health_check_timeout_in_seconds"
-            ],
-            model_data_download_timeout_seconds=sized["model_data_download_timeout_in_seconds"],
-            instance_pools=tuple((it, None) for it in self.instance_pools),
-            provision_timeout_seconds=_int_seconds(self.instance_provision_timeout),
-        )
-        return build_variant(self._variant_facts)
-
-    def _build_shadow(
-        self, shadow: ShadowVariant | None, deployment: DeploymentGuardrails | None
-    ) -> tuple[list[TritonValidationError], BuiltVariant | None]:
-        """The shadow's checks and variant (``shadow.py``; the same builder as the production variant)."""
-        if shadow is None:
-            return [], None
-        errs = check_shadow(
-            shadow,
-            production_variant=self.variant_name,
-            mode=self.model.hosting_mode,
-            deployment=deployment,
-        )
-        if errs:
-            return errs, None
-        built = build_shadow_variant(
-            shadow,
-            instance_type=self.instance_type,
-            instance_count=self.instance_count,
-            base=self._variant_facts,
-        )
-        annotate_variant(self, built)
-        return list(built.errors), built
-
-    def _check_against_models(
-        self, instance_type: str, instance_count: int, variant_props: dict[str, Any]
-    ) -> list[TritonValidationError]:
-        """The instance type and count against the built models: architecture, placement, memory, state,
-        and the host limits sized from them (kept in ``self._host_limits`` for the production variant).
-
-        Warnings go to Annotations at once; the errors are returned for the endpoint to raise.
-        """
-        art = self.model.artifacts
-        fit = model_checks.check_instance_fit(
-            instance_type, self.instance_info, triton_version=self.model.triton_version, artifacts=art
-        )
-        found, warnings, placement_warnings, sizes = fit
-        self._host_limits = HostLimits()
-        if not is_token(instance_type):
-            self._host_limits = host_limits_of(
-                instance_type, self.has_local_storage, art, sizes, variant_props
-            )
-            found += self._host_limits.errors
-            placement_warnings += self._host_limits.warnings
-        found += model_checks.check_sequence_batching_instances(
-            art.built_models, instance_count, prop="instance_count"
-        )
-        warnings += mode_constructs.behaviour(art.hosting_mode).instance_warnings(
-            instance_type, instance_count, art
-        )
-        for warning_id, message in warnings + placement_warnings:
-            cdk.Annotations.of(self).add_warning_v2(warning_id, message)
-        return found
-
     def _raise(self, errs: list[TritonValidationError]) -> None:
         """Locate the pure checks' errors at this construct and raise them all (nothing when none)."""
         raise_at(self, errs)
@@ -502,7 +415,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
     def _acknowledge_nag_findings(self) -> None:
         """One call for the model's IAM5 findings and the EndpointConfig's KMS rule (each exact id)."""
-        self.model._flush_acks(
+        self.model.flush_acknowledgments(
             scope=self, extra=_nag.local_storage_kms_acks(self.instance_type, self.has_local_storage)
         )
 
@@ -543,24 +456,15 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         return self.model.hosting_mode
 
     @property
-    def rollback_alarm(self) -> cloudwatch.CfnAlarm | None:
-        """The deployment-rollback alarm the endpoint defined (None with your own rollback_alarms).
-
-        ``TritonAlarms`` of this endpoint with a topic makes it notify that topic too.
-        """
-        return self._rollback_alarm
-
-    @property
     def gpu_count(self) -> int:
         """GPUs per instance (0 for CPU instance types); with instance pools, the fewest of any pool
         (``config.instance_pools.fewest_gpus``: GPU scaling targets and alarm thresholds reachable on each)."""
-        one = self.instance_info.gpu_count if self.instance_info else 0
-        return pool_rules.fewest_gpus(self.instance_pools, one) if self.instance_pools else one
+        return self._instances.gpu_count
 
     @property
     def has_local_storage(self) -> bool:
         """Whether the instance type has local NVMe storage (no volume KMS key allowed)."""
-        return has_local_storage(self.instance_type, self.instance_info)
+        return self._instances.local_storage
 
     @property
     def metrics_namespace(self) -> str | None:
@@ -573,6 +477,8 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
         (``name_maps``: SSM parameters under one path and outputs)."""
         self.target_model_map: dict[str, str] = dict(art.target_models)
         self.target_model_parameters: list[ssm.CfnParameter] = []
+        #: The SSM path of the published map (None: not multi-model, or no TargetModels).
+        self.target_model_parameter_path: str | None = None
         if art.hosting_mode.routing == modes.ROUTE_TARGET_MODEL and self.target_model_map:
             self.target_model_parameter_path = target_model_parameter_path(self.endpoint_name)
             self.target_model_parameters += publish_target_models(
@@ -614,7 +520,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
                 self.model.artifacts_source,
                 [c.model for c in checks],
                 sample=sample or VerificationSample(),
-                gpu_memory_gib=self.instance_info.gpu_memory_gib if self.instance_info else None,
+                gpu_memory_gib=self.variant_hosting.gpu_memory_gib,
                 instances=self.instance_count,
             )
         return define_verification(
@@ -622,7 +528,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
             mode=art.mode,
             checks=checks if checks is not None else recorded_checks(self, self.model.artifacts_source),
             verified=[self.model.resource, self.endpoint_config, *self.target_model_parameters],
-            target_model_parameter_path=getattr(self, "target_model_parameter_path", None),
+            target_model_parameter_path=self.target_model_parameter_path,
             artifacts_key_arn=art.kms_key_arn,
             deadline=deadline,
             warm_up=warm_up,
@@ -635,8 +541,7 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
     def auto_scale(self, *, min_capacity: int = 1, max_capacity: int) -> TritonScaling:
         """Define the scalable target of the variant (a stateful model allows no maximum above 1). An
         asynchronous endpoint defines its own (on its backlog, ``async_inference``): read ``scaling``."""
-        if self.async_options is not None and getattr(self, "scaling", None) is not None:
-            assert self.scaling is not None
+        if self.async_options is not None and self.scaling is not None:
             return self.scaling
         self._raise(
             model_checks.check_sequence_batching_instances(
@@ -674,7 +579,3 @@ class TritonEndpoint(TritonEndpointBase, _DefersAcknowledgments):
 
 def _seconds_or_none(duration: cdk.Duration | None) -> float | None:
     return duration.to_seconds() if duration is not None else None
-
-
-def _int_seconds(duration: cdk.Duration | None) -> int | None:
-    return int(duration.to_seconds()) if duration is not None else None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import aws_cdk as cdk
 from aws_cdk import aws_cloudwatch as cloudwatch
@@ -32,6 +32,9 @@ from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.constructs.scaling import TritonScaling
 from cdk_triton.errors import TritonValidationError, raise_all
+
+if TYPE_CHECKING:
+    from cdk_triton.constructs.async_inference import AsyncInferenceOptions
 
 #: The endpoint modes ``EndpointAttributes.mode`` accepts: the names of ``config.modes``' rows (the
 #: abbreviations SME, MME and IC still read, with a DeprecationWarning).
@@ -122,6 +125,15 @@ class ITritonEndpoint(Protocol):
 
     @property
     def scaling(self) -> TritonScaling | None: ...
+
+    @property
+    def instance_pools(self) -> tuple[str, ...]: ...
+
+    @property
+    def async_options(self) -> AsyncInferenceOptions | None: ...
+
+    @property
+    def rollback_alarm(self) -> cloudwatch.CfnAlarm | None: ...
 
     @property
     def attributes(self) -> EndpointAttributes: ...
@@ -238,6 +250,34 @@ class TritonEndpointBase(Construct):
     @property
     def metrics_namespace(self) -> str | None:
         raise NotImplementedError
+
+    @property
+    def instance_pools(self) -> tuple[str, ...]:
+        """The variant's ``InstancePools`` in priority order; empty: one instance type (or imported)."""
+        return self._instance_pools
+
+    @instance_pools.setter
+    def instance_pools(self, pools: tuple[str, ...]) -> None:
+        self._instance_pools = tuple(pools)
+
+    _instance_pools: tuple[str, ...] = ()
+
+    @property
+    def async_options(self) -> AsyncInferenceOptions | None:
+        """An asynchronous endpoint's options; None: real-time (or imported: unknown)."""
+        return None
+
+    @property
+    def rollback_alarm(self) -> cloudwatch.CfnAlarm | None:
+        """The deployment-rollback alarm the endpoint defined (None with your own rollback_alarms, or
+        imported). ``TritonAlarms`` of this endpoint with a topic makes it notify that topic too."""
+        return self._rollback_alarm
+
+    @rollback_alarm.setter
+    def rollback_alarm(self, alarm: cloudwatch.CfnAlarm | None) -> None:
+        self._rollback_alarm = alarm
+
+    _rollback_alarm: cloudwatch.CfnAlarm | None = None
 
     @property
     def attributes(self) -> EndpointAttributes:

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 _LOG_GROUP_PLACEHOLDER = "/cdk-triton/placeholder"
 
 
-class _DefersAcknowledgments:
+class DefersAcknowledgments:
     """Marks a scope (TritonEndpoint) that acknowledges its model's cdk-nag findings with its own.
 
     One acknowledgment entry per endpoint instead of two (see ``_nag.acknowledge_all``).
@@ -115,8 +115,8 @@ class TritonModel(Construct):
         self._define_model(
             art, vpc_config, network_isolation=props.get("network_isolation", False), model_name=model_name
         )
-        if not isinstance(scope, _DefersAcknowledgments):
-            self._flush_acks()
+        if not isinstance(scope, DefersAcknowledgments):
+            self.flush_acknowledgments()
 
     # ------------------------------------------------------------------ steps
     def _validate(
@@ -423,10 +423,11 @@ class TritonModel(Construct):
         if hasattr(self, "execution_policy"):
             self.execution_policy.policy_document = self._document()
 
-    def _flush_acks(
+    def flush_acknowledgments(
         self, *, scope: Construct | None = None, extra: Sequence[cdk.Acknowledgment] = ()
     ) -> None:
-        """Acknowledge the pending cdk-nag findings on ``scope`` (default: this model) in one call."""
+        """Acknowledge the pending cdk-nag findings on ``scope`` (default: this model) in one call: the
+        endpoint that defined this model (a ``DefersAcknowledgments`` scope) calls it with its own."""
         acks = [*self._acks, *extra]
         if acks:
             _nag.acknowledge_all(scope or self, acks)
@@ -508,12 +509,12 @@ class TritonModel(Construct):
             reason="SageMaker creates the log streams of the component's own log group at run time "
             "(one per copy); the grant is limited to that one log group",
         )
-        self._flush_acks()
+        self.flush_acknowledgments()
 
     def grant_endpoint_logs(self, endpoint_name: str) -> None:
         """Let the container write its logs to ``/aws/sagemaker/Endpoints/<endpoint_name>``."""
         self._grant_endpoint_logs(endpoint_name)
-        self._flush_acks()
+        self.flush_acknowledgments()
 
     def bind_endpoint(self, endpoint: Construct, endpoint_name: str) -> None:
         """Serve this model from ``endpoint`` (a ``TritonEndpoint`` given ``model=`` calls it).
@@ -533,7 +534,7 @@ class TritonModel(Construct):
                 ),
             )
         self._grant_endpoint_logs(endpoint_name)
-        self._flush_acks()
+        self.flush_acknowledgments()
 
     @staticmethod
     def _raise_at(scope: Construct, errs: list[TritonValidationError]) -> None:
@@ -551,7 +552,7 @@ class TritonModel(Construct):
         if kms_key_arn:
             self._raise_at(self, artifact_checks.check_kms_key_arn(kms_key_arn, prop="kms_key_arn"))
             self._add("EncryptDataCapture", ["kms:Encrypt", "kms:GenerateDataKey"], [kms_key_arn])
-        self._flush_acks()
+        self.flush_acknowledgments()
 
     def grant_async_inference(
         self,
@@ -579,7 +580,7 @@ class TritonModel(Construct):
         self._add("EncryptAsyncOutput", ["kms:Decrypt", "kms:Encrypt", "kms:GenerateDataKey"], [kms_key_arn])
         if topic_arns:
             self._add("PublishAsyncNotifications", ["sns:Publish"], topic_arns)
-        self._flush_acks()
+        self.flush_acknowledgments()
 
 
 def _with_metrics(opts: ServerOptions, metrics: TritonMetrics, namespace: str) -> ServerOptions:

@@ -125,11 +125,7 @@ class TritonDashboard(Construct):
             "properties": {
                 "markdown": f"## Triton endpoint `{ep.endpoint_name}`\n{mode}, "
                 f"{ep.instance_type or 'instance type unknown'} ({gpus} GPU), variant `{variant}`"
-                + (
-                    f", instance pools {' > '.join(pools)}"
-                    if (pools := getattr(ep, "instance_pools", ()))
-                    else ""
-                )
+                + (f", instance pools {' > '.join(pools)}" if (pools := ep.instance_pools) else "")
             },
         }
         graphs = self._invocation_graphs(dims)
@@ -196,7 +192,7 @@ class TritonDashboard(Construct):
         ``InstanceType`` (EndpointName, VariantName, InstanceType), and each component's invocations with
         (InferenceComponentName, InstanceType): the combinations SageMaker's guide lists in "Monitor
         instance pools" (``config.instance_pools``, read 2026-11-27). Imported endpoints have no pools."""
-        pools = tuple(getattr(ep, "instance_pools", ()) or ())
+        pools = tuple(ep.instance_pools)
         if not pools:
             return []
 
@@ -633,8 +629,8 @@ def _notify_rollback(endpoint: ITritonEndpoint, actions: list[str], *, stack: St
     Only an alarm without actions, and only in the alarms' own stack (a topic of another stack would
     make the endpoint's stack depend on it: a dependency cycle).
     """
-    alarm = getattr(endpoint, "rollback_alarm", None)
-    if not isinstance(alarm, cloudwatch.CfnAlarm) or alarm.alarm_actions:
+    alarm = endpoint.rollback_alarm
+    if alarm is None or alarm.alarm_actions:
         return
     if stack_info(alarm).node.path == stack.node.path:  # read only when there is such an alarm
         alarm.alarm_actions = list(actions)

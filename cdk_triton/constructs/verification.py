@@ -35,7 +35,7 @@ from cdk_triton.config.manifest import Manifest, Sample
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import assume_role_document, is_token, pseudo, stack_info
-from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest, _split_s3_uri
+from cdk_triton.constructs.artifacts import ModelArtifacts, split_s3_uri
 from cdk_triton.constructs.async_inference import AsyncVerification
 from cdk_triton.constructs.checks.verification import check_verification_spec
 from cdk_triton.constructs.errors import located, validation_error
@@ -179,7 +179,11 @@ def recorded_checks(scope: Construct, artifacts: ModelArtifacts) -> list[Verific
 
     Raises NoRecordedSamples when there are none (other artifacts: pass ``checks=`` explicitly).
     """
-    if not isinstance(artifacts, _ManifestArtifacts):
+    try:
+        recorded = artifacts.recorded_manifest()
+    except TritonValidationError as err:
+        raise located(scope, err) from None
+    if recorded is None:
         raise validation_error(
             scope,
             "NoRecordedSamples",
@@ -189,10 +193,9 @@ def recorded_checks(scope: Construct, artifacts: ModelArtifacts) -> list[Verific
             allowed="ModelArtifacts.from_manifest(...) with samples, or checks=[VerificationCheck(...)]",
             fix="pass checks=[VerificationCheck(model=..., request_s3_uri=..., response_s3_uri=...)]",
         )
-    src = artifacts._manifest
+    manifest, key = recorded
     try:
-        manifest = src if isinstance(src, Manifest) else _read_manifest(src)
-        samples = recorded_samples(manifest, artifacts._endpoint)
+        samples = recorded_samples(manifest, key)
     except TritonValidationError as err:
         raise located(scope, err) from None
     checks = [_check_of(scope, manifest, name, sample) for name, sample in samples.items()]
@@ -201,7 +204,7 @@ def recorded_checks(scope: Construct, artifacts: ModelArtifacts) -> list[Verific
             scope,
             "NoRecordedSamples",
             prop="artifacts",
-            value=artifacts._endpoint,
+            value=key,
             problem="has no model with a recorded sample request and response in the manifest",
             allowed="an endpoint whose default model (SME) or TargetModels (MME) have a sample",
             fix="declare a sample input for the model and rebuild, or pass checks=[VerificationCheck(...)]",
@@ -244,7 +247,7 @@ def handler_spec(
     """The custom resource's properties: the spec ``lambda/verify`` reads (every value a string or list)."""
     spec: dict[str, Any] = {
         "EndpointName": endpoint_name,
-        "Mode": mode,
+        "Routing": modes.get(mode).routing,  # how the handler reaches each model (it knows no modes)
         "Checks": [c.to_property() for c in checks],
         "DeadlineSeconds": str(deadline_s),
     }
@@ -564,7 +567,7 @@ def sample_prefixes(checks: Sequence[VerificationCheck]) -> list[str]:
     arns: set[str] = set()
     for check in checks:
         for uri in (check.request_s3_uri, check.response_s3_uri):
-            bucket, key = _split_s3_uri(uri)
+            bucket, key = split_s3_uri(uri)
             head, sep, _ = key.rpartition(f"{layout.SAMPLES_FOLDER}/")
             resource = f"{head}{sep}*" if sep and not is_token(key) else key
             arns.add(f"arn:{pseudo().partition}:s3:::{bucket}/{resource}")

@@ -35,7 +35,7 @@ from constructs import Construct
 
 from cdk_triton.config import residency
 from cdk_triton.config.manifest import Manifest, read_manifest
-from cdk_triton.constructs.artifacts import ModelArtifacts, _ManifestArtifacts, _read_manifest
+from cdk_triton.constructs.artifacts import ModelArtifacts
 from cdk_triton.constructs.checks.verification import check_verification_sample
 from cdk_triton.constructs.errors import located
 from cdk_triton.errors import TritonValidationError, raise_at
@@ -159,16 +159,14 @@ def endpoint_selection(
 
     Raises the manifest readers' TritonValidationError (unlocated) for a baseline that cannot be read.
     """
-    if not isinstance(artifacts, _ManifestArtifacts):  # pragma: no cover - recorded_checks raised first
+    recorded = artifacts.recorded_manifest()
+    if recorded is None:  # pragma: no cover - recorded_checks raised first
         raise TypeError("a verification sample needs ModelArtifacts.from_manifest(...)")
-    src = artifacts._manifest
-    manifest = src if isinstance(src, Manifest) else _read_manifest(src)
-    baseline = (
-        baseline_archives(sample.baseline, artifacts._endpoint) if sample.baseline is not None else None
-    )
+    manifest, key = recorded
+    baseline = baseline_archives(sample.baseline, key) if sample.baseline is not None else None
     return select(
         names,
-        facts=target_model_facts(manifest, artifacts._endpoint),
+        facts=target_model_facts(manifest, key),
         baseline=baseline,
         capacity_bytes=capacity_bytes,
         sample=sample,

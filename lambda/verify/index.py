@@ -13,14 +13,20 @@ points share one verification:
 
 The verification spec (CloudFormation ``ResourceProperties`` or the direct event)::
 
-    {"EndpointName": "classifier", "Mode": "SingleModel" | "MultiModel" | "InferenceComponents",
+    {"EndpointName": "classifier", "Routing": "default_model" | "target_model" | "component",
      "Checks": [{"Model": "classifier", "Request": "s3://b/k.request.json",
                  "Response": "s3://b/k.response.json", "Atol": 1e-4, "Rtol": 1e-3}],
-     "TargetModelParameterPath": "/cdk-triton/multi/target-models",   # MME: the published name map
-     "WarmUp": ["bert"],                                             # MME: invoked first, not compared
+     "TargetModelParameterPath": "/cdk-triton/multi/target-models",   # target_model: the name map
+     "WarmUp": ["bert"],                                             # TargetModels invoked first
      "Components": {"classifier": "app-ics-classifier"},             # components: logical -> real name
      "ComponentNameParameterPath": "/cdk-triton/ics/components",     # or the published name map
      "DeadlineSeconds": 600}
+
+``Routing`` says how a request reaches each model: the endpoint's default model (``/invocations``), a
+``TargetModel`` header from the published map, or an ``InferenceComponentName``. Without it (a spec
+written by hand or by an older synth), the keys given say it: ``TargetModelParameterPath`` routes by
+TargetModel, ``Components`` / ``ComponentNameParameterPath`` by inference component, else the default
+model. The handler knows routes, not hosting modes: other keys are ignored.
 
 An asynchronous endpoint (``Async`` "true") does not answer ``InvokeEndpoint``: each check's request is put
 under ``AsyncInputPrefix`` (``s3://bucket/prefix/async/<endpoint>/input/``), the endpoint is invoked with
@@ -42,7 +48,7 @@ the rollback then sends Delete for that new resource (always SUCCESS) while the 
 its previous config: the stack ends in UPDATE_ROLLBACK_COMPLETE. A success leaves the old resource to
 the cleanup phase, which again only sends Delete.
 
-Inference components (:func:`verify_component`): each check's model is invoked with its component's
+Routing by inference component (:func:`verify_component`): each check's model is invoked with its component's
 ``InferenceComponentName``. A component that autoscaling has scaled in to zero copies
 (``DescribeInferenceComponent``: ``RuntimeConfig.CurrentCopyCount`` 0) is skipped and reported as
 skipped, never invoked: the invocation would fail and start a scale-out from zero (minutes, beyond most
@@ -107,12 +113,12 @@ class Check:
 @dataclass(frozen=True)
 class Spec:
     endpoint_name: str
-    mode: str
+    routing: str  # one of ROUTINGS
     checks: tuple[Check, ...]
     target_model_parameter_path: str | None = None
     warm_up: tuple[str, ...] = ()
     deadline_s: float = DEFAULT_DEADLINE_S
-    components: tuple[tuple[str, str], ...] = ()  # InferenceComponents: (logical name, component name)
+    components: tuple[tuple[str, str], ...] = ()  # ROUTE_COMPONENT: (logical name, component name)
     component_name_parameter_path: str | None = None
     checks_uri: str | None = None  # the checks in S3 (fleet-sized MME) instead of ``checks``
     checks_sha256: str | None = None
@@ -196,15 +202,31 @@ class Report:
 # ---------------------------------------------------------------------------------------------- spec
 
 
+#: How a request reaches a model: the endpoint's default model, a TargetModel header, a component name.
+ROUTE_DEFAULT_MODEL = "default_model"
+ROUTE_TARGET_MODEL = "target_model"
+ROUTE_COMPONENT = "component"
+ROUTINGS = (ROUTE_DEFAULT_MODEL, ROUTE_TARGET_MODEL, ROUTE_COMPONENT)
+
+
+def routing_of(props: dict[str, Any]) -> str:
+    """The routing the spec's keys imply when it names none (see the module docstring)."""
+    if props.get("TargetModelParameterPath"):
+        return ROUTE_TARGET_MODEL
+    if props.get("Components") or props.get("ComponentNameParameterPath"):
+        return ROUTE_COMPONENT
+    return ROUTE_DEFAULT_MODEL
+
+
 def parse_spec(props: dict[str, Any]) -> Spec:
     """The verification spec from resource properties (CloudFormation passes every value as a string)."""
     problems: list[str] = []
     name = props.get("EndpointName")
     if not isinstance(name, str) or not name:
         problems.append("EndpointName: a non-empty endpoint name is required")
-    mode = props.get("Mode", "SingleModel")
-    if mode not in ("SingleModel", "MultiModel", "InferenceComponents"):
-        problems.append(f"Mode: {mode!r} is not one of 'SingleModel', 'MultiModel', 'InferenceComponents'")
+    routing = props.get("Routing") or routing_of(props)
+    if routing not in ROUTINGS:
+        problems.append(f"Routing: {routing!r} is not one of {', '.join(repr(r) for r in ROUTINGS)}")
     uri, digest = props.get("ChecksUri") or None, props.get("ChecksSha256") or None
     raw_checks = props.get("Checks")
     if uri is not None:
@@ -217,19 +239,19 @@ def parse_spec(props: dict[str, Any]) -> Spec:
     checks, check_problems = parse_checks(raw_checks)
     problems += check_problems
     path = props.get("TargetModelParameterPath") or None
-    if mode == "MultiModel" and not path:
+    if routing == ROUTE_TARGET_MODEL and not path:
         problems.append(
-            "TargetModelParameterPath: a multi-model endpoint needs the SSM path of its TargetModel map"
+            "TargetModelParameterPath: routing by TargetModel needs the SSM path of the TargetModel map"
         )
     deadline, parallelism = _spec_tail(props, problems)
     warm = props.get("WarmUp") or []
-    components, component_path = _component_spec(props, mode, problems)
-    prefixes, invocation_timeout = _async_spec(props, mode, problems)
+    components, component_path = _component_spec(props, routing, problems)
+    prefixes, invocation_timeout = _async_spec(props, routing, problems)
     if problems:
         raise ValueError("invalid verification spec: " + "; ".join(problems))
     return Spec(
         str(name),
-        str(mode),
+        str(routing),
         tuple(checks),
         path,
         tuple(str(w) for w in warm),
@@ -245,13 +267,15 @@ def parse_spec(props: dict[str, Any]) -> Spec:
 
 
 def _async_spec(
-    props: dict[str, Any], mode: Any, problems: list[str]
+    props: dict[str, Any], routing: Any, problems: list[str]
 ) -> tuple[tuple[str, str, str] | None, int | None]:
     """``Async`` "true": the three ``s3://`` prefixes and ``InvocationTimeoutSeconds`` (optional)."""
     if str(props.get("Async", "false")).lower() != "true":
         return None, None
-    if mode != "SingleModel":
-        problems.append(f"Async: asynchronous verification is for a SingleModel endpoint, not {mode!r}")
+    if routing != ROUTE_DEFAULT_MODEL:
+        problems.append(
+            f"Async: asynchronous verification is for an endpoint routed to its default model, not {routing!r}"
+        )
     names = ("AsyncInputPrefix", "AsyncOutputPrefix", "AsyncFailurePrefix")
     found = [str(props.get(n) or "") for n in names]
     for n, v in zip(names, found, strict=True):
@@ -316,9 +340,9 @@ def _spec_tail(props: dict[str, Any], problems: list[str]) -> tuple[float, int]:
 
 
 def _component_spec(
-    props: dict[str, Any], mode: Any, problems: list[str]
+    props: dict[str, Any], routing: Any, problems: list[str]
 ) -> tuple[tuple[tuple[str, str], ...], str | None]:
-    """InferenceComponents: ``Components`` (logical -> component name; a JSON object or its text) and/or
+    """Routing by inference component: ``Components`` (logical -> component name; a JSON object or its text) and/or
     ``ComponentNameParameterPath`` (the SSM name map); at least one of them."""
     raw = props.get("Components") or {}
     if isinstance(raw, str):
@@ -330,9 +354,9 @@ def _component_spec(
         problems.append("Components: a mapping of logical model name -> InferenceComponentName is required")
         raw = {}
     path = props.get("ComponentNameParameterPath") or None
-    if mode == "InferenceComponents" and not raw and not path:
+    if routing == ROUTE_COMPONENT and not raw and not path:
         problems.append(
-            "Components: an InferenceComponents endpoint needs Components or ComponentNameParameterPath"
+            "Components: routing by inference component needs Components or ComponentNameParameterPath"
         )
     return tuple(sorted((str(k), str(v)) for k, v in raw.items())), path
 
@@ -569,7 +593,7 @@ def verify(spec: Spec, *, deadline: float | None = None, sleep: Any = time.sleep
     end = deadline if deadline is not None else time.monotonic() + spec.deadline_s
     report = Report(spec.endpoint_name)
     names: dict[str, str] = {}
-    if spec.mode == "MultiModel":
+    if spec.routing == ROUTE_TARGET_MODEL:
         try:
             names = target_model_map(ssm, str(spec.target_model_parameter_path))
         except (ClientError, BotoCoreError, ValueError) as exc:
@@ -595,13 +619,13 @@ def verify(spec: Spec, *, deadline: float | None = None, sleep: Any = time.sleep
                 _invoke(runtime, spec, samples[name][0], names[name])
             except (ClientError, BotoCoreError, ValueError) as exc:
                 log(f"warm-up of {name}: {_error_text(exc)[0]}")
-    if spec.mode == "InferenceComponents":
+    if spec.routing == ROUTE_COMPONENT:
         report.outcomes += verify_components(runtime, ssm, spec, samples, end, sleep, log)
         return report
 
     def one(check: Check) -> Outcome:
         target = None
-        if spec.mode == "MultiModel":
+        if spec.routing == ROUTE_TARGET_MODEL:
             target = names.get(check.model)
             if target is None:
                 return Outcome(
@@ -707,7 +731,7 @@ def _verify_async(
         return Outcome(check.model, diff is None, diff or "answered as recorded (asynchronously)", attempts)
 
 
-# ------------------------------------------------------------------------------- inference components
+# ------------------------------------------------------------------------------- routing by inference component
 
 
 def _sagemaker_client() -> Any:
@@ -759,7 +783,7 @@ def verify_components(
     log: Any,
     sagemaker: Any = None,
 ) -> list[Outcome]:
-    """Every check of an InferenceComponents endpoint, each through :func:`verify_component`."""
+    """Every check routed by inference component, each through :func:`verify_component`."""
     names = dict(spec.components)
     if spec.component_name_parameter_path:
         try:

@@ -140,15 +140,18 @@ def _case_collisions(prop: str, kind: str, names: Iterable[str]) -> list[TritonV
 # ---------------------------------------------------------------------------- manifest trust
 
 
-def check_manifest_entry(manifest: Manifest, key: str) -> list[TritonValidationError]:
+def check_manifest_entry(
+    manifest: Manifest, key: str, *, entry: EndpointEntry | None = None
+) -> list[TritonValidationError]:
     """The endpoint entry ``key`` of a manifest read from disk (or built in code), before synth uses it.
 
     Refused, with the entry named: an S3 location that is not ``s3://<bucket>/...``; an MME archive
     whose name does not carry its recorded hash (``<model>-<sha12>.tar.gz``) or whose URI is not the
     prefix + the archive; a hash that is not a sha256; a model, step or default model the manifest
-    lacks; an empty MME map; a TargetModel SageMaker refuses.
+    lacks; an empty MME map; a TargetModel SageMaker refuses. ``entry``: ``manifest.endpoint(key)`` when
+    the caller has read it already.
     """
-    entry = manifest.endpoint(key)
+    entry = entry if entry is not None else manifest.endpoint(key)
     where = f"endpoints.{key}"
     errs = _check_references(manifest, entry, key)
     errs += check_gpu_architectures(entry.gpu_architectures)

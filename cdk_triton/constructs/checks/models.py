@@ -23,7 +23,8 @@ from cdk_triton.errors import TritonValidationError
 Warning = tuple[str, str]
 
 
-def _groups(entry: ModelEntry) -> list[Group]:
+def instance_groups_of(entry: ModelEntry) -> list[Group]:
+    """The model's ``instance_group`` entries as (kind, count, gpus), as the placement rules read them."""
     return [
         (str(g.get("kind", "KIND_GPU")), int(g.get("count", 1)), [int(x) for x in g.get("gpus", [])])
         for g in entry.config.get("instance_group", []) or []
@@ -46,9 +47,9 @@ def check_gpu_placement_of_models(
     for name, entry in built_models.items():
         errs += [
             catalogued(e.code, **_fields(e))
-            for e in check_gpu_placement(instance_type, _groups(entry), model=name)
+            for e in check_gpu_placement(instance_type, instance_groups_of(entry), model=name)
         ]
-    sized = {n: (_groups(e), (sizes or {}).get(n)) for n, e in built_models.items()}
+    sized = {n: (instance_groups_of(e), (sizes or {}).get(n)) for n, e in built_models.items()}
     return errs, memory_warnings(instance_type, sized, multi_model=multi_model)
 
 

@@ -8,7 +8,7 @@ variant checks and deploy verification), registered by the name of its ``config.
 
 from __future__ import annotations
 
-from cdk_triton.constructs.modes.registry import (
+from cdk_triton.constructs.modes.table import (
     BEHAVIOURS,
     UNKNOWN,
     AlarmOptions,

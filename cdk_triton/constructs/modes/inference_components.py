@@ -11,7 +11,7 @@ from constructs import Construct
 from cdk_triton.config import modes
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs._tokens import stack_info
-from cdk_triton.constructs.modes.registry import (
+from cdk_triton.constructs.modes.table import (
     AlarmOptions,
     Alarms,
     Common,
@@ -97,11 +97,11 @@ class InferenceComponents(Common):
                 ),
             ]
             component = defined.get(logical)
-            scaling = getattr(component, "scaling", None)
+            scaling = component.scaling if component is not None else None
             if (
                 options.no_capacity_alarms
                 and component is not None
-                and getattr(scaling, "scale_from_zero_alarm", None) is None
+                and (scaling is None or scaling.scale_from_zero_alarm is None)
             ):
                 found.append(
                     alarms.alarm(

@@ -8,7 +8,7 @@ from typing import Any
 from cdk_triton.config import modes
 from cdk_triton.constructs import metrics as m
 from cdk_triton.constructs.checks.working_set import check_working_set
-from cdk_triton.constructs.modes.registry import (
+from cdk_triton.constructs.modes.table import (
     AlarmOptions,
     Alarms,
     Common,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from cdk_triton.config import modes
-from cdk_triton.constructs.modes.registry import Common, register
+from cdk_triton.constructs.modes.table import Common, register
 
 
 class SingleModel(Common):

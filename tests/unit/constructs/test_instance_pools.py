@@ -8,6 +8,7 @@ from unittest import mock
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_s3 as s3
 
 from cdk_triton.config import gpu_hosts, modes
 from cdk_triton.constructs import ModelArtifacts, TritonEndpoint
@@ -55,7 +56,6 @@ def test_single_instance_type_unchanged() -> None:
     "kw",
     [
         {"instance_type": "ml.g5.xlarge", "instance_pools": ["ml.g6.xlarge"]},
-        {},
         {"instance_type": "ml.g5.xlarge", "instance_provision_timeout": cdk.Duration.minutes(10)},
     ],
 )
@@ -63,6 +63,25 @@ def test_instance_type_and_pools_are_exclusive(kw: dict[str, Any]) -> None:
     with pytest.raises(TritonValidationError) as info:
         _endpoint(new_stack(), **kw)
     assert "InstanceTypeOrPools" in _codes(info.value)
+    assert "Ep" in str(info.value)
+
+
+def test_instance_type_defaults_to_the_manifest_s_one_instance_type() -> None:
+    stack = new_stack()
+    ep = _endpoint(stack)  # models.yaml: instance_types: [ml.g5.xlarge]
+    variant = only(template(stack), "AWS::SageMaker::EndpointConfig")["Properties"]["ProductionVariants"][0]
+    assert variant["InstanceType"] == "ml.g5.xlarge" == ep.instance_type
+    assert ep.variant_hosting.instances.instance_type == "ml.g5.xlarge"
+
+
+def test_fails_without_instance_type_nor_declaration() -> None:
+    stack = new_stack()
+    bucket = s3.Bucket.from_bucket_name(stack, "Models", "models-123456789012")
+    with pytest.raises(TritonValidationError) as info:
+        TritonEndpoint(
+            stack, "Ep", artifacts=ModelArtifacts.from_bucket(bucket, "repo/v1/", default_model="resnet")
+        )
+    assert _codes(info.value) == ["InstanceTypeOrPools"]
     assert "Ep" in str(info.value)
 
 

@@ -11,6 +11,7 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,7 +59,7 @@ def test_compare_bytes_exactly() -> None:
 def spec_props(**over: Any) -> dict[str, Any]:
     props: dict[str, Any] = {
         "EndpointName": "classifier",
-        "Mode": "SingleModel",
+        "Routing": "default_model",
         "Checks": [
             {
                 "Model": "classifier",
@@ -83,8 +84,8 @@ def test_parse_spec_reads_cloudformation_strings() -> None:
     ("over", "needle"),
     [
         ({"Checks": []}, "Checks: at least one model with a recorded sample is required"),
-        ({"Mode": "Multi"}, "Mode: 'Multi' is not one of"),
-        ({"Mode": "MultiModel"}, "TargetModelParameterPath: a multi-model endpoint needs"),
+        ({"Routing": "Multi"}, "Routing: 'Multi' is not one of"),
+        ({"Routing": "target_model"}, "TargetModelParameterPath: routing by TargetModel needs"),
         ({"EndpointName": ""}, "EndpointName: a non-empty endpoint name is required"),
         (
             {"Checks": [{"Model": "m", "Request": "/tmp/x.json", "Response": "s3://b/k"}]},
@@ -225,3 +226,35 @@ def test_a_new_physical_id_for_each_verification() -> None:
 def test_direct_invocation_raises_on_failure(nothing_answers: None) -> None:
     with pytest.raises(V.VerificationFailed, match="1 of 1 model"):
         V.handler(spec_props(DeadlineSeconds="1"))
+
+
+@pytest.mark.parametrize(
+    ("over", "routing"),
+    [
+        ({}, "default_model"),
+        ({"TargetModelParameterPath": "/cdk-triton/multi/target-models"}, "target_model"),
+        ({"Components": {"classifier": "ics-classifier"}}, "component"),
+        ({"ComponentNameParameterPath": "/cdk-triton/ics/components"}, "component"),
+        # a spec that says its mode (a pipeline's, or an older synth's): the keys still say the route
+        ({"Mode": "MultiModel", "TargetModelParameterPath": "/p"}, "target_model"),
+    ],
+)
+def test_without_routing_the_keys_imply_it(over: dict[str, Any], routing: str) -> None:
+    props = {k: v for k, v in spec_props().items() if k != "Routing"}
+    assert V.parse_spec({**props, **over}).routing == routing
+
+
+def test_the_handler_names_no_hosting_mode() -> None:
+    """It gets routes (``Routing``, TargetModel map, component names), never a mode to branch on."""
+    from cdk_triton.config import modes
+
+    words = {w.lower() for m in modes.MODES.values() for w in (m.name, m.label)}
+    lambda_dir = Path(__file__).resolve().parents[3] / "lambda"
+    found = [
+        f"{p.relative_to(lambda_dir)}:{n} {w}"
+        for p in sorted([*lambda_dir.rglob("*.py"), *lambda_dir.rglob("*.md")])
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        for w in words
+        if w in line.lower()
+    ]
+    assert found == []

@@ -77,7 +77,7 @@ def _front(moto_url: str, monkeypatch: pytest.MonkeyPatch, backend: Classifier, 
 def _props(**over: Any) -> dict[str, Any]:
     props: dict[str, Any] = {
         "EndpointName": "clf",
-        "Mode": "SingleModel",
+        "Routing": "default_model",
         "Checks": [
             {
                 "Model": "clf",
@@ -163,7 +163,7 @@ def test_no_output_before_the_deadline_fails_naming_both_locations(
     [
         ({"AsyncOutputPrefix": ""}, "AsyncOutputPrefix: an s3://bucket/prefix/ location is required"),
         ({"InvocationTimeoutSeconds": "7200"}, "InvocationTimeoutSeconds: '7200' is not 1..3600"),
-        ({"Mode": "MultiModel", "TargetModelParameterPath": "/p"}, "Async: asynchronous verification"),
+        ({"Routing": "target_model", "TargetModelParameterPath": "/p"}, "Async: asynchronous verification"),
     ],
 )
 def test_a_bad_async_spec_is_refused(over: dict[str, Any], needle: str) -> None:

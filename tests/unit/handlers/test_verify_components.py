@@ -27,7 +27,7 @@ def _client(service: str) -> Any:
 def _spec(**over: Any) -> Any:
     props: dict[str, Any] = {
         "EndpointName": "ics",
-        "Mode": "InferenceComponents",
+        "Routing": "component",
         "Checks": [{"Model": "classifier", "Request": "s3://b/r.json", "Response": "s3://b/p.json"}],
         "Components": {"classifier": "app-ics-classifier"},
     }
@@ -124,7 +124,7 @@ def test_a_model_without_a_component_name_fails() -> None:
     [
         ({"Components": {}}, "needs Components or ComponentNameParameterPath"),
         ({"Components": "not json"}, "Components: a mapping"),
-        ({"Mode": "Components"}, "'InferenceComponents'"),
+        ({"Routing": "components"}, "'component'"),
     ],
 )
 def test_fails_a_bad_components_spec(over: dict[str, Any], needle: str) -> None:

@@ -106,7 +106,7 @@ def _spec(s3: Any, sampled: set[str], key: str) -> dict[str, Any]:
     s3.put_object(Bucket=BUCKET, Key=key, Body=body)
     return {
         "EndpointName": "fleet",
-        "Mode": "MultiModel",
+        "Routing": "target_model",
         "TargetModelParameterPath": PATH,
         "ChecksUri": f"s3://{BUCKET}/{key}",
         "ChecksSha256": hashlib.sha256(body).hexdigest(),
@@ -173,7 +173,7 @@ def test_the_answer_to_cloudformation_stays_under_4096_bytes_when_hundreds_fail(
         "LogicalResourceId": "EpVerificationVerify0123456789abcdef",
         "ResourceProperties": {
             "EndpointName": "fleet",
-            "Mode": "SingleModel",
+            "Routing": "default_model",
             "ChecksUri": "s3://b/k",
             "ChecksSha256": "0" * 64,
         },
