@@ -21,14 +21,7 @@ ALLOWED: frozenset[str] = frozenset(
     {
         # torch.jit's own ``_c`` (a ScriptModule's C++ module), not a name of this package
         "cdk_triton/builder/portability.py:84 sub._c",
-        "cdk_triton/config/default_release.py:34 tables._load",
-        "cdk_triton/config/gpu_hosts.py:70 tables._load",
-        "cdk_triton/config/server_options/options.py:22 cdk_triton.config.server_options.settings._ENV_ALLOWED",
-        "cdk_triton/config/server_options/options.py:22 cdk_triton.config.server_options.settings._bool",
-        "cdk_triton/config/server_options/options.py:22 cdk_triton.config.server_options.settings._parse_env_value",
         "cdk_triton/local/endpoint.py:28 cdk_triton.local.mme._error_text",
-        "cdk_triton/pipeline/fanout_job.py:34 cdk_triton.pipeline.gpu_job._safe_extract",
-        "cdk_triton/tune/run.py:24 cdk_triton.tune.sources._phase",
     }
 )
 
