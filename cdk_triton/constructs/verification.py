@@ -247,7 +247,9 @@ def handler_spec(
     """The custom resource's properties: the spec ``lambda/verify`` reads (every value a string or list)."""
     spec: dict[str, Any] = {
         "EndpointName": endpoint_name,
-        "Routing": modes.get(mode).routing,  # how the handler reaches each model (it knows no modes)
+        # Not read by the handler: it routes by the keys present (TargetModelParameterPath, Components,
+        # ComponentNameParameterPath; lambda/verify routing_of). Kept so deployed templates stay as they were.
+        "Mode": mode,
         "Checks": [c.to_property() for c in checks],
         "DeadlineSeconds": str(deadline_s),
     }

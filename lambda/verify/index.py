@@ -22,11 +22,12 @@ The verification spec (CloudFormation ``ResourceProperties`` or the direct event
      "ComponentNameParameterPath": "/cdk-triton/ics/components",     # or the published name map
      "DeadlineSeconds": 600}
 
-``Routing`` says how a request reaches each model: the endpoint's default model (``/invocations``), a
-``TargetModel`` header from the published map, or an ``InferenceComponentName``. Without it (a spec
-written by hand or by an older synth), the keys given say it: ``TargetModelParameterPath`` routes by
-TargetModel, ``Components`` / ``ComponentNameParameterPath`` by inference component, else the default
-model. The handler knows routes, not hosting modes: other keys are ignored.
+``Routing`` (optional) says how a request reaches each model: the endpoint's default model
+(``/invocations``), a ``TargetModel`` header from the published map, or an ``InferenceComponentName``.
+Without it (what the constructs and the pipeline write: their templates stay as they were), the keys given
+say it: ``TargetModelParameterPath`` routes by TargetModel, ``Components`` / ``ComponentNameParameterPath``
+by inference component, else the default model. The handler knows routes, not hosting modes: other keys
+(the ``Mode`` the constructs still write, for one) are ignored.
 
 An asynchronous endpoint (``Async`` "true") does not answer ``InvokeEndpoint``: each check's request is put
 under ``AsyncInputPrefix`` (``s3://bucket/prefix/async/<endpoint>/input/``), the endpoint is invoked with

@@ -384,7 +384,7 @@ def test_verification_invokes_each_component_by_its_name(manifest: Manifest) -> 
     (custom,) = [
         r["Properties"] for r in tpl["Resources"].values() if r["Type"] == "Custom::TritonVerification"
     ]
-    assert custom["Routing"] == "component" and "TargetModelParameterPath" not in custom
+    assert custom["Mode"] == "InferenceComponents" and "TargetModelParameterPath" not in custom
     assert custom["Components"] == ep.component_names  # the handler's map: logical -> InferenceComponentName
     assert {c["Model"] for c in custom["Checks"]} == {c.model for c in verification.checks} == {"classifier"}
     describe = [s for s in verification.policy_statements if s["Sid"] == "DescribeComponents"]

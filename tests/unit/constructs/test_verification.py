@@ -130,7 +130,7 @@ def test_sme_custom_resource_properties_and_depends_on_the_endpoint() -> None:
     assert cr["Properties"] == {
         "ServiceToken": {"Fn::GetAtt": [fn_id, "Arn"]},
         "EndpointName": "classifier",
-        "Routing": "default_model",
+        "Mode": "SingleModel",
         "Checks": [
             {
                 "Model": "classifier",
@@ -150,7 +150,7 @@ def test_mme_checks_every_target_model_with_ssm_and_kms_grants() -> None:
     stack, ep = _verified("multi", _mme_manifest(kms_key_arn=KEY_ARN), warm_up=["resnet_ts"])
     tpl = template(stack)
     cr = only(tpl, RESOURCE_TYPE)["Properties"]
-    assert cr["Routing"] == "target_model"
+    assert cr["Mode"] == "MultiModel"
     assert cr["TargetModelParameterPath"] == "/cdk-triton/multi/target-models"
     assert cr["WarmUp"] == ["resnet_ts"]
     assert [(c["Model"], c["Atol"], c["Rtol"]) for c in cr["Checks"]] == [
