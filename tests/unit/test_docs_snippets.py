@@ -8,11 +8,14 @@ convention itself) are not runnable.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
+import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,17 +75,33 @@ def parse(document: sybil.Document) -> Iterator[sybil.Region]:
 def _evaluate(example: sybil.Example) -> str | None:
     snippet: Snippet = example.parsed
     project: Path = example.namespace["project"]
-    argv = (
-        ["bash", "-euo", "pipefail", "-c", snippet.code]
-        if snippet.language == "bash"
-        else [sys.executable, "-c", snippet.code]
+    where = f"{example.path}:{example.line}"
+    if snippet.language == "python":
+        return _run_python(snippet.code, project, where)
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", snippet.code],
+        cwd=project,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=240,
     )
-    proc = subprocess.run(argv, cwd=project, env=_env(), capture_output=True, text=True, timeout=240)
     if proc.returncode != 0:
         return (
-            f"{example.path}:{example.line}: the {snippet.language} block exited {proc.returncode}\n"
+            f"{where}: the bash block exited {proc.returncode}\n"
             f"--- block\n{snippet.code}--- output\n{(proc.stdout + proc.stderr)[-4000:]}"
         )
+    return None
+
+
+def _run_python(code: str, project: Path, where: str) -> str | None:
+    """In this process (the suite's jsii runtime and imports are shared: a fresh interpreter per block
+    costs seconds), in the example's folder, as ``__main__``."""
+    try:
+        with contextlib.chdir(project), contextlib.redirect_stdout(io.StringIO()):
+            exec(compile(code, where, "exec"), {"__name__": "__main__"})
+    except Exception:
+        return f"{where}: the python block raised\n--- block\n{code}--- traceback\n{traceback.format_exc()[-4000:]}"
     return None
 
 
@@ -108,7 +127,8 @@ EXAMPLES = [
 
 @pytest.fixture(scope="session")
 def example_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the example, built once (``cdk-triton build --config build/models.yaml``, as a reader does)."""
+    """A copy of the example, built once into ``build/out`` (where ``cdk-triton build --config
+    build/models.yaml`` writes, so a block running it is the no-op rebuild)."""
     project = tmp_path_factory.mktemp("docs-example")
     for name in EXAMPLE_FILES:
         src = ROOT / name
@@ -118,15 +138,10 @@ def example_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copy2(src, project / name)
     if (ROOT / "node_modules").exists():
         (project / "node_modules").symlink_to(ROOT / "node_modules")
-    proc = subprocess.run(
-        [sys.executable, "-m", "cdk_triton.cli", "build", "--config", "build/models.yaml", "--no-progress"],
-        cwd=project,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    from cdk_triton.builder import run_build  # in process: the suite has torch imported already
+
+    with contextlib.chdir(project):
+        run_build(project / "build" / "models.yaml", out_dir=project / "build" / "out", progress=False)
     return project
 
 
@@ -149,11 +164,24 @@ def test_the_parser_finds_marked_blocks_only() -> None:
     assert found == [Snippet("bash", "echo one\n"), Snippet("python", "print(2)\n")]
 
 
-def test_a_failing_block_fails_with_its_page_and_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("block", "failure"),
+    [
+        ("```bash\necho before\nfalse\n```", r"page\.md:3: the bash block exited 1"),
+        (
+            "```python\nimport pathlib\nassert pathlib.Path('here.txt').exists()\n```",
+            r"page\.md:3: the python block raised",
+        ),
+    ],
+)
+def test_a_failing_block_fails_with_its_page_and_line(tmp_path: Path, block: str, failure: str) -> None:
     page = tmp_path / "page.md"
-    page.write_text("# P\n\n<!-- runnable -->\n```bash\necho before\nfalse\n```\n")
+    page.write_text(f"# P\n\n<!-- runnable -->\n{block}\n")
     document = sybil.Sybil(parsers=[parse], path=str(tmp_path)).parse(page)
     document.namespace["project"] = tmp_path
     (example,) = list(document)
-    with pytest.raises(sybil.example.SybilFailure, match=r"page\.md:3: the bash block exited 1"):
+    with pytest.raises(sybil.example.SybilFailure, match=failure):
         example.evaluate()
+    (tmp_path / "here.txt").write_text("the python block runs in the project folder")
+    if "python" in block:
+        assert example.evaluate() is None
