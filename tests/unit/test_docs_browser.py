@@ -38,13 +38,18 @@ def _missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def site_url() -> Iterator[str]:
+def _require_browser() -> None:
+    """Skip without Chromium (saying how to install it), except under CI, where that is a failure."""
     missing = _missing()
     if missing:
         if os.environ.get("CI"):
             pytest.fail(f"{missing}: CI must run the browser check; {INSTALL}")
         pytest.skip(f"{missing}: {INSTALL}")
+
+
+@pytest.fixture(scope="module")
+def site_url() -> Iterator[str]:
+    _require_browser()
     built = docs_site.site()
     assert built.returncode == 0, built.output[-4000:]
     handler = functools.partial(_QuietHandler, directory=str(built.site))
@@ -131,3 +136,13 @@ def test_the_search_answers(browser: object, site_url: str) -> None:
     assert SEARCH_WORD in " ".join(r.text.lower() for r in results)
     severe = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]  # type: ignore[attr-defined]
     assert not severe, severe
+
+
+def test_without_chromium_it_skips_here_and_fails_under_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(globals(), "CHROMIUM", "/nonexistent/chromium")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no Chromium here.*apt-get install -y chromium"):
+        _require_browser()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must run the browser check"):
+        _require_browser()
