@@ -1,10 +1,11 @@
 """mkdocs hooks: the pages generated from the code, so they cannot drift from it.
 
-- ``guide/*.md``: the README's use cases (``## Use cases``, one page per ``###``), with links into the
-  reference; links to files outside the site become code spans.
 - ``reference/cli.md``: every ``cdk-triton`` subcommand's ``--help``, from the argparse parser itself.
 - ``reference/errors.md``: every layer's error-code catalogue (the tables the package READMEs carry,
-  from tests/unit/test_error_catalogues.py's generators).
+  from ``docs/error_tables.py``'s generators).
+
+Every other page is a file under ``docs/`` with a stable address (never cut from headings); the build
+imports nothing from ``tests/``.
 - ``reference/declaration.md``: each declaration dataclass's YAML keys (its fields), then its API.
 """
 
@@ -24,38 +25,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-#: words of a use case's text -> the reference page it links to
-LINKS = {
-    "cdk-triton build": "../reference/cli.md#cdk-triton-build",
-    "TritonEndpoint": "../reference/constructs.md#cdk_triton.constructs.TritonEndpoint",
-    "models.yaml": "../reference/declaration.md",
-    "cdk-triton serve": "../reference/cli.md#cdk-triton-serve",
-}
-
-
-def _slug(title: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60]
-
-
-def use_cases() -> list[tuple[str, str, str]]:
-    """(file name, title, markdown) of each README use case."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("\n## Use cases\n") :]
-    section = section[: section.index("\n## ", 5)]
-    pages = []
-    for chunk in re.split(r"\n(?=### )", section)[1:]:
-        title = chunk.splitlines()[0][4:].strip()
-        body = _local_links(chunk.split("\n", 1)[1])
-        see = " · ".join(f"[{w}]({target})" for w, target in LINKS.items() if w in body)
-        text = f"# {title}\n\n{body}\n\n---\nReference: {see or '[API reference](../reference/index.md)'}\n"
-        pages.append((f"guide/{_slug(title)}.md", title, text))
-    return pages
-
-
-def _local_links(text: str) -> str:
-    """README links to repository files (not pages of this site) become code spans."""
-    return re.sub(r"\[([^\]]+)\]\((?!https?://|#)([^)]+)\)", lambda m: f"{m.group(1)} (`{m.group(2)}`)", text)
-
 
 def cli_page() -> str:
     from cdk_triton.cli import build_parser
@@ -73,18 +42,23 @@ def cli_page() -> str:
 
 
 def errors_page() -> str:
-    from tests.unit import test_error_catalogues as cat
+    from docs import error_tables
 
     out = [
         "# Error codes\n",
         "Every error carries a stable code in brackets (`[Code]`), the prop, the value, what is allowed, the fix "
         "and where. One catalogue per layer (`errors.py`), generated here as in the package READMEs.\n",
     ]
-    tables = {Path(readme).parent.name: fn for readme, (_, fn) in cat.TABLES.items()}
-    for package, codes in cat.OWNED.items():
-        table = tables[package]() if package in tables else cat.config_errors.code_table(dict(codes))
-        out.append(f"## cdk_triton.{package}\n\n{table}\n")
+    for package in error_tables.OWNED:
+        out.append(f"## cdk_triton.{package}\n\n{_literal_brackets(error_tables.package_table(package))}\n")
     return "\n".join(out)
+
+
+def _literal_brackets(markdown: str) -> str:
+    """Escape ``[`` outside code spans: a catalogue text is prose, never a link (a regex such as
+    ``[a-z]([-a-z]*)`` would otherwise read as one)."""
+    parts = re.split(r"(`[^`]*`)", markdown)
+    return "".join(p if p.startswith("`") else p.replace("[", "\\[") for p in parts)
 
 
 def declaration_page() -> str:
@@ -113,17 +87,9 @@ def _required(f: dataclasses.Field[Any]) -> bool:
     return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 
-def on_config(config: Any) -> Any:
-    for entry in config.nav or []:
-        if isinstance(entry, dict) and entry.get("Use cases") == "guide/":
-            entry["Use cases"] = [{title: path} for path, title, _ in use_cases()]
-    return config
-
-
 def on_files(files: Files, config: Any) -> Files:
-    generated = {path: text for path, _, text in use_cases()}
     with redirect_stdout(io.StringIO()):
-        generated |= {
+        generated = {
             "reference/cli.md": cli_page(),
             "reference/errors.md": errors_page(),
             "reference/declaration.md": declaration_page(),

@@ -40,7 +40,7 @@ def require_cuda(torch: Any = None) -> Any:
         except ImportError as exc:
             raise BuildError(
                 "the GPU check needs torch with CUDA, and torch is not installed here; make the environment "
-                "of the README's 'GPU check' section (a venv with the host's CUDA torch)",
+                "of the GPU check guide (docs/guides/gpu-check.md, 'Run it': a venv with the host's CUDA torch)",
                 code="NoCudaDevice",
             ) from exc
     if not torch.cuda.is_available():
@@ -52,8 +52,8 @@ def require_cuda(torch: Any = None) -> Any:
             "or CUDA_VISIBLE_DEVICES hides it"
         )
         raise BuildError(
-            f"the GPU check runs on a CUDA host and none is visible: {why}; run it on a GPU machine (the README's "
-            "'GPU check' section says how its environment is made)",
+            f"the GPU check runs on a CUDA host and none is visible: {why}; run it on a GPU machine (the GPU check guide, "
+            "docs/guides/gpu-check.md, 'Run it', says how its environment is made)",
             code="NoCudaDevice",
         )
     return torch

@@ -68,7 +68,7 @@ def _bad(
         value=value,
         problem=problem,
         allowed=EXAMPLE,
-        fix="write the traffic file as in the README's capacity use case",
+        fix="write the traffic file as in the capacity guide (docs/guides/capacity.md, 'Run it')",
         path=source,
     )
 

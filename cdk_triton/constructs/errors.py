@@ -86,7 +86,8 @@ CONSTRUCT_ERRORS: dict[str, str] = {
     "ModelInOtherEnvironment": "a TritonModel given to an endpoint in another account or region",
     # imported endpoints
     "MissingEndpointAttribute": "a feature asked of an imported endpoint that was imported without the attribute it needs",
-    "InvalidEndpointMode": "from_endpoint_attributes mode is none of 'SME', 'MME', 'IC'",
+    "InvalidEndpointMode": "from_endpoint_attributes mode is none of 'SingleModel', 'MultiModel', "
+    "'InferenceComponents' (or the deprecated 'SME', 'MME', 'IC')",
     # deploy verification
     "SampleFileMissing": "a recorded sample with no S3 URIs whose file is not next to the manifest",
     "InvalidVerificationCheck": "a VerificationCheck without a model, with a sample URI that is not s3://<bucket>/<key>, "

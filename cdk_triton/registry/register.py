@@ -88,7 +88,8 @@ def register_build(
         approval_status: the new packages' ``ModelApprovalStatus``. Default: PendingManualApproval.
         evidence_files: extra files for the evidence (tune results.json, reports).
         metadata: extra customer metadata (keys outside ``cdk-triton:``).
-        sagemaker, s3: boto3 clients. Default: new clients of the default session.
+        sagemaker: a boto3 SageMaker client. Default: a new client of the default session.
+        s3: a boto3 S3 client. Default: a new client of the default session.
     """
     manifest = read_manifest(manifest_path)
     manifest_file = Path(manifest.path or manifest_path)

@@ -177,7 +177,7 @@ def _print_prepared(prepared: PreparedEndpoint, request: TuneRequest) -> None:
     )
     print(
         f"next: cdk-triton build --config {prepared.path} --out {prepared.build_out} --upload, deploy it "
-        f"(README: 'Tuning on the target GPU'), then cdk-triton tune ... --endpoint-name {prepared.endpoint_name}"
+        f"(docs/guides/tune.md, 'Where it measures'), then cdk-triton tune ... --endpoint-name {prepared.endpoint_name}"
     )
 
 

@@ -7,7 +7,7 @@ and the deploy verification spec. Every case states its input, the expected code
 must name; the test checks the code, that the message holds prop, value, allowed, fix and that path, and
 that nothing was written (no file under the output directory, no S3 call, no synthesized template).
 
-The figures of the root README's Reliability table come from this table:
+The figures of the Reliability table (docs/concepts/proven-where.md) come from this table:
 ``.venv/bin/python -m tests.unit.test_bad_inputs`` prints them (it runs every case).
 """
 

@@ -1,4 +1,5 @@
-"""The README's Layout section and glossary stay true to the tree.
+"""The architecture page's Layout section and glossary stay true to the tree
+(``docs/contributing/architecture.md``, formerly the README's).
 
 Every package and module of ``cdk_triton/`` is named under its package in the Layout block, every path
 the block names exists, and the words the glossary gives one meaning name no other module.
@@ -12,7 +13,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "cdk_triton"
-README = (ROOT / "README.md").read_text()
+ARCHITECTURE = ROOT / "docs" / "contributing" / "architecture.md"
+README = ARCHITECTURE.read_text()
 
 
 def _layout_block() -> list[str]:
@@ -69,7 +71,7 @@ def test_every_package_and_module_of_cdk_triton_is_named_under_its_package() -> 
         words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
         named = words | {d.name for d in contexts if d.parent == directory}
         missing += [f"{directory.relative_to(ROOT)}/{e}" for e in sorted(_entries(directory) - named)]
-    assert not missing, f"the README's Layout does not name: {missing}"
+    assert not missing, f"{ARCHITECTURE.name}'s Layout does not name: {missing}"
 
 
 def test_every_path_the_layout_names_exists() -> None:
@@ -82,11 +84,11 @@ def test_every_path_the_layout_names_exists() -> None:
         for target in re.findall(r"-> (\S+README\.md)", text):
             if not (PKG / target).exists() and not (ROOT / target).exists():
                 wrong.append(target)
-    assert not wrong, f"the README's Layout names paths that do not exist: {wrong}"
+    assert not wrong, f"{ARCHITECTURE.name}'s Layout names paths that do not exist: {wrong}"
 
 
 def _glossary() -> dict[str, str]:
-    section = README[README.index("### Glossary") :]
+    section = README[README.index("\n## Glossary\n") :]
     rows = re.findall(r"^\| ([^|]+?) \| [^|]+ \| ([^|]+) \|$", section, re.M)
     return {word: where for word, where in rows if word not in {"word", "---"}}
 

@@ -1,4 +1,4 @@
-"""The hosting-mode axis: every row fills its fields, the README lists every mode, the refusals carry
+"""The hosting-mode axis: every row fills its fields, the Hosting modes page lists every mode, the refusals carry
 catalogued codes, no module outside the mode table compares a mode's name, and the Lambda handler's mode
 words stay those of the table."""
 
@@ -15,6 +15,8 @@ from cdk_triton.config import errors, modes
 from cdk_triton.config.manifest import manifest_from_dict
 
 ROOT = Path(__file__).resolve().parents[3]
+#: the page that carries the modes table (the README did, before the site had pages of its own)
+PAGE = ROOT / "docs" / "concepts" / "hosting-modes.md"
 PACKAGE = ROOT / "cdk_triton"
 TABLE_DIR = PACKAGE / "config" / "modes"
 #: The names that hold a mode's word: comparing one of them is comparing a mode's name.
@@ -28,7 +30,7 @@ def _words() -> set[str]:
 
 
 def _readme_modes(text: str) -> list[str]:
-    """The modes of the README's "Hosting modes" table (its first column)."""
+    """The modes of the "Hosting modes" page's table (its first column)."""
     table = text.split("<!-- modes -->", 1)[1].split("<!-- /modes -->", 1)[0]
     return [ln.split("|")[1].strip().strip("`") for ln in table.strip().splitlines()[2:]]
 
@@ -70,17 +72,19 @@ def test_every_refusal_carries_a_catalogued_code_and_a_reason() -> None:
                 assert refusal.code in errors.ALL_CODES and refusal.reason, (row.name, feature)
 
 
-def test_every_mode_has_a_readme_row_generated_from_the_table() -> None:
-    text = (ROOT / "README.md").read_text()
+def test_every_mode_has_a_page_row_generated_from_the_table() -> None:
+    text = PAGE.read_text()
     assert _readme_modes(text) == list(modes.names())
-    assert modes.readme_table() in text, "README's Hosting modes table is stale: paste modes.readme_table()"
+    assert modes.readme_table() in text, (
+        f"{PAGE.relative_to(ROOT)}: the modes table is stale; paste modes.readme_table()"
+    )
 
 
 def test_a_registered_mode_without_a_readme_row_is_found() -> None:
     toy = replace(modes.MULTI_MODEL, name="ToyMode", abbreviation="TOY", aliases=("toy",))
     with modes.registered(toy):
-        assert "ToyMode" not in _readme_modes((ROOT / "README.md").read_text())
-        assert modes.readme_table() not in (ROOT / "README.md").read_text()
+        assert "ToyMode" not in _readme_modes(PAGE.read_text())
+        assert modes.readme_table() not in PAGE.read_text()
         assert modes.resolve("toy") is toy and modes.lookup("ToyMode") is toy
 
 
