@@ -12,6 +12,7 @@ context). Standard library only.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -248,9 +249,9 @@ def _runner(release: str) -> gpu_hosts.AmiVersion | None:
     return max(runs, key=lambda a: family_evidence(a.name)[0].strength, default=None)
 
 
-def _smallest_type(families: tuple[str, ...], release: str) -> str:
-    """The smallest single-GPU instance type of ``families``; ties go to the highest compute capability
-    (the margin over the release's minimum)."""
+def _smallest_type(families: tuple[str, ...], release: str, *, among: Collection[str] | None = None) -> str:
+    """The smallest single-GPU instance type of ``families`` (``among`` these types when given); ties go to
+    the highest compute capability (the margin over the release's minimum)."""
     rel = tables.releases().get(release)
     floor = (rel.min_compute_capability.value if rel else None) or "0"
     fits = [
@@ -259,6 +260,7 @@ def _smallest_type(families: tuple[str, ...], release: str) -> str:
         if i.name.split(".")[1] in families
         and i.gpu_count == 1
         and float(i.compute_capability) >= float(floor)
+        and (among is None or i.name in among)
     ]
     best = min(fits, key=lambda i: (i.vcpus, -float(i.compute_capability), i.name))
     return best.name
@@ -288,6 +290,16 @@ def init_release() -> InitRelease:
             instance_type=_smallest_type(strongest(evidence), version),
         )
     raise LookupError("no SageMaker Triton image without a critical advisory has a host that runs it")
+
+
+def init_instance_type(*, multi_model: bool = False) -> str:
+    """The instance type ``cdk-triton init`` declares: :attr:`InitRelease.instance_type`, or for a
+    multi-model endpoint the smallest type of the strongest families that SageMaker documents for GPU
+    multi-model endpoints (``tables.confirmed_mme_gpu_types``)."""
+    init = init_release()
+    if not multi_model:
+        return init.instance_type
+    return _smallest_type(init.strongest, init.release, among=tables.confirmed_mme_gpu_types())
 
 
 def listing(version: str, region: str | None = None) -> dict[str, Any]:

@@ -76,7 +76,13 @@ def acknowledgments_yaml(version: str, *, indent: str = "  ") -> str:
     return "\n".join(lines) if lines else f"{indent}{{}}"
 
 
-def evidence_comment(init: default_release.InitRelease, *, prefix: str = "# ", width: int = 110) -> str:
+def evidence_comment(
+    init: default_release.InitRelease,
+    *,
+    instance_type: str | None = None,
+    prefix: str = "# ",
+    width: int = 110,
+) -> str:
     """The ``models.yaml`` comment: the host image, then per instance family what is known of it there
     (confirmed by an AWS document, third-party evidence with its sources, or unknown)."""
     sources = {s["source"]: s for s in default_release.third_party_evidence(init.inference_ami_version)}
@@ -102,7 +108,8 @@ def evidence_comment(init: default_release.InitRelease, *, prefix: str = "# ", w
     unknown = [f for (level, _), fs in by_level.items() if level == "unknown" for f in fs]
     items.append("- unknown (no source): " + (", ".join(unknown) or "none"))
     items.append(
-        f"{init.instance_type}: a family with the strongest evidence ({', '.join(init.strongest)}). "
+        f"{instance_type or init.instance_type}: a family with the strongest evidence "
+        f"({', '.join(init.strongest)}). "
         "CreateEndpointConfig refuses the AMI on a family SageMaker does not accept."
     )
     lines: list[str] = []
@@ -219,6 +226,7 @@ def init_project(directory: str | Path, *, mode: str = DEFAULT_MODE, force: bool
     project = _project_name(directory)
     init = default_release.init_release()
     version = init.release
+    instance_type = default_release.init_instance_type(multi_model=row.loads_on_demand)
     values = {
         "project": project,
         "mode": row.name,
@@ -226,14 +234,14 @@ def init_project(directory: str | Path, *, mode: str = DEFAULT_MODE, force: bool
         "triton_version": version,
         "default_triton_version": tables.DEFAULT_TRITON_VERSION,
         "inference_ami_version": init.inference_ami_version,
-        "host_evidence": evidence_comment(init, prefix="    # "),
+        "host_evidence": evidence_comment(init, instance_type=instance_type, prefix="    # "),
         "acknowledged_advisories": acknowledgments_yaml(version),
         "cdk_cli_version": CDK_CLI_VERSION,
         "cdk_nag_version": CDK_NAG_VERSION,
         "pytest_version": PYTEST_VERSION,
         "endpoint": endpoint,
         "invoke_args": invoke_args,
-        "instance_type": init.instance_type,
+        "instance_type": instance_type,
         "stack_class": _stack_class(project),
     }
     rendered = {target: render(template, values) for template, target in FILES.items()}

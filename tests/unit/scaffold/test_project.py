@@ -47,7 +47,10 @@ def test_writes_a_project_whose_files_parse(tmp_path: Path, mode: str) -> None:
     init = default_release.init_release()
     assert declared["triton_version"] == init.release != tables.DEFAULT_TRITON_VERSION
     (endpoint,) = declared["endpoints"]
-    assert endpoint["instance_types"] == [init.instance_type]
+    row = scaffold_mode(mode)
+    assert row is not None
+    assert endpoint["instance_types"] == [default_release.init_instance_type(multi_model=row.loads_on_demand)]
+    assert endpoint["instance_types"] == (["ml.g4dn.xlarge"] if row.loads_on_demand else [init.instance_type])
     assert endpoint["inference_ami_version"] == init.inference_ami_version
     row = scaffold_mode(mode)
     assert row is not None and result.mode == row.name
