@@ -174,3 +174,23 @@ def test_the_listing_has_every_advisory_with_its_source_and_the_librarys_decisio
     fixed = default_release.listing("26.05")
     assert fixed["counts"]["critical"] == 0 and not fixed["library_acknowledged"]
     assert default_release.render_listing(default_release.listing("99.01")).count("\n") == 1
+
+
+def test_the_security_page_says_what_the_data_decides() -> None:
+    page = (ROOT / "docs" / "security.md").read_text()
+    init = default_release.init_release()
+    assert default_release.readme_table() in page
+    assert f"**{init.release}**" in page and f"**`{init.inference_ami_version}`**" in page
+    assert f"`{init.instance_type}` for a" in page
+    assert f"`{default_release.init_instance_type(multi_model=True)}` for a multi-model" in page
+    rows = {
+        line.split(" | ")[0].strip("| "): line.split(" | ")[1]
+        for line in page.splitlines()
+        if (line.startswith("| ") and " | third-party" in line) or line.startswith("| p2")
+    }
+    levels: dict[str, set[str]] = {}
+    for e in default_release.family_evidence(init.inference_ami_version):
+        levels.setdefault(f"{e.level}:{len(e.third_party)}", set()).add(e.family)
+    said = {frozenset(k.split(", ")) for k in rows}
+    assert said == {frozenset(v) for v in levels.values()}
+    assert "reference/cli.md#cdk-triton-advisories" in page and "guides/gpu-hosts.md" in page
