@@ -16,9 +16,18 @@ class Reporter:
     ``states`` keeps each model's last state (``exporting``, ``exported``, ``failed``) either way;
     ``verbose`` also prints each warning's detail under it."""
 
-    def __init__(self, enabled: bool, *, console: Any | None = None, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        enabled: bool,
+        *,
+        console: Any | None = None,
+        verbose: bool = False,
+        shown: set[str] | None = None,
+    ) -> None:
         self.enabled = enabled
         self.verbose = verbose
+        #: the warnings already printed in this run (shared by the builds of one demo: each is said once)
+        self.shown: set[str] = set() if shown is None else shown
         self._console = console
         self._progress: Any = None
         self._tasks: dict[str, Any] = {}
@@ -84,7 +93,8 @@ class Reporter:
 
     def warn(self, text: str, *, detail: str | None = None) -> None:
         """One warning line; ``detail`` (the full list behind it) below it when verbose."""
-        if self._progress is not None:
+        if self._progress is not None and text not in self.shown:
+            self.shown.add(text)
             from rich.markup import escape
 
             # escaped: a code such as [cdk-triton:HighAdvisory] is text, not a style tag

@@ -73,7 +73,12 @@ TEXT_DECLARATION = Path("build") / "examples" / "text" / "models.yaml"
 
 
 def _stage_build(
-    root: Path, rep: StageReport, declaration: Path | None = None, *, verbose: bool = False
+    root: Path,
+    rep: StageReport,
+    declaration: Path | None = None,
+    *,
+    verbose: bool = False,
+    shown: set[str] | None = None,
 ) -> Path | None:
     declaration = root / (declaration or Path("build") / "models.yaml")
     manifest_path = declaration.parent / "out" / "manifest.json"
@@ -82,7 +87,9 @@ def _stage_build(
         return manifest_path if manifest_path.is_file() else None
     from cdk_triton.builder import run_build
 
-    result = run_build(declaration, out_dir=declaration.parent / "out", progress=True, verbose=verbose)
+    result = run_build(
+        declaration, out_dir=declaration.parent / "out", progress=True, verbose=verbose, shown_warnings=shown
+    )
     rep.status = "ok"
     rep.detail.append(f"manifest: {result.manifest_path}")
     manifest = read_manifest(result.manifest_path)
@@ -218,9 +225,12 @@ def run_demo(root: Path, *, skip_serve: bool = False, verbose: bool = False) -> 
         if house.is_dir():  # `make install` fills it (and the Makefile exports the variable)
             os.environ.setdefault("CDK_TRITON_WHEELHOUSE", str(house))
         with _timed(build):
-            manifest = _stage_build(root, build, verbose=verbose)
+            shown: set[str] = set()  # a warning both builds find (the release's advisories) is said once
+            manifest = _stage_build(root, build, verbose=verbose, shown=shown)
             text_manifest = (
-                _stage_build(root, build, TEXT_DECLARATION, verbose=verbose) if manifest is not None else None
+                _stage_build(root, build, TEXT_DECLARATION, verbose=verbose, shown=shown)
+                if manifest is not None
+                else None
             )
         if manifest is None:
             manifest = root / "tests" / "fixtures" / "manifests" / "example.json"
