@@ -343,7 +343,7 @@ def render_listing(data: dict[str, Any]) -> str:
     version, counts = data["release"], data["counts"]
     found = ", ".join(f"{n} {band}" for band, n in counts.items() if n)
     lines = [
-        f"Triton {version}: {sum(counts.values())} NVIDIA advisories"
+        f"Triton {version}: {sum(counts.values())} NVIDIA advisor{'y' if sum(counts.values()) == 1 else 'ies'}"
         + (f" ({found})" if found else "")
         + f" (table read {data['table_read']})"
     ]
