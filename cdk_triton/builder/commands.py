@@ -80,6 +80,12 @@ def register(subparsers: Any) -> None:
         help="hash every cached model and output in full (rebuild what is corrupt) instead of trusting size/mtime",
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="print each warning's full detail (e.g. the CVE list of an advisory warning) under its one line "
+        "(default: one line per warning, naming the command that shows the detail)",
+    )
     p.set_defaults(func=run)
     register_gpu_check(subparsers)
 
@@ -146,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
         shard=args.shard,
         build_missing=args.build_missing,
         on_success=write_stamp,
+        verbose=args.verbose,
     )
     text = noop_text(result)
     if text is not None:

@@ -215,11 +215,11 @@ class BuildContext:
         self.cache = ModelCache(self.out)
         self.result = BuildResult(manifest_path=self.out / "manifest.json", manifest=None)  # type: ignore[arg-type]
 
-    def warn(self, text: str) -> None:
-        """Record a warning once and show it."""
+    def warn(self, text: str, *, detail: str | None = None) -> None:
+        """Record a warning once and show it (``detail``: the full text ``--verbose`` shows under it)."""
         if text not in self.warnings:
             self.warnings.append(text)
-            self.reporter.warn(text)
+            self.reporter.warn(text, detail=detail)
 
     def record(self, name: str) -> ModelRecord:
         """The record of a model that was cached or exported by now."""

@@ -97,10 +97,11 @@ def check_advisories(ctx: BuildContext) -> None:
     )
     raise_all(found.errors)
     for code, message in found.warnings:
-        ctx.warn(f"{message} [{code}]")
+        ctx.warn(f"{message} [{code}]", detail=found.details.get(code))
     if found.by_library:
         ctx.warn(
-            f"{default_release.warning(spec.triton_version, found.by_library)} [{default_release.WARNING}]"
+            f"{default_release.warning(spec.triton_version, found.by_library)} [{default_release.WARNING}]",
+            detail=default_release.detail(spec.triton_version, found.by_library),
         )
 
 

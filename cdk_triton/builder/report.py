@@ -1,5 +1,6 @@
 """Progress reporting: rich progress bars (with an ETA), each model's state and warnings on stderr,
-or silence."""
+or silence. A warning is one line (what, how many, what to do); its full detail (a CVE list) is shown only
+with ``verbose`` (``cdk-triton build --verbose`` / ``cdk-triton demo --verbose``)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,21 @@ SHOWN_RUNNING = 4
 class Reporter:
     """Progress and messages: rich progress bars when enabled, silent otherwise.
 
-    ``states`` keeps each model's last state (``exporting``, ``exported``, ``failed``) either way."""
+    ``states`` keeps each model's last state (``exporting``, ``exported``, ``failed``) either way;
+    ``verbose`` also prints each warning's detail under it."""
 
-    def __init__(self, enabled: bool, *, console: Any | None = None) -> None:
+    def __init__(
+        self,
+        enabled: bool,
+        *,
+        console: Any | None = None,
+        verbose: bool = False,
+        shown: set[str] | None = None,
+    ) -> None:
         self.enabled = enabled
+        self.verbose = verbose
+        #: the warnings already printed in this run (shared by the builds of one demo: each is said once)
+        self.shown: set[str] = set() if shown is None else shown
         self._console = console
         self._progress: Any = None
         self._tasks: dict[str, Any] = {}
@@ -79,6 +91,13 @@ class Reporter:
         elif state == "failed":
             self._progress.console.print(f"[red]failed[/red] {name}: {detail}")
 
-    def warn(self, text: str) -> None:
-        if self._progress is not None:
-            self._progress.console.print(f"[yellow]warning:[/yellow] {text}")
+    def warn(self, text: str, *, detail: str | None = None) -> None:
+        """One warning line; ``detail`` (the full list behind it) below it when verbose."""
+        if self._progress is not None and text not in self.shown:
+            self.shown.add(text)
+            from rich.markup import escape
+
+            # escaped: a code such as [cdk-triton:HighAdvisory] is text, not a style tag
+            self._progress.console.print(f"[yellow]warning:[/yellow] {escape(text)}", highlight=False)
+            if detail and self.verbose:
+                self._progress.console.print(f"  detail: {detail}", markup=False, highlight=False)

@@ -48,6 +48,7 @@ NOT_PLAIN = {
     "shard": None,
     "list_shards": None,
     "verify": False,
+    "verbose": False,  # --verbose prints each warning's detail: a real build, not the stamp's lines
 }
 #: environment variables a build reads (``builder.declarations.ARTIFACT_LOCATION_ENV``)
 ENVIRONMENT = ("CDK_TRITON_ARTIFACT_LOCATION",)

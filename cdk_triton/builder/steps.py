@@ -88,6 +88,8 @@ def run_build(
     shard: str | shards.Shard | None = None,
     build_missing: bool = False,
     on_success: Callable[[BuildContext], None] | None = None,
+    verbose: bool = False,
+    shown_warnings: set[str] | None = None,
 ) -> BuildResult:
     """Build every declared model and endpoint and write ``<out_dir>/manifest.json``.
 
@@ -119,6 +121,10 @@ def run_build(
             (``BuildResult.built_missing``). Default: such a set is ``IncompleteShardSet``.
         on_success: called with the finished build's context while it still holds the output
             directory's lock (the CLI writes the no-op stamp, :mod:`cdk_triton.builder.stamp`).
+        verbose: with ``progress``, print each warning's full detail (a CVE list) under its one line.
+            Default: the one line, which names the command or flag that shows the detail.
+        shown_warnings: the warnings an earlier build of the same run printed (``cdk-triton demo`` builds two
+            declarations of one release): recorded in the result, not printed again; updated in place.
 
     Raises:
         TritonValidationError: bad declarations (nothing written).
@@ -138,7 +144,7 @@ def run_build(
         endpoints, names = [], _shard_models(spec, which, only=only, merging=merged is not None)
     names = merge.filter_formats(spec, preflight.order(spec, names), fmts)
     missing = merge.check_shard_set(each, spec, names, build_missing=build_missing)  # nothing written yet
-    with Reporter(progress) as reporter:
+    with Reporter(progress, verbose=verbose, shown=shown_warnings) as reporter:
         ctx = BuildContext(
             spec=spec,
             out=out,

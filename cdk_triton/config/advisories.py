@@ -147,6 +147,8 @@ class Findings:
     acknowledged: list[dict[str, Any]] = field(default_factory=list)
     #: the CVEs of ``acknowledged`` the library acknowledged (``library=``), not the user
     by_library: list[str] = field(default_factory=list)
+    #: warning code -> the full list behind its one-line message (``--verbose`` prints it)
+    details: dict[str, str] = field(default_factory=dict)
 
 
 def check_acknowledgments(
@@ -228,15 +230,21 @@ def check_release(
     open_ = [a for a in found if a.cve not in acks]
     critical = [a for a in open_ if a.band == "critical"]
     errors = [_critical_error(version, critical, region, prop=prop, path=path)] if critical else []
-    warnings = [
-        (code, _band_warning(version, tuple(a.cve for a in rows), label, region))
+    banded = [
+        (code, label, tuple(a.cve for a in rows))
         for code, label, band in (
             (HIGH_WARNING, "high-severity (CVSS 7.0-8.9)", "high"),
             (MEDIUM_WARNING, "medium-severity (CVSS 4.0-6.9)", "medium"),
         )
         if (rows := [a for a in open_ if a.band == band])
     ]
-    return Findings(errors=errors, warnings=warnings, acknowledged=done, by_library=by_library)
+    return Findings(
+        errors=errors,
+        warnings=[(code, _band_warning(version, cves, label, region)) for code, label, cves in banded],
+        acknowledged=done,
+        by_library=by_library,
+        details={code: band_detail(cves, region) for code, _, cves in banded},
+    )
 
 
 def metadata(acknowledged: list[dict[str, Any]]) -> dict[str, Any]:
@@ -297,21 +305,27 @@ def _critical_error(
     )
 
 
+def listing_command(version: str) -> str:
+    """The command that lists a release's advisories with their sources (what every short warning names)."""
+    return f"cdk-triton advisories --release {version}"
+
+
 @cache
 def _band_warning(version: str, cves: tuple[str, ...], label: str, region: str | None) -> str:
-    """One band's warning (cached: a fleet's models share their release and region)."""
+    """One band's warning, one line: what, how many, what to do, and the command with the list (cached: a
+    fleet's models share their release and region)."""
     rows = [_table()[c] for c in cves]
     fix_release = _fix_release(rows, region)
     return (
-        f"Triton {version} has {len(rows)} {label} NVIDIA advisor{'y' if len(rows) == 1 else 'ies'}: "
-        f"{_cve_list(rows, region)}; "
-        + (
-            f"Triton {fix_release} is the first SageMaker image {_where(region)} with every fix"
-            if fix_release
-            else "no SageMaker Triton image has every fix yet"
-        )
-        + f"; acknowledge them with {ACKNOWLEDGMENT_KEY} and a reason to record the decision"
+        f"Triton {version} has {len(rows)} {label} NVIDIA advisor{'y' if len(rows) == 1 else 'ies'}; "
+        + (f"Triton {fix_release} fixes all" if fix_release else "no SageMaker image fixes all yet")
+        + f"; list: `{listing_command(version)}`; accept: {ACKNOWLEDGMENT_KEY}"
     )
+
+
+def band_detail(cves: tuple[str, ...] | list[str], region: str | None = None) -> str:
+    """The full list behind a band's warning: each CVE with its score, component, bulletin and fix."""
+    return _cve_list([_table()[c] for c in cves], region)
 
 
 def local_server_notice(version: str = tables.LOCAL_SERVER_RELEASE) -> str | None:
@@ -321,9 +335,22 @@ def local_server_notice(version: str = tables.LOCAL_SERVER_RELEASE) -> str | Non
         return None
     critical = [a.cve for a in rows if a.band == "critical"]
     return (
+        f"the bundled tritonserver (Triton {version}) has {len(rows)} NVIDIA advisories"
+        + (f", {len(critical)} critical" if critical else "")
+        + ": local testing only (its ports: 127.0.0.1 and a private network namespace); serve only models "
+        f"you trust; list: `{listing_command(version)}`"
+    )
+
+
+def local_server_detail(version: str = tables.LOCAL_SERVER_RELEASE) -> str:
+    """The bundled server's setup and advisories in full (``--verbose``; the docs' security page)."""
+    rows = affecting(version)
+    critical = [a.cve for a in rows if a.band == "critical"]
+    last = max((a.fixed_in for a in rows), key=_key) if rows else version
+    return (
         f"the bundled tritonserver (nvidia-pytriton 0.7.0, Triton {version}) has {len(rows)} NVIDIA advisories"
         + (f", {len(critical)} critical ({', '.join(critical)})" if critical else "")
-        + f" (the last fixed only in Triton {max((a.fixed_in for a in rows), key=_key)}). It is for local testing only: its "
+        + f" (the last fixed only in Triton {last}). It is for local testing only: its "
         "SageMaker port is reachable only inside a private network namespace (the host reaches it through a "
         "Unix socket, the front listens on 127.0.0.1), its HTTP and metrics addresses are 127.0.0.1 and gRPC "
         "is off; where no namespace can be made its SageMaker port listens on 0.0.0.0 of this host (the server then "

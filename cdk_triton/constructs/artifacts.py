@@ -300,9 +300,9 @@ class _ManifestArtifacts(ModelArtifacts):
             warned.add(manifest.path or "")  # once per manifest and stack (each warning is a jsii call)
             cdk.Annotations.of(scope).add_warning_v2(
                 "cdk-triton:ArtifactsNotUploaded",
-                f"the manifest {manifest.path or ''} says its artifacts (endpoint '{self._endpoint}' and any "
-                "other endpoint of this stack built from it) are not uploaded yet (uploaded: false); "
-                "run `cdk-triton build --upload` before deploying",
+                f"the artifacts of {manifest.path or 'the manifest'} (endpoint '{self._endpoint}' and any other "
+                "of this stack) are not uploaded yet (uploaded: false): run `cdk-triton build --upload` before "
+                "deploying",
             )
         if entry.per_model_archives:  # MME and inference components: a prefix of archives
             bucket_name, key = split_s3_uri(entry.s3_prefix or "")

@@ -72,7 +72,14 @@ def _have(module: str) -> bool:
 TEXT_DECLARATION = Path("build") / "examples" / "text" / "models.yaml"
 
 
-def _stage_build(root: Path, rep: StageReport, declaration: Path | None = None) -> Path | None:
+def _stage_build(
+    root: Path,
+    rep: StageReport,
+    declaration: Path | None = None,
+    *,
+    verbose: bool = False,
+    shown: set[str] | None = None,
+) -> Path | None:
     declaration = root / (declaration or Path("build") / "models.yaml")
     manifest_path = declaration.parent / "out" / "manifest.json"
     if not _have("cdk_triton.builder"):
@@ -80,7 +87,9 @@ def _stage_build(root: Path, rep: StageReport, declaration: Path | None = None) 
         return manifest_path if manifest_path.is_file() else None
     from cdk_triton.builder import run_build
 
-    result = run_build(declaration, out_dir=declaration.parent / "out", progress=True)
+    result = run_build(
+        declaration, out_dir=declaration.parent / "out", progress=True, verbose=verbose, shown_warnings=shown
+    )
     rep.status = "ok"
     rep.detail.append(f"manifest: {result.manifest_path}")
     manifest = read_manifest(result.manifest_path)
@@ -197,8 +206,10 @@ def _invocations(entry: Any) -> list[tuple[str | None, str | None]]:
     return [(None, None)]
 
 
-def run_demo(root: Path, *, skip_serve: bool = False) -> DemoReport:
-    """Build, synthesize (app, pipeline and promotion, cdk-nag), cfn-lint, serve and invoke the example at ``root``."""
+def run_demo(root: Path, *, skip_serve: bool = False, verbose: bool = False) -> DemoReport:
+    """Build, synthesize (app, pipeline and promotion, cdk-nag), cfn-lint, serve and invoke the example at ``root``.
+
+    ``verbose``: the builds print each warning's full detail (a CVE list) under its one line."""
     root = Path(root).resolve()
     stages = (
         StageReport("build"),
@@ -214,8 +225,13 @@ def run_demo(root: Path, *, skip_serve: bool = False) -> DemoReport:
         if house.is_dir():  # `make install` fills it (and the Makefile exports the variable)
             os.environ.setdefault("CDK_TRITON_WHEELHOUSE", str(house))
         with _timed(build):
-            manifest = _stage_build(root, build)
-            text_manifest = _stage_build(root, build, TEXT_DECLARATION) if manifest is not None else None
+            shown: set[str] = set()  # a warning both builds find (the release's advisories) is said once
+            manifest = _stage_build(root, build, verbose=verbose, shown=shown)
+            text_manifest = (
+                _stage_build(root, build, TEXT_DECLARATION, verbose=verbose, shown=shown)
+                if manifest is not None
+                else None
+            )
         if manifest is None:
             manifest = root / "tests" / "fixtures" / "manifests" / "example.json"
             build.detail.append(f"synthesizing from the fixture manifest {manifest} instead")

@@ -53,7 +53,48 @@ def test_acknowledged_advisories_are_recorded_and_silence_nothing_else() -> None
     assert not advisories.check_release(None).errors  # a custom image without a release
 
 
-def test_local_server_notice_names_its_release_and_setup() -> None:
+def test_local_server_notice_is_one_line_and_its_detail_has_the_list() -> None:
     text = advisories.local_server_notice() or ""
-    assert "Triton 24.10" in text and "CVE-2025-23310" in text and "127.0.0.1" in text
-    assert "private network namespace" in text
+    assert "Triton 24.10" in text and "5 critical" in text and "127.0.0.1" in text
+    assert "private network namespace" in text and "cdk-triton advisories --release 24.10" in text
+    assert "CVE-" not in text and len(text) <= 240
+    detail = advisories.local_server_detail()
+    assert "CVE-2025-23310" in detail and "NO PRIVATE NETWORK NAMESPACE" in detail
+
+
+#: the CVE ids a band warning used to list (issue 42: the one line that matters was lost among them)
+CVE = re.compile(r"CVE-\d{4}-\d+")
+
+
+@pytest.mark.parametrize("version", ["24.09", "25.04", "26.05"])
+def test_band_warnings_are_one_line_each_and_name_the_listing_command(version: str) -> None:
+    found = advisories.check_release(
+        version, acknowledged=dict.fromkeys(advisories.advisories(), "accepted for this test")
+    )
+    assert not found.warnings  # everything acknowledged: nothing to say
+    found = advisories.check_release(
+        version,
+        library={c: "x" for c in advisories.advisories() if advisories.advisories()[c].band == "critical"},
+    )
+    assert found.warnings
+    for code, message in found.warnings:
+        rows = [
+            a for a in advisories.affecting(version) if a.band == ("high" if "High" in code else "medium")
+        ]
+        assert f"has {len(rows)} " in message and f"cdk-triton advisories --release {version}" in message
+        assert not CVE.search(message) and len(message) <= 200 and "\n" not in message
+        assert advisories.ACKNOWLEDGMENT_KEY in message  # what to do
+        assert set(CVE.findall(found.details[code])) == {a.cve for a in rows}  # the full list, for --verbose
+
+
+def test_a_band_warning_names_the_first_sagemaker_image_with_every_fix() -> None:
+    found = advisories.check_release(
+        "24.09", region="us-east-1", library=dict.fromkeys(default_release_cves(), "x")
+    )
+    by_code = dict(found.warnings)
+    assert "Triton 26.05 fixes all" in by_code[advisories.MEDIUM_WARNING]
+    assert "no SageMaker image fixes all yet" in by_code[advisories.HIGH_WARNING]  # CVE-2026-16497: 26.07
+
+
+def default_release_cves() -> list[str]:
+    return [a.cve for a in advisories.affecting("24.09") if a.band == "critical"]

@@ -76,8 +76,8 @@ def test_default_release_passes_on_the_library_acknowledgment_recorded_with_its_
     Annotations.from_stack(stack).has_warning(
         "/Bare/M",
         Match.string_like_regexp(
-            r"default release, held back on 2026-11-27.*CVE-2025-23310.*acknowledged by the library, not by you"
-            r".*al2023-ami-sagemaker-inference-gpu-4-1.*LibraryAcknowledgedAdvisories"
+            r"default release \(held back on 2026-11-27\): 5 critical advisories are acknowledged by the library, "
+            r"not by you \(CVE list: `cdk-triton advisories --release 24.09`\).*LibraryAcknowledgedAdvisories"
         ),
     )
 
@@ -122,7 +122,7 @@ def test_acknowledged_release_records_the_reasons_in_the_template_metadata() -> 
         "fixed_in": "25.07",
     }
     Annotations.from_stack(stack).has_warning(
-        "/Bare/M", Match.string_like_regexp(r"CVE-2025-23319.*HighAdvisory")
+        "/Bare/M", Match.string_like_regexp(r"24.09 has 21 high-severity.*--release 24.09.*HighAdvisory")
     )
 
 
@@ -155,7 +155,9 @@ def test_release_without_critical_advisory_warns_of_the_high_one() -> None:
     )
     Annotations.from_stack(stack).has_warning(
         "/Bare/M",
-        Match.string_like_regexp(r"CVE-2026-16497.*no SageMaker image has the fix yet.*HighAdvisory"),
+        Match.string_like_regexp(
+            r"26.05 has 1 high-severity.*no SageMaker image fixes all yet.*HighAdvisory"
+        ),
     )
 
 

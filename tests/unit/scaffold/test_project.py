@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from cdk_triton.cli import main
-from cdk_triton.config import advisories, tables
+from cdk_triton.config import advisories, default_release, tables
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.scaffold import TEMPLATES, init_project, scaffold_mode
 from cdk_triton.scaffold import project as scaffold
@@ -44,8 +44,14 @@ def test_writes_a_project_whose_files_parse(tmp_path: Path, mode: str) -> None:
         ast.parse((result.directory / py).read_text())
     json.loads((result.directory / "cdk.json").read_text())
     declared = yaml.safe_load((result.directory / "build" / "models.yaml").read_text())
-    assert declared["triton_version"] == tables.DEFAULT_TRITON_VERSION
+    init = default_release.init_release()
+    assert declared["triton_version"] == init.release != tables.DEFAULT_TRITON_VERSION
     (endpoint,) = declared["endpoints"]
+    row = scaffold_mode(mode)
+    assert row is not None
+    assert endpoint["instance_types"] == [default_release.init_instance_type(multi_model=row.loads_on_demand)]
+    assert endpoint["instance_types"] == (["ml.g4dn.xlarge"] if row.loads_on_demand else [init.instance_type])
+    assert endpoint["inference_ami_version"] == init.inference_ami_version
     row = scaffold_mode(mode)
     assert row is not None and result.mode == row.name
     assert endpoint["name"] == TEMPLATES[row.name][1]
@@ -54,13 +60,28 @@ def test_writes_a_project_whose_files_parse(tmp_path: Path, mode: str) -> None:
     assert "/build/out/" in (result.directory / ".gitignore").read_text().splitlines()
 
 
-def test_the_declaration_acknowledges_every_critical_advisory_of_its_release(tmp_path: Path) -> None:
+def test_the_declaration_targets_a_release_without_critical_advisories_and_acknowledges_nothing(
+    tmp_path: Path,
+) -> None:
     declared = yaml.safe_load((init_project(tmp_path).directory / "build" / "models.yaml").read_text())
-    acks = declared["acknowledged_advisories"]
-    assert acks and len(set(acks.values())) == 1 and all(len(r) > 40 for r in acks.values())
-    assert advisories.check_acknowledgments(acks) == []
-    assert advisories.check_release(declared["triton_version"], acknowledged=acks).errors == []
-    assert advisories.check_release(declared["triton_version"], acknowledged={}).errors  # the rule bites
+    assert "acknowledged_advisories" not in declared and "library_acknowledgments" not in declared
+    found = advisories.check_release(declared["triton_version"], acknowledged={})
+    assert found.errors == [] and found.by_library == []
+    # the helper still renders what an older release would need (a YAML anchor, then aliases)
+    acks = yaml.safe_load("a:\n" + scaffold.acknowledgments_yaml("24.09"))["a"]
+    assert advisories.check_release("24.09", acknowledged=acks).errors == []
+    assert scaffold.acknowledgments_yaml("26.05") == "  {}"
+
+
+def test_models_yaml_says_per_family_what_is_confirmed_third_party_or_unknown(tmp_path: Path) -> None:
+    text = (init_project(tmp_path).directory / "build" / "models.yaml").read_text()
+    comment = " ".join(line.strip(" #") for line in text.splitlines() if line.strip().startswith("#"))
+    init = default_release.init_release()
+    assert "confirmed (an AWS document lists the family): none" in comment
+    assert "third-party only (g4dn, g6): an AWS sample README" in comment and "AutoGluon" in comment
+    assert "unknown (no source): " in comment and "g7e" in comment and "2026-11-27" in comment
+    assert f"cdk-triton advisories --release {init.release}" in comment
+    assert all(len(line) <= 110 for line in text.splitlines()[1:])  # the first names the project
 
 
 def test_pins_the_cdk_cli_and_tools_this_repository_pins(tmp_path: Path) -> None:
@@ -109,3 +130,16 @@ def test_the_command_names_what_it_wrote_and_exits_2_on_bad_input(
     assert all(name in out for name in EXPECTED) and "make demo" in out
     assert main(["init", str(tmp_path / "p")]) == 2
     assert "[ScaffoldDirectoryNotEmpty]" in capsys.readouterr().err
+
+
+def test_the_advisories_command_lists_a_release_with_sources(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["advisories", "--release", "24.09"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("Triton 24.09: 32 NVIDIA advisories (5 critical, 21 high, 6 medium)")
+    assert "CVE-2026-16497" in text and "source: https://nvidia.custhelp.com/" in text
+    assert main(["advisories", "--release", "26.05", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["counts"]["critical"] == 0 and [r["cve"] for r in data["advisories"]] == ["CVE-2026-16497"]
+    assert main(["advisories", "--release", "26.5"]) == 2
+    err = capsys.readouterr().err
+    assert "release '26.5' is not a Triton release string" in err and "[InvalidReleaseString]" in err
