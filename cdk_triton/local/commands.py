@@ -75,6 +75,24 @@ def _register_serve(subparsers: Any) -> None:
         help="asynchronous endpoints: where async/<endpoint>/output/ and failure/ are written "
         "(default: the manifest's folder)",
     )
+    p.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        default="stand-in",
+        help="stand-in: the bundled tritonserver on this CPU; container: the release's SageMaker Triton "
+        "image under Docker, as SageMaker runs it (default: stand-in)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --runtime container: print the docker run command and exit (no docker, no AWS)",
+    )
+    p.add_argument(
+        "--region",
+        default=None,
+        help="with --runtime container: the image's region (default: AWS_REGION, AWS_DEFAULT_REGION, "
+        "else us-east-1)",
+    )
     p.add_argument("--state-dir", default=DEFAULT_STATE_DIR, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_serve)
 
@@ -181,7 +199,33 @@ def _serve_request(args: argparse.Namespace) -> detached.ServeRequest:
 LISTED_TARGET_MODELS = 20
 
 
+#: What `serve --runtime` runs the endpoints on.
+RUNTIMES = ("stand-in", "container")
+
+
+def _check_runtime_flags(args: argparse.Namespace) -> None:
+    """--dry-run and --region belong to --runtime container (``ContainerServeFlag``)."""
+    from cdk_triton.errors import TritonValidationError
+
+    for flag, value in (("--dry-run", args.dry_run), ("--region", args.region)):
+        if value:
+            raise TritonValidationError(
+                "ContainerServeFlag",
+                prop=flag,
+                value=value,
+                problem=f"does not go with --runtime {args.runtime}",
+                allowed=f"{flag} with --runtime container",
+                fix=f"add --runtime container, or leave {flag} out",
+                path=f"cdk-triton serve {flag}",
+            )
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    if getattr(args, "runtime", "stand-in") == "container":
+        from cdk_triton.local.container import serve_container
+
+        return serve_container(args)
+    _check_runtime_flags(args)
     request = _serve_request(args)
     from cdk_triton.local.server import warn_advisories_once
 
