@@ -19,7 +19,7 @@ from typing import Any
 
 from cdk_triton.config import async_inference, layout
 from cdk_triton.config.manifest import Manifest
-from cdk_triton.config.server_options import ServerOptions, check_front, enforcement
+from cdk_triton.config.server_options import ServerOptions, check_front, enforcement, hosting_options
 from cdk_triton.config.server_options.front import MAX_INPUT_SIZE_FLAG, custom_attributes_header
 from cdk_triton.config.tables import release
 from cdk_triton.errors import TritonValidationError, raise_all
@@ -220,13 +220,14 @@ class LocalEndpoint(FrontServed):
         self.start_timeout = start_timeout
         self.namespace = namespace
         self.load_wait_timeout = load_wait_timeout
-        options = server_options or ServerOptions()
-        options = replace(options, multi_model=self.entry.hosting_mode.loads_on_demand)
-        if not self.entry.hosting_mode.loads_on_demand and options.default_model_name is None:
-            options = replace(options, default_model_name=self.entry.default_model)
-        if not self.entry.hosting_mode.loads_on_demand and self.entry.load_models and not options.load_models:
-            # the callees of a python model, as the constructs render them (SAGEMAKER_TRITON_ADDITIONAL_ARGS)
-            options = replace(options, load_models=tuple(self.entry.load_models))
+        # the mode, the default model and a python model's callees, as the constructs render them
+        options = hosting_options(
+            server_options or ServerOptions(),
+            multi_model=self.entry.hosting_mode.loads_on_demand,
+            default_model=self.entry.default_model,
+            models=self.entry.models,
+            load_models=self.entry.load_models or (),
+        )
         options, self.settings_without_effect = options.validated().for_release(
             manifest.triton_version, ping_mode_inherited=ping_mode_inherited
         )
