@@ -44,7 +44,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
-from cdk_triton.config import formats, tables
+from cdk_triton.config import tables
 from cdk_triton.config.manifest import EndpointEntry, Manifest, TargetModel, read_manifest
 from cdk_triton.config.server_options import (
     DEFAULT_PORT,
@@ -67,13 +67,8 @@ from cdk_triton.local.endpoint import (
 from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.front import FrontServed, Reply, RuntimeFront, aws_error
 from cdk_triton.local.mme import ModelManager
-from cdk_triton.local.overlay import OverlayChange, describe_moves, move_gpu_groups_to_cpu
-from cdk_triton.local.repository import (
-    check_archive,
-    extract_archive,
-    parse_configs,
-    prepare_sme_repository,
-)
+from cdk_triton.local.overlay import OverlayChange, describe_moves, gpu_only_models, move_gpu_groups_to_cpu
+from cdk_triton.local.repository import prepare_sme_repository, prepare_target_model
 from cdk_triton.local.server import free_port
 
 log = logging.getLogger("cdk_triton.local")
@@ -106,12 +101,14 @@ def visible_gpus(nvidia_smi: str | None = None) -> list[str]:
     if exe is None:
         return []
     try:
-        out = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=20, check=False)
+        out = _run([exe, "-L"], timeout=20)
     except (OSError, subprocess.TimeoutExpired):
         return []
-    if out.returncode != 0:
-        return []
-    return [line.strip() for line in out.stdout.splitlines() if line.startswith("GPU ")]
+    return (
+        [line.strip() for line in out.stdout.splitlines() if line.startswith("GPU ")]
+        if out.returncode == 0
+        else []
+    )
 
 
 def image_region(region: str | None = None) -> str:
@@ -128,13 +125,7 @@ def find_docker() -> str:
             code="DockerUnavailable",
         )
     try:
-        out = subprocess.run(
-            [exe, "version", "--format", "{{.Server.Version}}"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
+        out = _run([exe, "version", "--format", "{{.Server.Version}}"], timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         out = subprocess.CompletedProcess([exe], 1, "", str(exc))
     if out.returncode != 0:
@@ -150,31 +141,16 @@ def find_docker() -> str:
 # ---------------------------------------------------------------------------- the served copy
 
 
-def gpu_only_models(repository: Path) -> list[str]:
-    """Models of ``repository`` whose format cannot run without a GPU (the format rows' ``gpu_only``)."""
-    configs = parse_configs(repository)
-    gpu_only = {f.platform for f in formats.FORMATS.values() if f.gpu_only and f.platform}
-    gpu_only |= {f.backend for f in formats.FORMATS.values() if f.gpu_only and f.backend}
-    return sorted(
-        name
-        for name, cfg in configs.items()
-        if {getattr(cfg, "platform", ""), getattr(cfg, "backend", "")} & gpu_only
-    )
-
-
 def stage_target_model(
     manifest: Manifest, target: TargetModel, dest: Path, *, gpus: bool, say: Callable[[str], object]
 ) -> list[OverlayChange]:
-    """One MME archive as SageMaker stages it (``<alnum>/model``): sha256 checked, extracted, configs
-    parsed; without GPUs its KIND_GPU groups moved to KIND_CPU (said aloud)."""
-    source = manifest.resolve(target.local_path)
-    check_archive(source, target.sha256, f"target model '{target.logical_name}' archive")
-    if dest.exists():
-        shutil.rmtree(dest)
-    extract_archive(source, dest)
-    parse_configs(dest)
-    moves = [] if gpus else move_gpu_groups_to_cpu(dest)
-    for line in describe_moves(moves, gpu_only_models(dest) if not gpus else [], where=target.target_model):
+    """One MME archive as SageMaker stages it (``<alnum>/model``): checked and extracted as built
+    (``repository.prepare_target_model``); without GPUs its KIND_GPU groups moved to KIND_CPU (said aloud)."""
+    prepare_target_model(manifest, target, dest, None)
+    if gpus:
+        return []
+    moves = move_gpu_groups_to_cpu(dest)
+    for line in describe_moves(moves, gpu_only_models(dest), where=target.target_model):
         say(line)
     return moves
 
@@ -430,6 +406,8 @@ class ContainerEndpoint(FrontServed):
         start_timeout: seconds the container may take to answer ``/ping``. Default: 300.
         ecr: the ECR client for the login. Default: boto3's of the plan's region.
         say: where the lines said aloud go (MME moves at staging). Default: the log.
+        async_location: an asynchronous endpoint's output folder or ``s3://`` prefix. Default: the
+            manifest's folder (``endpoint.async_base``).
     """
 
     def __init__(
@@ -442,8 +420,10 @@ class ContainerEndpoint(FrontServed):
         start_timeout: float = START_TIMEOUT_S,
         ecr: Any = None,
         say: Callable[[str], object] | None = None,
+        async_location: str | None = None,
     ) -> None:
         self.manifest = manifest
+        self.async_location = async_location
         self.plan = plan
         self.name = plan.endpoint
         self.entry = manifest.endpoint(plan.endpoint)
@@ -491,7 +471,7 @@ class ContainerEndpoint(FrontServed):
                     prepare=self._stage,
                 )
             self.front = self._front_arg or RuntimeFront().start()
-            route = async_route(self.manifest, self.entry)
+            route = async_route(self.manifest, self.entry, self.async_location)
             if route is not None:
                 self.front.add_async(self, route)
             else:
@@ -599,7 +579,8 @@ def check_flags(args: argparse.Namespace) -> None:
                     prop=flag,
                     value=value,
                     problem=f"does not go with --runtime container: {why}",
-                    allowed="--manifest, --endpoint, --port, --env, --region, --start-timeout, --dry-run",
+                    allowed="--manifest, --endpoint, --port, --env, --async-location, --region, --start-timeout, "
+                    "--dry-run",
                     fix=f"leave {flag} out, or serve with --runtime stand-in",
                     path=f"cdk-triton serve --runtime container {flag}",
                 )
@@ -665,7 +646,15 @@ def serve_container(args: argparse.Namespace) -> int:
     try:
         for plan in plans:
             timeout = max(args.start_timeout, START_TIMEOUT_S)
-            ep = ContainerEndpoint(manifest, plan, docker=docker, front=front, start_timeout=timeout, say=say)
+            ep = ContainerEndpoint(
+                manifest,
+                plan,
+                docker=docker,
+                front=front,
+                start_timeout=timeout,
+                say=say,
+                async_location=getattr(args, "async_location", None),
+            )
             print(f"endpoint {plan.endpoint}: {plan.command_line()}", flush=True)
             served.append(ep.start())
             print(

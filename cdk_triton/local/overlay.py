@@ -225,3 +225,20 @@ def describe_moves(moves: Sequence[OverlayChange], gpu_only: Sequence[str], *, w
         for name in gpu_only
     ]
     return lines
+
+
+def gpu_only_models(repository: Path) -> list[str]:
+    """Models of ``repository`` whose format cannot run without a GPU (the format rows' ``gpu_only``)."""
+    from google.protobuf import text_format
+    from tritonclient.grpc import model_config_pb2 as mc
+
+    configs = {}
+    for cfg_path in sorted(Path(repository).glob("*/config.pbtxt")):
+        configs[cfg_path.parent.name] = text_format.Parse(cfg_path.read_text(), mc.ModelConfig())
+    gpu_only = {f.platform for f in formats.FORMATS.values() if f.gpu_only and f.platform}
+    gpu_only |= {f.backend for f in formats.FORMATS.values() if f.gpu_only and f.backend}
+    return sorted(
+        name
+        for name, cfg in configs.items()
+        if {getattr(cfg, "platform", ""), getattr(cfg, "backend", "")} & gpu_only
+    )

@@ -454,3 +454,18 @@ def test_fails_for_a_region_without_the_image(
 
 def test_docker_is_found_on_path(docker: Path) -> None:
     assert find_docker() == shutil.which("docker")
+
+
+def test_a_gpu_only_model_is_named_when_no_gpu_is_visible(tmp_path: Path) -> None:
+    from cdk_triton.local.overlay import describe_moves, gpu_only_models, move_gpu_groups_to_cpu
+
+    model = tmp_path / "plan"
+    model.mkdir()
+    (model / "config.pbtxt").write_text(
+        'name: "plan"\nplatform: "tensorrt_plan"\ninstance_group { kind: KIND_GPU count: 2 gpus: 0 }\n'
+    )
+    moves = move_gpu_groups_to_cpu(tmp_path)
+    assert [(m.model, m.after) for m in moves] == [("plan", [{"count": 2, "kind": "KIND_CPU"}])]
+    assert "gpus" not in (model / "config.pbtxt").read_text()
+    lines = describe_moves(moves, gpu_only_models(tmp_path), where="endpoint e")
+    assert len(lines) == 2 and "model plan needs a GPU" in lines[1]
