@@ -40,7 +40,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Self
 
@@ -186,7 +186,7 @@ class ContainerPlan:
     mount: Path
     environment: dict[str, str]
     moves: tuple[OverlayChange, ...] = ()
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
 
     @property
     def mount_target(self) -> str:
@@ -453,6 +453,9 @@ class ContainerEndpoint(FrontServed):
         """Make the image local, start the container, wait for ``/ping``, route the front to it."""
         try:
             self.image_source = ensure_image(self.plan, self.docker, client=self._ecr)
+            self.container_id = (
+                self.plan.name
+            )  # from here on, stop removes it (a failed run may leave it created)
             out = _run(self.plan.docker_run(self.docker), timeout=300)
             if out.returncode != 0:
                 raise LocalServerError(
@@ -636,6 +639,11 @@ def serve_container(args: argparse.Namespace) -> int:
     manifest, plans = plan_all(args, say)
     if getattr(args, "dry_run", False):
         for plan in plans:
+            say(
+                f"note: endpoint {plan.endpoint}: without --dry-run, `docker image inspect {plan.image}` first; "
+                f"when it is not local, an ECR login to registry {plan.registry_id} ({plan.region}) and "
+                "`docker pull`"
+            )
             print(plan.command_line(), flush=True)
         return 0
     docker = find_docker()

@@ -469,3 +469,20 @@ def test_a_gpu_only_model_is_named_when_no_gpu_is_visible(tmp_path: Path) -> Non
     assert "gpus" not in (model / "config.pbtxt").read_text()
     lines = describe_moves(moves, gpu_only_models(tmp_path), where="endpoint e")
     assert len(lines) == 2 and "model plan needs a GPU" in lines[1]
+
+
+def test_serve_ends_with_the_log_when_a_container_exits(
+    project: Path, docker: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import threading
+
+    (docker / "image").write_text(IMAGE_24_09)
+    manifest = read_manifest(project / "build/out/manifest.json")
+    plan = plan_container(manifest, "classifier", workdir=tmp_path / "c")
+    with ContainerEndpoint(manifest, plan, docker=find_docker(), start_timeout=30) as ep:
+        docker_stand_in.main(["rm", "--force", plan.name], str(docker))  # the container dies
+        assert container._wait([ep], threading.Event(), every=0.1) == 1
+        assert not ep.healthy
+        status, _, body = ep.handle_invocation(b"{}", {})
+        assert status == 503 and b"not running" in body
+    assert "exited; its log ends:\nI1206 fake tritonserver log line" in capsys.readouterr().err
