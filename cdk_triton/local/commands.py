@@ -203,29 +203,46 @@ LISTED_TARGET_MODELS = 20
 RUNTIMES = ("stand-in", "container")
 
 
-def _check_runtime_flags(args: argparse.Namespace) -> None:
-    """--dry-run and --region belong to --runtime container (``ContainerServeFlag``)."""
-    from cdk_triton.errors import TritonValidationError
+#: serve flag -> (the --runtime it belongs to, why another runtime does not take it).
+_RUNTIME_FLAGS: dict[str, tuple[str, str]] = {
+    "detach": ("stand-in", "the container runs in the foreground of `serve` (stop it with Ctrl-C)"),
+    "instance_count": ("stand-in", "the container serves the instance groups as built"),
+    "memory_budget_mb": ("stand-in", "the container has the memory of this machine, not a budget"),
+    "dry_run": ("container", "only a container's docker command can be printed"),
+    "region": ("container", "the region names the container image"),
+}
 
-    for flag, value in (("--dry-run", args.dry_run), ("--region", args.region)):
-        if value:
-            raise TritonValidationError(
+
+def _check_runtime_flags(args: argparse.Namespace) -> None:
+    """Each flag given that belongs to another --runtime (``ContainerServeFlag``), at once."""
+    from cdk_triton.errors import TritonValidationError, raise_all
+
+    errs = []
+    for name, (runtime, why) in _RUNTIME_FLAGS.items():
+        value = getattr(args, name, None)
+        if not value or runtime == args.runtime:
+            continue
+        flag = "--" + name.replace("_", "-")
+        errs.append(
+            TritonValidationError(
                 "ContainerServeFlag",
                 prop=flag,
                 value=value,
-                problem=f"does not go with --runtime {args.runtime}",
-                allowed=f"{flag} with --runtime container",
-                fix=f"add --runtime container, or leave {flag} out",
-                path=f"cdk-triton serve {flag}",
+                problem=f"does not go with --runtime {args.runtime}: {why}",
+                allowed=f"{flag} with --runtime {runtime}",
+                fix=f"leave {flag} out, or serve with --runtime {runtime}",
+                path=f"cdk-triton serve --runtime {args.runtime} {flag}",
             )
+        )
+    raise_all(errs)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    if getattr(args, "runtime", "stand-in") == "container":
+    _check_runtime_flags(args)
+    if args.runtime == "container":
         from cdk_triton.local.container import serve_container
 
         return serve_container(args)
-    _check_runtime_flags(args)
     request = _serve_request(args)
     from cdk_triton.local.server import warn_advisories_once
 

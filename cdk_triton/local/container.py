@@ -561,36 +561,6 @@ class ContainerEndpoint(FrontServed):
 # ---------------------------------------------------------------------------- cdk-triton serve --runtime container
 
 
-#: serve flags of the stand-in that the container does not take -> why.
-_STAND_IN_FLAGS = {
-    "detach": "the container runs in the foreground of `serve` (stop it with Ctrl-C)",
-    "instance_count": "the container serves the instance groups as built",
-    "memory_budget_mb": "the container has the memory of this machine, not a budget",
-}
-
-
-def check_flags(args: argparse.Namespace) -> None:
-    """The serve flags that do not go with ``--runtime container`` (``ContainerServeFlag``), at once."""
-    errs = []
-    for name, why in _STAND_IN_FLAGS.items():
-        value = getattr(args, name, None)
-        if value:
-            flag = "--" + name.replace("_", "-")
-            errs.append(
-                TritonValidationError(
-                    "ContainerServeFlag",
-                    prop=flag,
-                    value=value,
-                    problem=f"does not go with --runtime container: {why}",
-                    allowed="--manifest, --endpoint, --port, --env, --async-location, --region, --start-timeout, "
-                    "--dry-run",
-                    fix=f"leave {flag} out, or serve with --runtime stand-in",
-                    path=f"cdk-triton serve --runtime container {flag}",
-                )
-            )
-    raise_all(errs)
-
-
 def _endpoint_names(manifest: Manifest, named: Sequence[str], say: Callable[[str], object]) -> list[str]:
     if named:
         return list(named)
@@ -605,13 +575,19 @@ def _endpoint_names(manifest: Manifest, named: Sequence[str], say: Callable[[str
     return names
 
 
-def plan_all(args: argparse.Namespace, say: Callable[[str], object]) -> tuple[Manifest, list[ContainerPlan]]:
-    """Read the manifest and plan every named endpoint's container (notes said aloud)."""
-    check_flags(args)
+def read_endpoints(args: argparse.Namespace, say: Callable[[str], object]) -> tuple[Manifest, list[str]]:
+    """The manifest and the endpoints to serve (each name checked; the flags are ``commands``')."""
     manifest = read_manifest(args.manifest)
     names = _endpoint_names(manifest, args.endpoints or (), say)
     for name in names:
         manifest.endpoint(name)  # UnknownManifestEndpoint, before any copy is made
+    return manifest, names
+
+
+def plan_all(
+    manifest: Manifest, names: Sequence[str], args: argparse.Namespace, say: Callable[[str], object]
+) -> list[ContainerPlan]:
+    """Plan every endpoint's container: its copy made, its notes said aloud."""
     gpus = bool(visible_gpus())
     root = Path(args.state_dir) / "container"
     plans = []
@@ -627,7 +603,7 @@ def plan_all(args: argparse.Namespace, say: Callable[[str], object]) -> tuple[Ma
         for note in plan.notes:
             say(note)
         plans.append(plan)
-    return manifest, plans
+    return plans
 
 
 def serve_container(args: argparse.Namespace) -> int:
@@ -636,8 +612,11 @@ def serve_container(args: argparse.Namespace) -> int:
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    manifest, plans = plan_all(args, say)
-    if getattr(args, "dry_run", False):
+    manifest, names = read_endpoints(args, say)
+    dry_run = bool(getattr(args, "dry_run", False))
+    docker = "docker" if dry_run else find_docker()  # before any copy is made
+    plans = plan_all(manifest, names, args, say)
+    if dry_run:
         for plan in plans:
             say(
                 f"note: endpoint {plan.endpoint}: without --dry-run, `docker image inspect {plan.image}` first; "
@@ -646,7 +625,6 @@ def serve_container(args: argparse.Namespace) -> int:
             )
             print(plan.command_line(), flush=True)
         return 0
-    docker = find_docker()
     front = RuntimeFront(port=args.port).start()
     served: list[ContainerEndpoint] = []
     stop = threading.Event()

@@ -369,6 +369,7 @@ def test_fails_without_docker_on_path(
     err = capsys.readouterr().err
     assert "[DockerUnavailable]" in err and "no `docker` on PATH" in err
     assert "install Docker" in err and "--runtime stand-in" in err and "--runtime target" in err
+    assert "KIND_GPU" not in err  # checked before any copy is made
 
 
 def test_fails_when_the_docker_daemon_does_not_answer(docker: Path) -> None:
