@@ -15,7 +15,7 @@ from constructs import Construct
 
 from cdk_triton._deprecation import deprecated_property
 from cdk_triton.config import advisories, default_release, modes
-from cdk_triton.config.server_options import ServerOptions, check_front
+from cdk_triton.config.server_options import ServerOptions, check_front, sagemaker_environment
 from cdk_triton.config.server_options.release import PING_MODE
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs import _nag
@@ -229,12 +229,8 @@ class TritonModel(Construct):
             log_group_token = self.metrics_log_group.ref
             opts = dataclasses.replace(opts, cloudwatch_log_group=None)
         self.server_options: ServerOptions = opts
-        env = opts.to_environment()
-        if log_group_token is not None:
-            env["SAGEMAKER_TRITON_PUBLISH_METRICS_TO_CLOUDWATCH"] = "true"
-            env["SAGEMAKER_TRITON_CLOUDWATCH_LOG_GROUP"] = log_group_token
-        env.update(raw_env)
-        return env
+        # one author with `cdk-triton serve --runtime container` (config.server_options)
+        return sagemaker_environment(opts, cloudwatch_log_group=log_group_token, extra=raw_env)
 
     def _vpc_config(
         self,

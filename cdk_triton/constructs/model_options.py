@@ -6,12 +6,16 @@ Pure functions (no construct is defined); ``TritonModel`` calls them and raises 
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
 from cdk_triton.config import advisories, default_release, tables
-from cdk_triton.config.server_options import ENV_FIELDS, ServerOptions, check_raw_environment
+from cdk_triton.config.server_options import (
+    ENV_FIELDS,
+    ServerOptions,
+    check_raw_environment,
+    hosting_options,
+)
 from cdk_triton.config.tables import DEFAULT_TRITON_VERSION
 from cdk_triton.constructs.artifacts import ArtifactsConfig
 from cdk_triton.constructs.errors import catalogued
@@ -36,30 +40,28 @@ def resolve_server_options(
                 fix="drop multi_model from server_options, or package the models for a multi-model endpoint",
             )
         )
-    opts = dataclasses.replace(opts, multi_model=art.hosting_mode.loads_on_demand)
-    if not opts.multi_model and art.load_models and not opts.load_models:
-        # the callees of a python model (business logic scripting): `serve` loads only the default model
-        opts = dataclasses.replace(opts, load_models=tuple(art.load_models))
+    # multi_model, the default model and the python models' callees: one author with the local container
+    opts = hosting_options(
+        opts,
+        multi_model=art.hosting_mode.loads_on_demand,
+        default_model=art.default_model,
+        models=art.models,
+        load_models=art.load_models or (),
+    )
     if not opts.multi_model and opts.default_model_name is None:
-        # Always set for SME: the binary's /invocations reads SAGEMAKER_TRITON_DEFAULT_MODEL_NAME
-        # itself, even when `serve` could pick the only model of the repository.
-        default = art.default_model or (art.models[0] if len(art.models) == 1 else None)
-        if default is not None:
-            opts = dataclasses.replace(opts, default_model_name=default)
-        else:
-            errs.append(
-                catalogued(
-                    "DefaultModelRequired",
-                    prop="server_options.default_model_name",
-                    value=None,
-                    problem="is unknown for a single-model endpoint: /invocations serves "
-                    "SAGEMAKER_TRITON_DEFAULT_MODEL_NAME, which the artifacts do not name",
-                    allowed="the model directory behind /invocations (for an ensemble: the ensemble)"
-                    + (f": one of {', '.join(sorted(art.models))}" if art.models else ""),
-                    fix="pass default_model=... to ModelArtifacts.from_bucket / from_asset, or "
-                    "server_options=ServerOptions(default_model_name=...)",
-                )
+        errs.append(
+            catalogued(
+                "DefaultModelRequired",
+                prop="server_options.default_model_name",
+                value=None,
+                problem="is unknown for a single-model endpoint: /invocations serves "
+                "SAGEMAKER_TRITON_DEFAULT_MODEL_NAME, which the artifacts do not name",
+                allowed="the model directory behind /invocations (for an ensemble: the ensemble)"
+                + (f": one of {', '.join(sorted(art.models))}" if art.models else ""),
+                fix="pass default_model=... to ModelArtifacts.from_bucket / from_asset, or "
+                "server_options=ServerOptions(default_model_name=...)",
             )
+        )
     if (
         not opts.multi_model
         and opts.default_model_name is not None

@@ -75,6 +75,24 @@ def _register_serve(subparsers: Any) -> None:
         help="asynchronous endpoints: where async/<endpoint>/output/ and failure/ are written "
         "(default: the manifest's folder)",
     )
+    p.add_argument(
+        "--runtime",
+        choices=RUNTIMES,
+        default="stand-in",
+        help="stand-in: the bundled tritonserver on this CPU; container: the release's SageMaker Triton "
+        "image under Docker, as SageMaker runs it (default: stand-in)",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="with --runtime container: print the docker run command and exit (no docker, no AWS)",
+    )
+    p.add_argument(
+        "--region",
+        default=None,
+        help="with --runtime container: the image's region (default: AWS_REGION, AWS_DEFAULT_REGION, "
+        "else us-east-1)",
+    )
     p.add_argument("--state-dir", default=DEFAULT_STATE_DIR, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_serve)
 
@@ -181,7 +199,50 @@ def _serve_request(args: argparse.Namespace) -> detached.ServeRequest:
 LISTED_TARGET_MODELS = 20
 
 
+#: What `serve --runtime` runs the endpoints on.
+RUNTIMES = ("stand-in", "container")
+
+
+#: serve flag -> (the --runtime it belongs to, why another runtime does not take it).
+_RUNTIME_FLAGS: dict[str, tuple[str, str]] = {
+    "detach": ("stand-in", "the container runs in the foreground of `serve` (stop it with Ctrl-C)"),
+    "instance_count": ("stand-in", "the container serves the instance groups as built"),
+    "memory_budget_mb": ("stand-in", "the container has the memory of this machine, not a budget"),
+    "dry_run": ("container", "only a container's docker command can be printed"),
+    "region": ("container", "the region names the container image"),
+}
+
+
+def _check_runtime_flags(args: argparse.Namespace) -> None:
+    """Each flag given that belongs to another --runtime (``ContainerServeFlag``), at once."""
+    from cdk_triton.errors import TritonValidationError, raise_all
+
+    errs = []
+    for name, (runtime, why) in _RUNTIME_FLAGS.items():
+        value = getattr(args, name, None)
+        if not value or runtime == args.runtime:
+            continue
+        flag = "--" + name.replace("_", "-")
+        errs.append(
+            TritonValidationError(
+                "ContainerServeFlag",
+                prop=flag,
+                value=value,
+                problem=f"does not go with --runtime {args.runtime}: {why}",
+                allowed=f"{flag} with --runtime {runtime}",
+                fix=f"leave {flag} out, or serve with --runtime {runtime}",
+                path=f"cdk-triton serve --runtime {args.runtime} {flag}",
+            )
+        )
+    raise_all(errs)
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
+    _check_runtime_flags(args)
+    if args.runtime == "container":
+        from cdk_triton.local.container import serve_container
+
+        return serve_container(args)
     request = _serve_request(args)
     from cdk_triton.local.server import warn_advisories_once
 

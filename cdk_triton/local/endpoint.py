@@ -12,20 +12,20 @@ import tempfile
 import threading
 import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from cdk_triton.config import async_inference, layout
 from cdk_triton.config.manifest import Manifest
-from cdk_triton.config.server_options import ServerOptions, check_front, enforcement
+from cdk_triton.config.server_options import ServerOptions, check_front, enforcement, hosting_options
 from cdk_triton.config.server_options.front import MAX_INPUT_SIZE_FLAG, custom_attributes_header
 from cdk_triton.config.tables import release
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.front import AsyncRoute, FrontServed, Reply, RuntimeFront, aws_error
-from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, _error_text
+from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, ModelServer, _error_text
 from cdk_triton.local.overlay import CpuOverlay, OverlayChange
 from cdk_triton.local.repository import auto_complete_archives, prepare_sme_repository, uses_auto_complete
 from cdk_triton.local.server import TritonServer
@@ -38,7 +38,7 @@ TARGET_MODEL_HEADER = "x-amzn-sagemaker-target-model"
 UPSTREAM_TIMEOUT_S = 400.0
 
 
-def _forward_headers(headers: Mapping[str, str]) -> dict[str, str]:
+def forward_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The request headers the container sees: Content-Type (default JSON), Accept and CustomAttributes
     (``X-Amzn-SageMaker-Custom-Attributes``, the one header whose value the caller chooses)."""
     fwd = {"Content-Type": headers.get("content-type", "application/json")}
@@ -47,6 +47,69 @@ def _forward_headers(headers: Mapping[str, str]) -> dict[str, str]:
         if value is not None:
             fwd[name] = value
     return fwd
+
+
+def model_reply(
+    status: int, headers: Mapping[str, str], body: bytes, *, endpoint: str, log: str, account: str
+) -> Reply:
+    """The container's answer as SageMaker Runtime returns it: a 2xx passed through (with the variant
+    header), anything else ModelError 424 with OriginalStatusCode / OriginalMessage / LogStreamArn
+    (``headers`` in lower case; ``log``: where the container's log is, for the message)."""
+    if 200 <= status < 300:
+        out = {
+            "Content-Type": headers.get("content-type", "application/json"),
+            "x-Amzn-Invoked-Production-Variant": "AllTraffic",
+        }
+        return status, out, body
+    kind = "client" if status < 500 else "server"
+    original = _error_text(body)
+    message = (
+        f'Received {kind} error ({status}) from primary with message "{original}". '
+        f"See the server log {log} for more information."
+    )
+    return aws_error(
+        424,
+        "ModelError",
+        message,
+        ErrorCode=f"{kind.upper()}_ERROR_FROM_MODEL",
+        OriginalStatusCode=status,
+        OriginalMessage=original,
+        LogStreamArn=f"arn:aws:logs:local:{account}:log-group:"
+        f"/aws/sagemaker/Endpoints/{endpoint}:log-stream:AllTraffic/local",
+    )
+
+
+def invoke_target_model(
+    models: ModelManager,
+    server: ModelServer,
+    target: str,
+    body: bytes,
+    headers: dict[str, str],
+    reply: Callable[[int, dict[str, str], bytes], Reply],
+) -> Reply:
+    """SageMaker's side of an MME invocation: the TargetModel loaded on demand (``models``), then
+    ``POST /models/<name>/invoke``; an unknown TargetModel is SageMaker's download failure (400), a
+    refused load the container's answer, a load still running ModelNotReadyException (429)."""
+    try:
+        with models.use(target) as tm:
+            answer = server.request(
+                "POST", f"/models/{urllib.parse.quote(tm.target_model, safe='')}/invoke", body, headers
+            )
+    except TritonValidationError:
+        key = layout.target_model_uri(models.entry.s3_prefix or "", target)
+        bucket, _, path = key.removeprefix("s3://").partition("/")
+        return aws_error(
+            400,
+            "ValidationError",
+            f"Failed to download model data(bucket: {bucket}, key: {path}). Please ensure that "
+            "there is an object located at the URL and that the role passed to CreateModel has "
+            "permissions to download the model.",
+        )
+    except ModelLoadError as exc:
+        return reply(exc.status, {}, exc.server_message.encode())
+    except ModelNotReady as exc:
+        return aws_error(429, "ModelNotReadyException", str(exc))
+    return reply(*answer)
 
 
 def target_release_environment(triton_version: str) -> dict[str, str]:
@@ -157,13 +220,14 @@ class LocalEndpoint(FrontServed):
         self.start_timeout = start_timeout
         self.namespace = namespace
         self.load_wait_timeout = load_wait_timeout
-        options = server_options or ServerOptions()
-        options = replace(options, multi_model=self.entry.hosting_mode.loads_on_demand)
-        if not self.entry.hosting_mode.loads_on_demand and options.default_model_name is None:
-            options = replace(options, default_model_name=self.entry.default_model)
-        if not self.entry.hosting_mode.loads_on_demand and self.entry.load_models and not options.load_models:
-            # the callees of a python model, as the constructs render them (SAGEMAKER_TRITON_ADDITIONAL_ARGS)
-            options = replace(options, load_models=tuple(self.entry.load_models))
+        # the mode, the default model and a python model's callees, as the constructs render them
+        options = hosting_options(
+            server_options or ServerOptions(),
+            multi_model=self.entry.hosting_mode.loads_on_demand,
+            default_model=self.entry.default_model,
+            models=self.entry.models,
+            load_models=self.entry.load_models or (),
+        )
         options, self.settings_without_effect = options.validated().for_release(
             manifest.triton_version, ping_mode_inherited=ping_mode_inherited
         )
@@ -218,7 +282,7 @@ class LocalEndpoint(FrontServed):
     def _refused(self, body: bytes, headers: Mapping[str, str]) -> Reply | None:
         """The container's refusal of an invocation (restricted header, body size, zero-length body) as
         the manifest's release answers it, surfaced as SageMaker does (ModelError 424); None: forward it."""
-        seen = {k.lower(): v for k, v in _forward_headers(headers).items()}
+        seen = {k.lower(): v for k, v in forward_headers(headers).items()}
         refused = self.enforcement.refusal(body, seen, multi_model=self.entry.hosting_mode.loads_on_demand)
         if refused is None:
             return None
@@ -435,14 +499,14 @@ class LocalEndpoint(FrontServed):
             pool = self._upstream = UpstreamPool(server.socket_path)
         try:
             async with asyncio.timeout(UPSTREAM_TIMEOUT_S):
-                reply = await pool.request("POST", "/invocations", body, _forward_headers(headers))
+                reply = await pool.request("POST", "/invocations", body, forward_headers(headers))
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as exc:
             log.debug("endpoint %s: %s", self.name, exc)  # the server died under this request
             return aws_error(503, "ServiceUnavailable", f"endpoint {self.name} is not running")
         return self._model_reply(*reply)
 
     def _forward(self, server: TritonServer, body: bytes, headers: dict[str, str]) -> Reply:
-        fwd = _forward_headers(headers)
+        fwd = forward_headers(headers)
         target = headers.get(TARGET_MODEL_HEADER)
         if not self.entry.hosting_mode.loads_on_demand:
             if target is not None:
@@ -464,49 +528,16 @@ class LocalEndpoint(FrontServed):
         if refused is not None:
             return refused
         assert self.models is not None
-        try:
-            with self.models.use(target) as tm:
-                reply = server.request(
-                    "POST", f"/models/{urllib.parse.quote(tm.target_model, safe='')}/invoke", body, fwd
-                )
-        except TritonValidationError:
-            key = layout.target_model_uri(self.entry.s3_prefix or "", target)
-            bucket, _, path = key.removeprefix("s3://").partition("/")
-            return aws_error(
-                400,
-                "ValidationError",
-                f"Failed to download model data(bucket: {bucket}, key: {path}). Please ensure that "
-                "there is an object located at the URL and that the role passed to CreateModel has "
-                "permissions to download the model.",
-            )
-        except ModelLoadError as exc:
-            return self._model_reply(exc.status, {}, exc.server_message.encode())
-        except ModelNotReady as exc:
-            return aws_error(429, "ModelNotReadyException", str(exc))
-        return self._model_reply(*reply)
+        return invoke_target_model(self.models, server, target, body, fwd, self._model_reply)
 
     def _model_reply(self, status: int, headers: dict[str, str], body: bytes) -> Reply:
-        if 200 <= status < 300:
-            out = {
-                "Content-Type": headers.get("content-type", "application/json"),
-                "x-Amzn-Invoked-Production-Variant": "AllTraffic",
-            }
-            return status, out, body
-        kind = "client" if status < 500 else "server"
-        original = _error_text(body)
-        message = (
-            f'Received {kind} error ({status}) from primary with message "{original}". '
-            f"See the server log {self.log_path} for more information."
-        )
-        return aws_error(
-            424,
-            "ModelError",
-            message,
-            ErrorCode=f"{kind.upper()}_ERROR_FROM_MODEL",
-            OriginalStatusCode=status,
-            OriginalMessage=original,
-            LogStreamArn=f"arn:aws:logs:local:{self.front.account if self.front else '000000000000'}:log-group:"
-            f"/aws/sagemaker/Endpoints/{self.name}:log-stream:AllTraffic/local",
+        return model_reply(
+            status,
+            headers,
+            body,
+            endpoint=self.name,
+            log=str(self.log_path),
+            account=self.front.account if self.front else "000000000000",
         )
 
     def describe(self) -> dict[str, Any]:

@@ -33,6 +33,9 @@ VALIDATION_ERRORS: dict[str, str] = {
     "ArtifactHashMismatch": "a built artifact's sha256 differs from the manifest's (it changed after the build)",
     "UnsafeArchiveMember": "an archive member that is not a file, directory or link inside the archive root",
     "InvalidModelConfig": "a config.pbtxt that does not parse as a Triton ModelConfig",
+    "ContainerServeFlag": "a `cdk-triton serve` flag that does not go with its --runtime (--detach, --instance-count "
+    "or --memory-budget-mb with container; --dry-run or --region without it), or an InferenceComponents endpoint "
+    "named for --runtime container",
 }
 
 #: Codes of ``cdk_triton.config.errors`` the local endpoint raises (rules it checks as synth does).
@@ -42,6 +45,7 @@ SURFACED: dict[str, str] = pick(
         "InvalidEnvironmentValue",
         "ComponentDoesNotFit",
         "RestrictedApiUnreachable",
+        "ImageNotInRegion",
     )
 )
 
@@ -61,6 +65,12 @@ SERVER_ERRORS: dict[str, str] = {
     "ServerCrashed": "tritonserver crashed more than 3 times within 60 s (each crash is restarted after 1, 2, 4 s); "
     "the message names the log",
     "ModelNotReady": "a TargetModel another request is loading is still not loaded after load_wait_timeout",
+    "DockerUnavailable": "`serve --runtime container` without Docker: no `docker` on PATH, or its daemon does not "
+    "answer (fixes: install or start Docker, or --runtime stand-in / target)",
+    "ImagePullFailed": "`serve --runtime container` could not make the SageMaker Triton image local: "
+    "ecr:GetAuthorizationToken, `docker login` or `docker pull` failed (the message names which)",
+    "ContainerStartFailed": "`serve --runtime container`: `docker run` failed, or the container exited or did not "
+    "answer /ping within the start timeout (the message holds its log's tail)",
 }
 
 #: The front's HTTP errors, typed like SageMaker Runtime's (``x-amzn-ErrorType``): code -> when.

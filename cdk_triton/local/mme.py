@@ -24,9 +24,10 @@ import shutil
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from cdk_triton.config import layout
 from cdk_triton.config.manifest import EndpointEntry, Manifest, TargetModel
@@ -34,7 +35,7 @@ from cdk_triton.errors import TritonValidationError
 from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.overlay import CpuOverlay
 from cdk_triton.local.repository import prepare_target_model
-from cdk_triton.local.server import SAGEMAKER_MODELS_DIR, TritonServer
+from cdk_triton.local.server import SAGEMAKER_MODELS_DIR
 
 #: How many load/unload events a ModelManager keeps.
 MAX_EVENTS = 1000
@@ -57,6 +58,23 @@ class ModelLoadError(LocalServerError):
 
 class ModelNotReady(LocalServerError):
     """The target model is still loading after the wait (SageMaker's ModelNotReadyException)."""
+
+
+class ModelServer(Protocol):
+    """What the manager calls on the server: a ``TritonServer``, or the SageMaker Triton container
+    (``container.ContainerServer``)."""
+
+    def request(
+        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, dict[str, str], bytes]: ...
+
+    def rss_bytes(self) -> int: ...
+
+    def protect_shared_memory(self) -> None: ...
+
+
+#: Stages one TargetModel's archive as a repository root (``dest``): checked, extracted, configs parsed.
+Prepare = Callable[[TargetModel, Path], object]
 
 
 @dataclass
@@ -84,25 +102,28 @@ class ModelManager:
         server: the running server (MME mode).
         manifest / entry: the manifest and the MME endpoint entry.
         staging: host directory bound at ``/opt/ml/models`` in the server's mount namespace.
-        overlay: the CPU overlay applied to each extracted archive.
+        overlay: the CPU overlay applied to each extracted archive (None: served as built).
         memory_budget_bytes: resident memory (server + backend stubs) above which idle models are
             unloaded, least recently used first. Default: no budget.
         load_wait_timeout: seconds a request waits for a model another request is loading before
             ModelNotReady (SageMaker answers ModelNotReadyException after 60 s). Default: 60.
+        prepare: how an archive is staged. Default: ``repository.prepare_target_model`` with ``overlay``.
     """
 
     def __init__(
         self,
         *,
-        server: TritonServer,
+        server: ModelServer,
         manifest: Manifest,
         entry: EndpointEntry,
         staging: Path,
-        overlay: CpuOverlay,
+        overlay: CpuOverlay | None,
         memory_budget_bytes: int | None = None,
         load_wait_timeout: float = 60.0,
+        prepare: Prepare | None = None,
     ) -> None:
         self.server = server
+        self._prepare = prepare
         self.manifest = manifest
         self.entry = entry
         self.staging = staging
@@ -245,7 +266,10 @@ class ModelManager:
         if root.exists():
             shutil.rmtree(root)
         root.mkdir(parents=True)
-        prepare_target_model(self.manifest, target, root / "model", self.overlay)
+        if self._prepare is not None:
+            self._prepare(target, root / "model")
+        else:
+            prepare_target_model(self.manifest, target, root / "model", self.overlay)
         self._states[target.target_model].staged = root
         return f"{SAGEMAKER_MODELS_DIR}/{alnum}/model"
 

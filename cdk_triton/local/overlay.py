@@ -13,6 +13,9 @@ Defaults follow what was measured with a real Triton server on CPU: one instance
 intra-op thread each (2 instances gave 1.8-2.2x the throughput of one at concurrency 8; dynamic
 batching alone gave 1.0-1.3x). Every change is returned and logged; :func:`apply_overlay` also
 writes them to ``overlay.json`` beside the served copy.
+
+The SageMaker Triton container (``serve --runtime container``) serves the repository as built, with one
+change on a host without a GPU: :func:`move_gpu_groups_to_cpu` (each ``KIND_GPU`` group becomes ``KIND_CPU``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import os
 import shutil
 import sys
 import tarfile
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -177,3 +181,64 @@ def apply_overlay(
     if record is not None:
         record.write_text(json.dumps([asdict(c) for c in changes], indent=1))
     return changes
+
+
+def move_gpu_groups_to_cpu(repository: Path) -> list[OverlayChange]:
+    """In each ``<model>/config.pbtxt`` under ``repository``: every ``KIND_GPU`` instance group becomes
+    ``KIND_CPU`` (its count kept, its ``gpus`` dropped); nothing else changes. The moves are returned."""
+    from google.protobuf import json_format, text_format
+    from tritonclient.grpc import model_config_pb2 as mc
+
+    moves: list[OverlayChange] = []
+    for cfg_path in sorted(Path(repository).glob("*/config.pbtxt")):
+        config = mc.ModelConfig()
+        text_format.Parse(cfg_path.read_text(), config)
+        if not any(g.kind == mc.ModelInstanceGroup.KIND_GPU for g in config.instance_group):
+            continue
+        before = [
+            json_format.MessageToDict(g, preserving_proto_field_name=True) for g in config.instance_group
+        ]
+        for group in config.instance_group:
+            if group.kind == mc.ModelInstanceGroup.KIND_GPU:
+                group.kind = mc.ModelInstanceGroup.KIND_CPU
+                del group.gpus[:]
+        after = [
+            json_format.MessageToDict(g, preserving_proto_field_name=True) for g in config.instance_group
+        ]
+        cfg_path.write_text(text_format.MessageToString(config))
+        moves.append(
+            OverlayChange(model=cfg_path.parent.name, field="instance_group", before=before, after=after)
+        )
+    return moves
+
+
+def describe_moves(moves: Sequence[OverlayChange], gpu_only: Sequence[str], *, where: str) -> list[str]:
+    """One line per moved model (and per model that needs a GPU whatever its groups say)."""
+    lines = [
+        f"no GPU visible (nvidia-smi -L): {where} model {m.model}: instance_group "
+        f"{json.dumps(m.before)} -> {json.dumps(m.after)}"
+        for m in moves
+    ]
+    lines += [
+        f"no GPU visible (nvidia-smi -L): {where} model {name} needs a GPU (its format is GPU-only) and will not "
+        "load in this container"
+        for name in gpu_only
+    ]
+    return lines
+
+
+def gpu_only_models(repository: Path) -> list[str]:
+    """Models of ``repository`` whose format cannot run without a GPU (the format rows' ``gpu_only``)."""
+    from google.protobuf import text_format
+    from tritonclient.grpc import model_config_pb2 as mc
+
+    configs = {}
+    for cfg_path in sorted(Path(repository).glob("*/config.pbtxt")):
+        configs[cfg_path.parent.name] = text_format.Parse(cfg_path.read_text(), mc.ModelConfig())
+    gpu_only = {f.platform for f in formats.FORMATS.values() if f.gpu_only and f.platform}
+    gpu_only |= {f.backend for f in formats.FORMATS.values() if f.gpu_only and f.backend}
+    return sorted(
+        name
+        for name, cfg in configs.items()
+        if {getattr(cfg, "platform", ""), getattr(cfg, "backend", "")} & gpu_only
+    )

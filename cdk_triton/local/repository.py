@@ -101,9 +101,9 @@ def parse_configs(repository: Path) -> dict[str, object]:
 
 
 def prepare_sme_repository(
-    manifest: Manifest, entry: EndpointEntry, dest: Path, overlay: CpuOverlay
+    manifest: Manifest, entry: EndpointEntry, dest: Path, overlay: CpuOverlay | None
 ) -> list[OverlayChange]:
-    """Copy an SME repository to ``dest`` (checked, parsed, overlaid)."""
+    """Copy an SME repository to ``dest`` (checked, parsed, overlaid; ``overlay`` None: as built)."""
     source = manifest.resolve(entry.local_path or "")
     if dest.exists():
         shutil.rmtree(dest)
@@ -141,19 +141,24 @@ def prepare_sme_repository(
             raise _mismatch(f"endpoint '{entry.name}' repository tree", source, entry.sha256 or "", got)
         shutil.copytree(source, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     parse_configs(dest)
+    if overlay is None:
+        return []
     return apply_overlay(dest, overlay, record=dest.parent / "overlay.json", build_out=manifest.resolve("."))
 
 
 def prepare_target_model(
-    manifest: Manifest, target: TargetModel, dest: Path, overlay: CpuOverlay
+    manifest: Manifest, target: TargetModel, dest: Path, overlay: CpuOverlay | None
 ) -> list[OverlayChange]:
-    """Extract one MME archive into ``dest`` (a repository root) after checking its sha256."""
+    """Extract one MME archive into ``dest`` (a repository root) after checking its sha256 (``overlay``
+    None: as built)."""
     source = manifest.resolve(target.local_path)
     check_archive(source, target.sha256, f"target model '{target.logical_name}' archive")
     if dest.exists():
         shutil.rmtree(dest)
     extract_archive(source, dest)
     parse_configs(dest)
+    if overlay is None:
+        return []
     return apply_overlay(dest, overlay, record=dest.parent / "overlay.json", build_out=manifest.resolve("."))
 
 

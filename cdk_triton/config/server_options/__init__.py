@@ -3,7 +3,7 @@
 | Module | What lives there |
 |---|---|
 | ``settings.py`` | ``PingMode``, ``InferenceType``, ``ENV_FIELDS``, the ``DEFAULT_*`` values, parsing each variable's value, ``check_raw_environment``, ``resolve_default_model`` |
-| ``options.py`` | ``ServerOptions``: the value object and its env <-> argv mapping |
+| ``options.py`` | ``ServerOptions``: the value object and its env <-> argv mapping; ``hosting_options`` / ``sagemaker_environment``: the container environment of a hosting mode (constructs and the local container) |
 | ``checks.py`` | ``check_*`` and ``CHECKS``: what ``ServerOptions.validate`` runs |
 | ``release.py`` | ``effective_environment``, ``NoEffect``: what the ``serve`` script of a given release makes of the variables |
 | ``front.py`` | ``front_profile``, ``check_front``, ``enforcement``: what the SageMaker port of a given release does with ``--http-restricted-api`` / ``--http-max-input-size`` and an empty body |
@@ -32,7 +32,13 @@ from cdk_triton.config.server_options.front import (
     front_flags,
     front_profile,
 )
-from cdk_triton.config.server_options.options import ServerOptions
+from cdk_triton.config.server_options.options import (
+    MME_MODELS_DIR,
+    SME_MODEL_DIR,
+    ServerOptions,
+    hosting_options,
+    sagemaker_environment,
+)
 from cdk_triton.config.server_options.release import (
     NoEffect,
     effective_environment,
@@ -79,7 +85,11 @@ __all__ = [
     "InferenceType",
     "PingMode",
     "Problems",
+    "MME_MODELS_DIR",
+    "SME_MODEL_DIR",
     "ServerOptions",
+    "hosting_options",
+    "sagemaker_environment",
     "check_additional_args",
     "check_cloudwatch_names",
     "check_cloudwatch_publishing",

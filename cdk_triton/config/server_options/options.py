@@ -9,7 +9,7 @@ Standard library only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 
 from cdk_triton.config.server_options.checks import CHECKS
@@ -352,3 +352,53 @@ class ServerOptions:
 
 _KNOWN_FIELDS = {f.name for f in fields(ServerOptions)}
 assert set(ENV_FIELDS.values()) <= _KNOWN_FIELDS
+
+
+# ---------------------------------------------------------------------- the hosting mode's container
+#: Where SageMaker puts a single-model endpoint's model repository in the container.
+SME_MODEL_DIR = "/opt/ml/model"
+#: Where SageMaker stages a multi-model endpoint's archives (``<dir>/<alnum>/model``).
+MME_MODELS_DIR = "/opt/ml/models"
+
+
+def hosting_options(
+    options: ServerOptions,
+    *,
+    multi_model: bool,
+    default_model: str | None,
+    models: Sequence[str] = (),
+    load_models: Sequence[str] = (),
+) -> ServerOptions:
+    """The options the hosting mode and the artifacts imply: the one author of what the constructs render
+    into the Model's ``Environment`` and ``cdk-triton serve --runtime container`` passes to ``docker run``.
+
+    ``multi_model`` comes from the hosting mode; for a single-model endpoint the model behind
+    ``/invocations`` (``default_model``, else the only entry of ``models``: the binary reads
+    SAGEMAKER_TRITON_DEFAULT_MODEL_NAME even where ``serve`` could pick the only model) and the models loaded
+    beside it (``load_models``: the callees of a python model) fill what ``options`` leaves unset.
+    """
+    opts = replace(options, multi_model=multi_model)
+    if not multi_model and load_models and not opts.load_models:
+        opts = replace(opts, load_models=tuple(load_models))
+    if not multi_model and opts.default_model_name is None:
+        default = default_model or (models[0] if len(models) == 1 else None)
+        if default is not None:
+            opts = replace(opts, default_model_name=default)
+    return opts
+
+
+def sagemaker_environment(
+    options: ServerOptions,
+    *,
+    cloudwatch_log_group: str | None = None,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """The container ``Environment`` of a Triton Model: the options' variables, then CloudWatch publishing
+    to ``cloudwatch_log_group`` (a log group the construct defines), then ``extra`` (raw variables the
+    options do not manage). The constructs write it into the template; the local container gets it."""
+    env = options.to_environment()
+    if cloudwatch_log_group is not None:
+        env["SAGEMAKER_TRITON_PUBLISH_METRICS_TO_CLOUDWATCH"] = "true"
+        env["SAGEMAKER_TRITON_CLOUDWATCH_LOG_GROUP"] = cloudwatch_log_group
+    env.update(extra or {})
+    return env

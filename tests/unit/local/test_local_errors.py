@@ -439,9 +439,17 @@ def test_raised_codes_scan_sees_every_kind() -> None:
 RAISED_THROUGH_CONFIG = {
     "ComponentDoesNotFit": "components.check_components_fit: config.components.fit_problems",
     "RestrictedApiUnreachable": "endpoint.LocalEndpoint: config.server_options.check_front",
+    "ImageNotInRegion": "container.plan_container: config.tables.image_uri",
 }
 #: Codes tested in tests/unit/local beside this file -> the test file.
-IN_TESTS_UNIT_LOCAL = {"ComponentDoesNotFit": "test_components.py"}
+IN_TESTS_UNIT_LOCAL = {
+    "ComponentDoesNotFit": "test_components.py",
+    "ImageNotInRegion": "test_container.py",
+    "ContainerServeFlag": "test_container.py",
+    "DockerUnavailable": "test_container.py",
+    "ImagePullFailed": "test_container.py",
+    "ContainerStartFailed": "test_container.py",
+}
 
 
 def test_every_code_raised_is_in_the_catalogue() -> None:
