@@ -25,7 +25,7 @@ from cdk_triton.config.tables import release
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.local.errors import LocalServerError
 from cdk_triton.local.front import AsyncRoute, FrontServed, Reply, RuntimeFront, aws_error
-from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, ModelServer, _error_text
+from cdk_triton.local.mme import ModelLoadError, ModelManager, ModelNotReady, ModelServer, error_text
 from cdk_triton.local.overlay import CpuOverlay, OverlayChange
 from cdk_triton.local.repository import auto_complete_archives, prepare_sme_repository, uses_auto_complete
 from cdk_triton.local.server import TritonServer
@@ -62,7 +62,7 @@ def model_reply(
         }
         return status, out, body
     kind = "client" if status < 500 else "server"
-    original = _error_text(body)
+    original = error_text(body)
     message = (
         f'Received {kind} error ({status}) from primary with message "{original}". '
         f"See the server log {log} for more information."

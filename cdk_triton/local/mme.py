@@ -289,7 +289,7 @@ class ModelManager:
             if status == 409:  # already registered: it is loaded
                 self._event("load", key, "already loaded (409)")
                 return
-            message = _error_text(data)
+            message = error_text(data)
             if status == 507:
                 victim = self._pick_victim(exclude=key)
                 if victim is None:
@@ -346,7 +346,7 @@ class ModelManager:
         try:
             status, _, data = self.server.request("DELETE", f"/models/{urllib.parse.quote(name, safe='')}")
             if status not in (200, 404):
-                log.warning("unloading %s answered %s: %s", name, status, _error_text(data))
+                log.warning("unloading %s answered %s: %s", name, status, error_text(data))
         finally:
             st = self._states[name]
             staged, st.staged = st.staged, None
@@ -390,7 +390,7 @@ def _some(names: list[str], shown: int = 20) -> str:
     return ", ".join(names[:shown]) + more
 
 
-def _error_text(data: bytes) -> str:
+def error_text(data: bytes) -> str:
     try:
         parsed = json.loads(data)
         if isinstance(parsed, dict) and "error" in parsed:

@@ -21,7 +21,6 @@ ALLOWED: frozenset[str] = frozenset(
     {
         # torch.jit's own ``_c`` (a ScriptModule's C++ module), not a name of this package
         "cdk_triton/builder/portability.py:84 sub._c",
-        "cdk_triton/local/endpoint.py:28 cdk_triton.local.mme._error_text",
     }
 )
 
