@@ -155,11 +155,11 @@ def stage_target_model(
     return moves
 
 
-# ---------------------------------------------------------------------------- the plan
+# ---------------------------------------------------------------------------- the setup
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ContainerPlan:
+class ContainerSetup:
     """What ``docker run`` gets for one endpoint (``command_line()`` is what ``--dry-run`` prints).
 
     Attributes:
@@ -231,7 +231,7 @@ def container_options(entry: EndpointEntry, env_pairs: Sequence[str]) -> tuple[S
     return options, extra
 
 
-def plan_container(
+def setup_container(
     manifest: Manifest,
     endpoint: str,
     *,
@@ -240,7 +240,7 @@ def plan_container(
     port: int | None = None,
     gpus: bool = False,
     env_pairs: Sequence[str] = (),
-) -> ContainerPlan:
+) -> ContainerSetup:
     """Plan one endpoint's container and prepare what it mounts (no docker, no AWS).
 
     SME: the checked copy of the repository at ``workdir/model`` (KIND_GPU moved to KIND_CPU without
@@ -276,7 +276,7 @@ def plan_container(
             moves = move_gpu_groups_to_cpu(mount)
             notes = describe_moves(moves, gpu_only_models(mount), where=f"endpoint {endpoint}")
         (workdir / MOVES_FILE).write_text(json.dumps([asdict(m) for m in moves], indent=1))
-    return ContainerPlan(
+    return ContainerSetup(
         endpoint=endpoint,
         multi_model=multi,
         image=image,
@@ -313,18 +313,18 @@ def ecr_client(region: str) -> Any:
     return boto3.client("ecr", region_name=region)
 
 
-def ecr_login(plan: ContainerPlan, docker: str, client: Any) -> None:
+def ecr_login(setup: ContainerSetup, docker: str, client: Any) -> None:
     """``docker login`` to the image's registry with a token of ``ecr.get_authorization_token``."""
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
-        answer = client.get_authorization_token(registryIds=[plan.registry_id])
+        answer = client.get_authorization_token(registryIds=[setup.registry_id])
         data = answer["authorizationData"][0]
     except (BotoCoreError, ClientError, KeyError, IndexError) as exc:
         raise LocalServerError(
-            f"ecr:GetAuthorizationToken for registry {plan.registry_id} in {plan.region} failed ({exc}); "
+            f"ecr:GetAuthorizationToken for registry {setup.registry_id} in {setup.region} failed ({exc}); "
             f"give this machine AWS credentials allowed ecr:GetAuthorizationToken (any account may pull the "
-            f"SageMaker images), or `docker pull {plan.image}` yourself",
+            f"SageMaker images), or `docker pull {setup.image}` yourself",
             code="ImagePullFailed",
         ) from exc
     user, _, password = base64.b64decode(data["authorizationToken"]).decode().partition(":")
@@ -339,16 +339,16 @@ def ecr_login(plan: ContainerPlan, docker: str, client: Any) -> None:
         )
 
 
-def ensure_image(plan: ContainerPlan, docker: str, *, client: Any = None) -> str:
+def ensure_image(setup: ContainerSetup, docker: str, *, client: Any = None) -> str:
     """The image present locally: ``local`` when ``docker image inspect`` finds it, else ``pulled``
     after an ECR login (``ImagePullFailed`` naming the step that failed)."""
-    if _run([docker, "image", "inspect", plan.image]).returncode == 0:
+    if _run([docker, "image", "inspect", setup.image]).returncode == 0:
         return "local"
-    ecr_login(plan, docker, client if client is not None else ecr_client(plan.region))
-    out = _run([docker, "pull", plan.image], timeout=3600)
+    ecr_login(setup, docker, client if client is not None else ecr_client(setup.region))
+    out = _run([docker, "pull", setup.image], timeout=3600)
     if out.returncode != 0:
         raise LocalServerError(
-            f"`docker pull {plan.image}` failed: {_tail(out)}; check the disk space the daemon has (the image "
+            f"`docker pull {setup.image}` failed: {_tail(out)}; check the disk space the daemon has (the image "
             "is about 15 GB) and its network, then retry",
             code="ImagePullFailed",
         )
@@ -400,11 +400,11 @@ class ContainerEndpoint(FrontServed):
 
     Args:
         manifest: the build manifest.
-        plan: the container's plan (:func:`plan_container`).
+        setup: the container's setup (:func:`setup_container`).
         docker: the ``docker`` CLI (:func:`find_docker`).
         front: a shared RuntimeFront (several endpoints behind one URL). Default: own front on a free port.
         start_timeout: seconds the container may take to answer ``/ping``. Default: 300.
-        ecr: the ECR client for the login. Default: boto3's of the plan's region.
+        ecr: the ECR client for the login. Default: boto3's of the setup's region.
         say: where the lines said aloud go (MME moves at staging). Default: the log.
         async_location: an asynchronous endpoint's output folder or ``s3://`` prefix. Default: the
             manifest's folder (``endpoint.async_base``).
@@ -413,7 +413,7 @@ class ContainerEndpoint(FrontServed):
     def __init__(
         self,
         manifest: Manifest,
-        plan: ContainerPlan,
+        setup: ContainerSetup,
         *,
         docker: str = "docker",
         front: RuntimeFront | None = None,
@@ -424,16 +424,16 @@ class ContainerEndpoint(FrontServed):
     ) -> None:
         self.manifest = manifest
         self.async_location = async_location
-        self.plan = plan
-        self.name = plan.endpoint
-        self.entry = manifest.endpoint(plan.endpoint)
+        self.setup = setup
+        self.name = setup.endpoint
+        self.entry = manifest.endpoint(setup.endpoint)
         self.docker = docker
         self.start_timeout = start_timeout
         self._ecr = ecr
         self._say = say or log.warning
         self._front_arg = front
         self.front: RuntimeFront | None = None
-        self.server = ContainerServer(plan.port)
+        self.server = ContainerServer(setup.port)
         self.models: ModelManager | None = None
         self.container_id: str | None = None
         self.image_source: str | None = None
@@ -447,29 +447,29 @@ class ContainerEndpoint(FrontServed):
     @property
     def log_path(self) -> str:
         """Where the container's log is: ``docker logs <name>``."""
-        return f"`docker logs {self.plan.name}`"
+        return f"`docker logs {self.setup.name}`"
 
     def start(self) -> Self:
         """Make the image local, start the container, wait for ``/ping``, route the front to it."""
         try:
-            self.image_source = ensure_image(self.plan, self.docker, client=self._ecr)
+            self.image_source = ensure_image(self.setup, self.docker, client=self._ecr)
             self.container_id = (
-                self.plan.name
+                self.setup.name
             )  # from here on, stop removes it (a failed run may leave it created)
-            out = _run(self.plan.docker_run(self.docker), timeout=300)
+            out = _run(self.setup.docker_run(self.docker), timeout=300)
             if out.returncode != 0:
                 raise LocalServerError(
                     f"`docker run` of endpoint {self.name} failed: {_tail(out)}",
                     code="ContainerStartFailed",
                 )
-            self.container_id = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else self.plan.name
+            self.container_id = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else self.setup.name
             self._wait_ready()
-            if self.plan.multi_model:
+            if self.setup.multi_model:
                 self.models = ModelManager(
                     server=self.server,
                     manifest=self.manifest,
                     entry=self.entry,
-                    staging=self.plan.mount,
+                    staging=self.setup.mount,
                     overlay=None,  # staged by _stage: as built, KIND_GPU moved without a GPU
                     prepare=self._stage,
                 )
@@ -485,15 +485,15 @@ class ContainerEndpoint(FrontServed):
         return self
 
     def _stage(self, target: TargetModel, dest: Path) -> list[OverlayChange]:
-        return stage_target_model(self.manifest, target, dest, gpus=self.plan.gpus, say=self._say)
+        return stage_target_model(self.manifest, target, dest, gpus=self.setup.gpus, say=self._say)
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if not self.poll():
-                logs = _tail(_run([self.docker, "logs", "--tail", "40", self.plan.name]), 40)
+                logs = _tail(_run([self.docker, "logs", "--tail", "40", self.setup.name]), 40)
                 raise LocalServerError(
-                    f"the container of endpoint {self.name} ({self.plan.image}) exited before /ping answered; "
+                    f"the container of endpoint {self.name} ({self.setup.image}) exited before /ping answered; "
                     f"its log ends:\n{logs}",
                     code="ContainerStartFailed",
                 )
@@ -509,7 +509,7 @@ class ContainerEndpoint(FrontServed):
 
     def poll(self) -> bool:
         """Whether the container still runs (``docker inspect``); sets :attr:`running`."""
-        out = _run([self.docker, "inspect", "--format", "{{.State.Running}}", self.plan.name], timeout=30)
+        out = _run([self.docker, "inspect", "--format", "{{.State.Running}}", self.setup.name], timeout=30)
         self.running = out.returncode == 0 and out.stdout.strip() == "true"
         return self.running
 
@@ -521,7 +521,7 @@ class ContainerEndpoint(FrontServed):
                 self.front.stop()
             self.front = None
         if self.container_id is not None:
-            _run([self.docker, "rm", "--force", self.plan.name], timeout=60)
+            _run([self.docker, "rm", "--force", self.setup.name], timeout=60)
             self.container_id = None
         self.running = False
 
@@ -533,7 +533,7 @@ class ContainerEndpoint(FrontServed):
         fwd = forward_headers(headers)
         target = headers.get(TARGET_MODEL_HEADER)
         try:
-            if not self.plan.multi_model:
+            if not self.setup.multi_model:
                 if target is not None:
                     return aws_error(
                         400,
@@ -584,15 +584,15 @@ def read_endpoints(args: argparse.Namespace, say: Callable[[str], object]) -> tu
     return manifest, names
 
 
-def plan_all(
+def setup_all(
     manifest: Manifest, names: Sequence[str], args: argparse.Namespace, say: Callable[[str], object]
-) -> list[ContainerPlan]:
+) -> list[ContainerSetup]:
     """Plan every endpoint's container: its copy made, its notes said aloud."""
     gpus = bool(visible_gpus())
     root = Path(args.state_dir) / "container"
-    plans = []
+    setups = []
     for name in names:
-        plan = plan_container(
+        setup = setup_container(
             manifest,
             name,
             workdir=root / name,
@@ -600,14 +600,14 @@ def plan_all(
             gpus=gpus,
             env_pairs=args.env,
         )
-        for note in plan.notes:
+        for note in setup.notes:
             say(note)
-        plans.append(plan)
-    return plans
+        setups.append(setup)
+    return setups
 
 
 def serve_container(args: argparse.Namespace) -> int:
-    """``cdk-triton serve --runtime container``: plan, then print (``--dry-run``) or run and serve."""
+    """``cdk-triton serve --runtime container``: setup, then print (``--dry-run``) or run and serve."""
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -615,37 +615,37 @@ def serve_container(args: argparse.Namespace) -> int:
     manifest, names = read_endpoints(args, say)
     dry_run = bool(getattr(args, "dry_run", False))
     docker = "docker" if dry_run else find_docker()  # before any copy is made
-    plans = plan_all(manifest, names, args, say)
+    setups = setup_all(manifest, names, args, say)
     if dry_run:
-        for plan in plans:
+        for setup in setups:
             say(
-                f"note: endpoint {plan.endpoint}: without --dry-run, `docker image inspect {plan.image}` first; "
-                f"when it is not local, an ECR login to registry {plan.registry_id} ({plan.region}) and "
+                f"note: endpoint {setup.endpoint}: without --dry-run, `docker image inspect {setup.image}` first; "
+                f"when it is not local, an ECR login to registry {setup.registry_id} ({setup.region}) and "
                 "`docker pull`"
             )
-            print(plan.command_line(), flush=True)
+            print(setup.command_line(), flush=True)
         return 0
     front = RuntimeFront(port=args.port).start()
     served: list[ContainerEndpoint] = []
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        for plan in plans:
+        for setup in setups:
             timeout = max(args.start_timeout, START_TIMEOUT_S)
             ep = ContainerEndpoint(
                 manifest,
-                plan,
+                setup,
                 docker=docker,
                 front=front,
                 start_timeout=timeout,
                 say=say,
                 async_location=getattr(args, "async_location", None),
             )
-            print(f"endpoint {plan.endpoint}: {plan.command_line()}", flush=True)
+            print(f"endpoint {setup.endpoint}: {setup.command_line()}", flush=True)
             served.append(ep.start())
             print(
                 f"endpoint {ep.name} ({ep.entry.mode}, image {ep.image_source}): "
-                f"{front.url}/endpoints/{ep.name}/invocations -> 127.0.0.1:{plan.port}",
+                f"{front.url}/endpoints/{ep.name}/invocations -> 127.0.0.1:{setup.port}",
                 flush=True,
             )
         print(
@@ -668,7 +668,7 @@ def _wait(served: Sequence[ContainerEndpoint], stop: threading.Event, every: flo
     while not stop.wait(every):
         for ep in served:
             if not ep.poll():
-                logs = _tail(_run([ep.docker, "logs", "--tail", "40", ep.plan.name]), 40)
+                logs = _tail(_run([ep.docker, "logs", "--tail", "40", ep.setup.name]), 40)
                 print(f"the container of endpoint {ep.name} exited; its log ends:\n{logs}", file=sys.stderr)
                 return 1
     return 0

@@ -29,7 +29,10 @@ def test_every_registered_deprecation_is_on_the_upgrading_page() -> None:
     missing = [
         f"{old} -> {new} (removed in {removed})"
         for old, (new, removed) in DECLARED.items()
-        if f"`{old}`" not in page or not any(f"`{old}`" in ln and removed in ln for ln in page.splitlines())
+        if old.startswith("cdk_triton.")  # other tests declare deprecations of their own fake names
+        and (
+            f"`{old}`" not in page or not any(f"`{old}`" in ln and removed in ln for ln in page.splitlines())
+        )
     ]
     assert DECLARED and not missing, f"docs/upgrading.md lacks: {missing}"
 

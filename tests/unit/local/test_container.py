@@ -24,7 +24,7 @@ from cdk_triton import cli
 from cdk_triton.config.manifest import manifest_from_dict, read_manifest
 from cdk_triton.errors import TritonValidationError
 from cdk_triton.local import container
-from cdk_triton.local.container import ContainerEndpoint, find_docker, plan_container
+from cdk_triton.local.container import ContainerEndpoint, find_docker, setup_container
 from cdk_triton.local.errors import LocalServerError
 from tests.unit.builder.helpers import tiny, write_decl
 from tests.unit.local import docker_stand_in
@@ -153,7 +153,7 @@ def test_the_container_gets_the_environment_the_constructs_write(project: Path, 
         TritonModel(stack, "Model", artifacts=ModelArtifacts.from_manifest(manifest, endpoint))
         (model,) = Template.from_stack(stack).find_resources("AWS::SageMaker::Model").values()
         written = model["Properties"]["PrimaryContainer"]
-        plan = plan_container(manifest, endpoint, workdir=tmp_path / endpoint)
+        plan = setup_container(manifest, endpoint, workdir=tmp_path / endpoint)
         assert list(plan.environment.items()) == list(written["Environment"].items())
         assert plan.image == written["Image"] == IMAGE_24_09
 
@@ -208,29 +208,35 @@ def test_the_region_comes_from_aws_region(
     manifest = read_manifest(project / "build/out/manifest.json")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
     monkeypatch.setenv("AWS_REGION", "eu-central-1")
-    assert plan_container(manifest, "multi", workdir=tmp_path).region == "eu-central-1"
+    assert setup_container(manifest, "multi", workdir=tmp_path).region == "eu-central-1"
     monkeypatch.delenv("AWS_REGION")
-    assert plan_container(manifest, "multi", workdir=tmp_path).region == "ap-south-1"
+    assert setup_container(manifest, "multi", workdir=tmp_path).region == "ap-south-1"
     monkeypatch.delenv("AWS_DEFAULT_REGION")
-    assert plan_container(manifest, "multi", workdir=tmp_path, region="us-west-2").image.startswith(
+    assert setup_container(manifest, "multi", workdir=tmp_path, region="us-west-2").image.startswith(
         "763104351884.dkr.ecr.us-west-2."
     )
 
 
-@pytest.mark.skipif(
-    not (ROOT / "build/out/manifest.json").exists(),
-    reason="the example is not built (cdk-triton build --config build/models.yaml --out build/out)",
-)
+@pytest.fixture(scope="module")
+def example_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder holding the example build where ``cdk-triton build --config build/models.yaml`` writes it
+    (``build/out``), so ``serve`` runs there with its default ``--manifest``, as a user runs it."""
+    from cdk_triton.builder import run_build  # in process: the suite has torch imported already
+
+    project = tmp_path_factory.mktemp("example")
+    run_build(ROOT / "build" / "models.yaml", out_dir=project / "build" / "out", progress=False)
+    return project
+
+
 def test_dry_run_of_the_example_build(
-    tmp_path: Path,
+    example_project: Path,
     docker: Path,
     no_aws: None,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    manifest = str(ROOT / "build/out/manifest.json")
-    monkeypatch.chdir(tmp_path)
-    assert cli.main(serve("--dry-run", "--endpoint", "classifier", "--manifest", manifest)) == 0
+    monkeypatch.chdir(example_project)
+    assert cli.main(serve("--dry-run", "--endpoint", "classifier")) == 0
     out, err = capsys.readouterr()
     argv = shlex.split(out)
     assert argv[-2:] == [IMAGE_24_09, "serve"]
@@ -281,7 +287,7 @@ def test_an_sme_container_is_pulled_after_an_ecr_login_and_invoked_through_the_f
     project: Path, docker: Path, tmp_path: Path
 ) -> None:
     manifest = read_manifest(project / "build/out/manifest.json")
-    plan = plan_container(manifest, "classifier", workdir=tmp_path / "c")
+    plan = setup_container(manifest, "classifier", workdir=tmp_path / "c")
     exe = find_docker()
     with ContainerEndpoint(manifest, plan, docker=exe, ecr=stubbed_ecr(), start_timeout=30) as ep:
         assert ep.image_source == "pulled"
@@ -315,7 +321,7 @@ def test_a_local_image_is_not_pulled_and_an_mme_stages_each_target_model_as_sage
 ) -> None:
     (docker / "image").write_text(IMAGE_24_09)
     manifest = read_manifest(project / "build/out/manifest.json")
-    plan = plan_container(manifest, "multi", workdir=tmp_path / "m")
+    plan = setup_container(manifest, "multi", workdir=tmp_path / "m")
     said: list[str] = []
     with ContainerEndpoint(manifest, plan, docker=find_docker(), say=said.append, start_timeout=30) as ep:
         assert ep.image_source == "local"
@@ -388,7 +394,7 @@ def test_fails_when_ecr_refuses_the_token(project: Path, docker: Path, tmp_path:
     stub.add_client_error("get_authorization_token", "AccessDeniedException", "not authorized", 400)
     stub.activate()
     manifest = read_manifest(project / "build/out/manifest.json")
-    plan = plan_container(manifest, "classifier", workdir=tmp_path / "c")
+    plan = setup_container(manifest, "classifier", workdir=tmp_path / "c")
     with pytest.raises(LocalServerError, match="ecr:GetAuthorizationToken for registry 763104351884") as info:
         ContainerEndpoint(manifest, plan, docker=find_docker(), ecr=client).start()
     assert info.value.code == "ImagePullFailed" and "docker pull" in str(info.value)
@@ -398,7 +404,7 @@ def test_fails_when_ecr_refuses_the_token(project: Path, docker: Path, tmp_path:
 def test_fails_when_the_pull_fails(project: Path, docker: Path, tmp_path: Path) -> None:
     (docker / "pull-fails").write_text("")
     manifest = read_manifest(project / "build/out/manifest.json")
-    plan = plan_container(manifest, "classifier", workdir=tmp_path / "c")
+    plan = setup_container(manifest, "classifier", workdir=tmp_path / "c")
     with pytest.raises(LocalServerError, match="no space left on device") as info:
         ContainerEndpoint(manifest, plan, docker=find_docker(), ecr=stubbed_ecr()).start()
     assert info.value.code == "ImagePullFailed"
@@ -408,7 +414,7 @@ def test_fails_when_the_container_exits_before_ping(project: Path, docker: Path,
     (docker / "image").write_text(IMAGE_24_09)
     (docker / "run-exits").write_text("")
     manifest = read_manifest(project / "build/out/manifest.json")
-    plan = plan_container(manifest, "classifier", workdir=tmp_path / "c")
+    plan = setup_container(manifest, "classifier", workdir=tmp_path / "c")
     with pytest.raises(LocalServerError, match="exited before /ping answered") as info:
         ContainerEndpoint(manifest, plan, docker=find_docker(), start_timeout=30).start()
     assert info.value.code == "ContainerStartFailed" and "fake tritonserver log line" in str(info.value)
@@ -441,7 +447,7 @@ def test_fails_for_an_inference_components_endpoint(tmp_path: Path) -> None:
     doc = components_doc()
     manifest = manifest_from_dict(doc, source=str(ROOT / "tests/fixtures/manifests/example.json"))
     with pytest.raises(TritonValidationError) as info:
-        plan_container(manifest, "ics", workdir=tmp_path)
+        setup_container(manifest, "ics", workdir=tmp_path)
     assert info.value.code == "ContainerServeFlag" and "--runtime stand-in" in str(info.value)
 
 
@@ -479,7 +485,7 @@ def test_serve_ends_with_the_log_when_a_container_exits(
 
     (docker / "image").write_text(IMAGE_24_09)
     manifest = read_manifest(project / "build/out/manifest.json")
-    plan = plan_container(manifest, "classifier", workdir=tmp_path / "c")
+    plan = setup_container(manifest, "classifier", workdir=tmp_path / "c")
     with ContainerEndpoint(manifest, plan, docker=find_docker(), start_timeout=30) as ep:
         docker_stand_in.main(["rm", "--force", plan.name], str(docker))  # the container dies
         assert container._wait([ep], threading.Event(), every=0.1) == 1

@@ -439,7 +439,7 @@ def test_raised_codes_scan_sees_every_kind() -> None:
 RAISED_THROUGH_CONFIG = {
     "ComponentDoesNotFit": "components.check_components_fit: config.components.fit_problems",
     "RestrictedApiUnreachable": "endpoint.LocalEndpoint: config.server_options.check_front",
-    "ImageNotInRegion": "container.plan_container: config.tables.image_uri",
+    "ImageNotInRegion": "container.setup_container: config.tables.image_uri",
 }
 #: Codes tested in tests/unit/local beside this file -> the test file.
 IN_TESTS_UNIT_LOCAL = {
