@@ -1,4 +1,4 @@
-"""`make bench` / `python -m bench`: run every benchmark, then refresh the README's table.
+"""`make bench` / `python -m bench`: run every benchmark, then refresh the performance table (bench.report).
 
 Each benchmark measures its comparisons side by side in one run and writes bench/results/<name>.json.
 `python -m bench NAME ...` runs only those (names: build_package, build_rss, build_noop, build_floor,
