@@ -42,6 +42,8 @@ def variant_dimension() -> str:
 DEFAULT_SCALE_IN_COOLDOWN_S = 600
 DEFAULT_SCALE_OUT_COOLDOWN_S = 200
 #: The public ``cdk.Duration`` forms, made on first use (PEP 562): a jsii round trip each at import otherwise.
+DEFAULT_SCALE_IN_COOLDOWN: cdk.Duration  # annotation only: module ``__getattr__`` makes it
+DEFAULT_SCALE_OUT_COOLDOWN: cdk.Duration
 _DURATION_CONSTANTS = {
     "DEFAULT_SCALE_IN_COOLDOWN": DEFAULT_SCALE_IN_COOLDOWN_S,
     "DEFAULT_SCALE_OUT_COOLDOWN": DEFAULT_SCALE_OUT_COOLDOWN_S,
