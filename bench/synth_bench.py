@@ -655,7 +655,7 @@ def _load_average() -> list[float] | None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=21)
-    parser.add_argument("--e2e-rounds", type=int, default=7, help="fresh-process rounds (0 to skip)")
+    parser.add_argument("--e2e-rounds", type=int, default=11, help="fresh-process rounds (0 to skip)")
     parser.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "synth.json")
     args = parser.parse_args(argv)
