@@ -1,8 +1,9 @@
 """The CDK constructs: a production Triton endpoint on SageMaker in a few lines.
 
-Importing this package imports none of its modules: each name below is loaded on first use (PEP 562,
-``cdk_triton._lazy``), so an app pays for the constructs it uses (aws_cdk, never torch, protobuf or
-tritonclient).
+The constructs import aws_cdk but never torch, protobuf or tritonclient. Importing this package imports none
+of its modules: each name below is loaded on first use (PEP 562, ``cdk_triton._lazy``), and the aws_cdk
+packages a feature alone needs (aws_s3 and aws_sns for asynchronous inference, aws_lambda for the deploy
+verification...) where that feature is defined: an app pays only for what its stacks use.
 """
 
 from __future__ import annotations

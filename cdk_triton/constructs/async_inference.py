@@ -21,9 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import aws_cdk as cdk
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sagemaker as sagemaker
-from aws_cdk import aws_sns as sns
 from constructs import Construct
 
 from cdk_triton.config import async_inference, layout
@@ -34,6 +32,9 @@ from cdk_triton.constructs.checks.modes import refused
 from cdk_triton.errors import TritonValidationError
 
 if TYPE_CHECKING:
+    from aws_cdk import aws_s3 as s3
+    from aws_cdk import aws_sns as sns
+
     from cdk_triton.constructs.artifacts import ArtifactsConfig
     from cdk_triton.constructs.model import TritonModel
     from cdk_triton.constructs.scaling import TritonScaling
@@ -355,6 +356,8 @@ def async_verification(resources: AsyncResources | None) -> AsyncVerification | 
 
 def _topic(scope: Construct, cid: str, key: kms.IKey, display: str) -> sns.Topic:
     """An SNS topic encrypted with ``key``, refusing publishers without TLS (cdk-nag AwsSolutions-SNS3)."""
+    from aws_cdk import aws_sns as sns  # only for an asynchronous endpoint's notifications
+
     topic = sns.Topic(scope, cid, master_key=key, enforce_ssl=True, display_name=display[:100])
     return topic
 

@@ -38,18 +38,25 @@ def variant_dimension() -> str:
     return found.pop()
 
 
-#: Seed example of the service docs: scale in slowly, scale out fast.
-DEFAULT_SCALE_IN_COOLDOWN = known_duration(cdk.Duration.seconds(600), 600)
-DEFAULT_SCALE_OUT_COOLDOWN = known_duration(cdk.Duration.seconds(200), 200)
-#: The backlog policy's cooldowns (``config.async_inference``).
-_BACKLOG_SCALE_IN = known_duration(
-    cdk.Duration.seconds(async_inference.BACKLOG_SCALE_IN_COOLDOWN_S),
-    async_inference.BACKLOG_SCALE_IN_COOLDOWN_S,
-)
-_BACKLOG_SCALE_OUT = known_duration(
-    cdk.Duration.seconds(async_inference.BACKLOG_SCALE_OUT_COOLDOWN_S),
-    async_inference.BACKLOG_SCALE_OUT_COOLDOWN_S,
-)
+#: Seed example of the service docs: scale in slowly, scale out fast (seconds).
+DEFAULT_SCALE_IN_COOLDOWN_S = 600
+DEFAULT_SCALE_OUT_COOLDOWN_S = 200
+#: The public ``cdk.Duration`` forms, made on first use (PEP 562): a jsii round trip each at import otherwise.
+DEFAULT_SCALE_IN_COOLDOWN: cdk.Duration  # annotation only: module ``__getattr__`` makes it
+DEFAULT_SCALE_OUT_COOLDOWN: cdk.Duration
+_DURATION_CONSTANTS = {
+    "DEFAULT_SCALE_IN_COOLDOWN": DEFAULT_SCALE_IN_COOLDOWN_S,
+    "DEFAULT_SCALE_OUT_COOLDOWN": DEFAULT_SCALE_OUT_COOLDOWN_S,
+}
+
+
+def __getattr__(name: str) -> cdk.Duration:
+    secs = _DURATION_CONSTANTS.get(name)
+    if secs is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = known_duration(cdk.Duration.seconds(secs), secs)
+    globals()[name] = value
+    return value
 
 
 class TargetTrackingOptions(TypedDict, total=False):
@@ -70,12 +77,19 @@ class TargetTrackingOptions(TypedDict, total=False):
 TARGET_TRACKING_OPTIONS: frozenset[str] = frozenset(TargetTrackingOptions.__optional_keys__)
 
 
-def _tracking(owner: str, options: TargetTrackingOptions) -> dict[str, Any]:
-    """The options' part of a TargetTrackingScalingPolicyConfiguration, defaults applied."""
+def _tracking(
+    owner: str,
+    options: TargetTrackingOptions,
+    default_in_s: int = DEFAULT_SCALE_IN_COOLDOWN_S,
+    default_out_s: int = DEFAULT_SCALE_OUT_COOLDOWN_S,
+) -> dict[str, Any]:
+    """The options' part of a TargetTrackingScalingPolicyConfiguration, defaults (seconds) applied."""
     refuse_unknown(owner, options, TARGET_TRACKING_OPTIONS)
+    scale_in = options.get("scale_in_cooldown")
+    scale_out = options.get("scale_out_cooldown")
     return {
-        "scale_in_cooldown": seconds(options.get("scale_in_cooldown", DEFAULT_SCALE_IN_COOLDOWN)),
-        "scale_out_cooldown": seconds(options.get("scale_out_cooldown", DEFAULT_SCALE_OUT_COOLDOWN)),
+        "scale_in_cooldown": seconds(scale_in) if scale_in is not None else default_in_s,
+        "scale_out_cooldown": seconds(scale_out) if scale_out is not None else default_out_s,
         "disable_scale_in": options.get("disable_scale_in", False) or None,
     }
 
@@ -294,9 +308,12 @@ class TritonScaling(Construct):
             backlog_per_instance: the target (> 0). Default: 5.
             options: ``TargetTrackingOptions``. Default: scale-in cooldown 600 s, scale-out 300 s.
         """
-        options.setdefault("scale_in_cooldown", _BACKLOG_SCALE_IN)
-        options.setdefault("scale_out_cooldown", _BACKLOG_SCALE_OUT)
-        tracking = _tracking("scale_on_backlog_per_instance", options)
+        tracking = _tracking(
+            "scale_on_backlog_per_instance",
+            options,
+            async_inference.BACKLOG_SCALE_IN_COOLDOWN_S,
+            async_inference.BACKLOG_SCALE_OUT_COOLDOWN_S,
+        )
         if not backlog_per_instance > 0:
             raise validation_error(
                 self,

@@ -139,3 +139,13 @@ def test_options_default_to_the_seed_example_and_refuse_unknown_names() -> None:
 
 
 _OPTION_KEYS = {"ScaleInCooldown", "ScaleOutCooldown", "DisableScaleIn"}
+
+
+def test_the_default_cooldowns_are_durations_made_on_first_use() -> None:
+    from cdk_triton.constructs import scaling
+
+    assert int(scaling.DEFAULT_SCALE_IN_COOLDOWN.to_seconds()) == scaling.DEFAULT_SCALE_IN_COOLDOWN_S == 600
+    assert int(scaling.DEFAULT_SCALE_OUT_COOLDOWN.to_seconds()) == scaling.DEFAULT_SCALE_OUT_COOLDOWN_S == 200
+    assert vars(scaling)["DEFAULT_SCALE_IN_COOLDOWN"] is scaling.DEFAULT_SCALE_IN_COOLDOWN  # kept
+    with pytest.raises(AttributeError, match="has no attribute 'DEFAULT_NOPE'"):
+        scaling.DEFAULT_NOPE  # noqa: B018
