@@ -48,9 +48,10 @@ NOT_PLAIN = {
     "shard": None,
     "list_shards": None,
     "verify": False,
+    "no_target_runtime": False,
 }
 #: environment variables a build reads (``builder.declarations.ARTIFACT_LOCATION_ENV``)
-ENVIRONMENT = ("CDK_TRITON_ARTIFACT_LOCATION",)
+ENVIRONMENT = ("CDK_TRITON_ARTIFACT_LOCATION", "CDK_TRITON_TARGET_RUNTIME", "CDK_TRITON_RUNTIMES_DIR")
 #: inputs modified less than this before the build started are not stamped (file clocks are coarse:
 #: an edit of the same size made while the build read the file could keep its recorded mtime)
 SETTLE_NS = 1_000_000_000

@@ -31,6 +31,8 @@ from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, Build
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export import step as export_step
 from cdk_triton.builder.report import Reporter
+from cdk_triton.builder.target_runtime import check_target_runtimes
+from cdk_triton.config import target_runtime as config_target_runtime
 from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.config.manifest import ShardInfo
 from cdk_triton.errors import TritonValidationError
@@ -45,6 +47,7 @@ STEPS: tuple[Step, ...] = (
     export_step.export_models,
     portability.check_devices,
     outputs.write_samples,
+    check_target_runtimes,
     repository.package_endpoints,
     components.record_components,
     outputs.upload_artifacts,
@@ -88,6 +91,7 @@ def run_build(
     shard: str | shards.Shard | None = None,
     build_missing: bool = False,
     on_success: Callable[[BuildContext], None] | None = None,
+    target_runtime: bool | None = None,
 ) -> BuildResult:
     """Build every declared model and endpoint and write ``<out_dir>/manifest.json``.
 
@@ -117,6 +121,10 @@ def run_build(
         build_missing: when ``merge_manifest`` holds shard manifests, export here the models no shard
             holds (a missing shard, a model in no shard), each with a warning, counted apart
             (``BuildResult.built_missing``). Default: such a set is ``IncompleteShardSet``.
+        target_runtime: load every TorchScript / ONNX artifact and run its sample in the declared release's
+            own libtorch / ONNX Runtime (an environment per release from the package index, in the user's
+            cache: :mod:`cdk_triton.builder.target_runtime`) before packaging; False records the models
+            ``skipped``. Default: on, unless ``CDK_TRITON_TARGET_RUNTIME=off``.
         on_success: called with the finished build's context while it still holds the output
             directory's lock (the CLI writes the no-op stamp, :mod:`cdk_triton.builder.stamp`).
 
@@ -157,6 +165,9 @@ def run_build(
             jobs=parallel.parse_jobs(jobs),
             shard=None if which is None else ShardInfo(index=which.index, count=which.count),
             missing=missing,
+            target_runtime=not config_target_runtime.switched_off()
+            if target_runtime is None
+            else target_runtime,
         )
         for n in missing:
             ctx.warn(f"model '{n}' is in no merged shard manifest: exported by this merge (--build-missing)")

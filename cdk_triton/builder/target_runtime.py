@@ -1,0 +1,543 @@
+"""The release-runtime check: every TorchScript / ONNX artifact loaded and run in the declared release's
+own runtime before anything is packaged (the rules: :mod:`cdk_triton.config.target_runtime`).
+
+Parity (``parity.py``) runs the artifact with the torch / onnxruntime installed beside the build; the
+endpoint runs the release's libraries (Triton 24.09: libtorch 2.5.0, ONNX Runtime 1.19.2). A TorchScript
+file whose graph calls an operator newer than that libtorch passes parity here and fails to load there
+(``Unknown builtin op: aten::hash_tensor``). This step closes that gap:
+
+1. :func:`ensure_environment`: a virtual environment per release and runtime set, with exactly the
+   release's versions from the package index (``pip install torch==2.5.0 onnxruntime==1.19.2 numpy<2``),
+   created once under :func:`cdk_triton.config.target_runtime.root` and shared by every build and project:
+   a file lock serializes creators, the environment is built in a temporary directory and renamed into
+   place, and a completion marker holding the hash of the pinned requirements is written last. An
+   environment without a matching marker, or whose runtime does not import at the pinned version, is
+   never used: it is rebuilt.
+2. :func:`check_target_runtimes` (a build step after the samples are written): runs
+   ``target_runtime_probe.py`` in that environment on each model's artifact and the sample request /
+   expected response the build wrote, with parity's tolerances, and records the result per model
+   (the manifest's ``target_runtime``); a model that fails to load or to match is refused
+   (``TargetRuntimeLoadFailed`` / ``TargetRuntimeMismatch``) naming the operator or exception, the
+   release and the fixes. No package index: the models are recorded ``unavailable`` with a warning,
+   never passed. ``--no-target-runtime`` records them ``skipped``.
+
+A cached model re-uses its recorded result (``<out>/cache/target-runtime/<model>.json``, keyed by the
+model's cache key and the environment). TensorRT plans take the same rung on the GPU job (the release's
+TensorRT from the index, a CUDA GPU); without a GPU they are recorded ``skipped``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cdk_triton.builder.context import BuildContext, StepOutput, StepStatus
+from cdk_triton.builder.samples import tolerance
+from cdk_triton.config import tables
+from cdk_triton.config import target_runtime as rules
+from cdk_triton.config.target_runtime import TargetRuntimeCheck
+from cdk_triton.errors import BuildError
+
+#: the probe script the environment's interpreter runs (imports nothing of cdk_triton)
+PROBE = Path(__file__).with_name("target_runtime_probe.py")
+#: the variable naming another package index for the environments (a mirror); default: pip's own
+INDEX_VARIABLE = "CDK_TRITON_RUNTIMES_INDEX_URL"
+#: seconds an environment's creation (the downloads) and a probe run may take
+CREATE_TIMEOUT_S = 1800
+PROBE_TIMEOUT_S = 900
+
+#: installs ``requirements`` into the environment whose interpreter is ``python``; raises
+#: :class:`RuntimeUnavailable` with pip's words when it cannot
+Installer = Callable[[Path, tuple[str, ...], Path], None]
+
+
+class RuntimeUnavailable(Exception):
+    """The environment cannot be created here (no package index, no wheel for this Python)."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RuntimeEnv:
+    """One created, verified environment.
+
+    Attributes:
+        path: its directory (``<root>/<release>-<hash12>``).
+        name: that directory's name (recorded per model in the manifest).
+        requirements: the pinned requirements it holds.
+        created: whether this call created it (False: found complete).
+        seconds: how long creating (or finding) it took.
+    """
+
+    path: Path
+    name: str
+    requirements: tuple[str, ...]
+    created: bool
+    seconds: float
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+    def site_packages(self) -> Path:
+        """The environment's site-packages (what ``serve --runtime target`` puts on the stub's path)."""
+        found = sorted((self.path / "lib").glob("python3.*/site-packages"))
+        return found[0] if found else self.path / "lib"
+
+
+def python_minor() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+# ---------------------------------------------------------------------------- the environment
+
+
+def pip_install(python: Path, reqs: tuple[str, ...], log: Path) -> None:
+    """``pip install`` ``reqs`` into the environment of ``python`` with the build's own pip
+    (``--python``): the index of the user's pip configuration (or :data:`INDEX_VARIABLE`), the user's
+    constraints and find-links off (a global constraint capping torch must not bend the pinned version)."""
+    cmd = [
+        sys.executable, "-m", "pip", "--python", str(python), "install", "--no-input",
+        "--disable-pip-version-check", "--progress-bar", "off", "--no-warn-script-location", "--retries", "2",
+    ]  # fmt: skip
+    index = os.environ.get(INDEX_VARIABLE)
+    if index:
+        cmd += ["--index-url", index]
+    env = {**os.environ, "PIP_CONSTRAINT": "", "PIP_FIND_LINKS": "", "PIP_NO_INDEX": ""}
+    with log.open("ab") as fh:
+        proc = subprocess.run(
+            [*cmd, *reqs], stdout=fh, stderr=subprocess.STDOUT, env=env, timeout=CREATE_TIMEOUT_S, check=False
+        )
+    if proc.returncode != 0:
+        tail = " | ".join(line.strip() for line in log.read_text("utf-8", "replace").splitlines()[-3:])
+        raise RuntimeUnavailable(f"pip could not install {' '.join(reqs)} (exit {proc.returncode}): {tail}")
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` (blocking: a second creator waits, then finds it done)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def read_marker(env_dir: Path) -> dict[str, object] | None:
+    """The completion marker of ``env_dir``, or None when absent or unreadable."""
+    try:
+        data = json.loads((env_dir / rules.MARKER).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def complete(env_dir: Path, reqs: tuple[str, ...], python: str) -> bool:
+    """Whether ``env_dir`` holds a marker with the hash of ``reqs`` and an interpreter."""
+    marker = read_marker(env_dir)
+    return (
+        marker is not None
+        and marker.get("sha256") == rules.requirements_hash(reqs, python)
+        and (env_dir / "bin" / "python").exists()
+    )
+
+
+def installed_versions(python: Path) -> dict[str, str]:
+    """The runtimes' versions as the environment's interpreter imports them ({} when it cannot start)."""
+    try:
+        proc = subprocess.run(
+            [str(python), str(PROBE), "--versions"], capture_output=True, text=True, timeout=300, check=False
+        )
+        return dict(json.loads(proc.stdout)) if proc.returncode == 0 else {}
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return {}
+
+
+def matches(versions: dict[str, str], reqs: tuple[str, ...]) -> bool:
+    """Whether every pinned ``name==version`` of ``reqs`` imports at that version (a local suffix such as
+    ``+cu124`` allowed) and numpy is 1.x."""
+    modules = {v: k for k, v in rules.RUNTIME_PACKAGES.items()}
+    for r in reqs:
+        if "==" not in r:
+            continue
+        dist, version = r.split("==", 1)
+        module = rules.RUNTIME_MODULES[modules[dist]]
+        if versions.get(module, "").split("+")[0] != version:
+            return False
+    return versions.get("numpy", "").startswith("1.")
+
+
+def ensure_environment(
+    triton_version: str,
+    runtimes: frozenset[str] | set[str],
+    *,
+    root: Path | None = None,
+    installer: Installer | None = None,
+    verify: bool = True,
+) -> RuntimeEnv:
+    """The environment holding ``runtimes`` of ``triton_version``: found complete, or created now.
+
+    Raises:
+        RuntimeUnavailable: it cannot be created here (the reason names pip's words and the log).
+    """
+    start = time.monotonic()
+    reqs = rules.requirements(triton_version, sorted(runtimes))
+    py = python_minor()
+    name = rules.environment_name(triton_version, reqs, py)
+    base = root if root is not None else rules.root()
+    final = base / name
+    with _locked(base / ".locks" / f"{name}.lock"):
+        if complete(final, reqs, py) and (
+            not verify or matches(installed_versions(final / "bin" / "python"), reqs)
+        ):
+            return RuntimeEnv(
+                path=final, name=name, requirements=reqs, created=False, seconds=time.monotonic() - start
+            )
+        _create(final, reqs, py, installer or pip_install)
+    return RuntimeEnv(
+        path=final, name=name, requirements=reqs, created=True, seconds=time.monotonic() - start
+    )
+
+
+def _create(final: Path, reqs: tuple[str, ...], py: str, installer: Installer) -> None:
+    """Build the environment in a temporary directory beside ``final``, verify it, mark it complete and
+    rename it into place (a corrupt one at ``final`` is moved aside and removed). Called under the lock."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    log = final.parent / f"{final.name}.log"
+    log.write_text(f"cdk-triton: creating {final} with {' '.join(reqs)}\n", "utf-8")
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", str(tmp)],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )
+        installer(tmp / "bin" / "python", reqs, log)
+        got = installed_versions(tmp / "bin" / "python")
+        if not matches(got, reqs):
+            raise RuntimeUnavailable(
+                f"the new environment imports {got or 'nothing'}, not {' '.join(reqs)} (log: {log})"
+            )
+        marker = {
+            "sha256": rules.requirements_hash(reqs, py),
+            "requirements": list(reqs),
+            "python": py,
+            "versions": got,
+        }
+        (tmp / rules.MARKER).write_text(json.dumps(marker, indent=1, sort_keys=True) + "\n", "utf-8")
+        if final.exists():
+            old = final.with_name(f".{final.name}.{os.getpid()}.old")
+            os.rename(final, old)
+            shutil.rmtree(old, ignore_errors=True)
+        os.rename(tmp, final)
+    except subprocess.SubprocessError as exc:
+        raise RuntimeUnavailable(f"could not create a virtual environment at {tmp}: {exc}") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------- the build step
+
+
+def runtime_of(ctx: BuildContext, name: str) -> str | None:
+    """The release runtime that serves model ``name`` (its format row's ``release_fact``), or None."""
+    fact = ctx.resolved[name].spec.row.release_fact
+    return fact if fact in rules.RUNTIME_PACKAGES else None
+
+
+def check_target_runtimes(ctx: BuildContext) -> StepOutput:
+    """Run every built TorchScript / ONNX (and, on a GPU, TensorRT) model's sample in the declared
+    release's own runtime; record the result per model (``ctx.target_runtime_checks``); refuse, before
+    anything is packaged, a model that fails to load or to match."""
+    release = ctx.spec.triton_version
+    results: dict[str, TargetRuntimeCheck] = {}
+    pending: list[str] = []
+    for n in ctx.built:
+        runtime = runtime_of(ctx, n)
+        if runtime is None:
+            continue
+        version, confirmed = rules.runtime_version(release, runtime)
+        skip = _skip_reason(ctx, n, runtime, version)
+        cached = None if skip else _cached(ctx, n, runtime, version)
+        if skip or cached:
+            results[n] = cached or TargetRuntimeCheck(
+                runtime=runtime, version=version, confirmed=confirmed, status=rules.SKIPPED, reason=skip
+            )
+        else:
+            pending.append(n)
+    errors: list[BuildError] = []
+    if pending:
+        found, errors = _run_pending(ctx, pending)
+        results |= found
+    ctx.target_runtime_checks = results
+    for n, check in results.items():
+        shown = rules.display(n, check, triton_version=release, tool_versions=ctx.tools)
+        if shown is not None and shown[0] == "warning":
+            ctx.warn(shown[1])
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        codes = {e.code for e in errors}
+        raise BuildError(
+            f"{len(errors)} models do not run in Triton {release}'s own runtimes: "
+            + " | ".join(str(e) for e in errors),
+            code=codes.pop() if len(codes) == 1 else "ModelsFailed",
+        )
+    ran = sum(1 for c in results.values() if c.status == rules.PASSED)
+    return StepOutput(
+        step="target_runtime", status=StepStatus.OK if pending else StepStatus.UP_TO_DATE, done=len(pending),
+        up_to_date=ran - len(pending) if ran > len(pending) else 0,
+    )  # fmt: skip
+
+
+#: the reason recorded for a build with the check turned off
+SWITCHED_OFF = "turned off (--no-target-runtime or CDK_TRITON_TARGET_RUNTIME=off)"
+
+
+def _skip_reason(ctx: BuildContext, name: str, runtime: str, version: str | None) -> str | None:
+    """Why model ``name`` is not checked in this build, or None."""
+    if not ctx.target_runtime:
+        return SWITCHED_OFF
+    if version is None:
+        return f"the release table has no {runtime} version for Triton {ctx.spec.triton_version}"
+    if runtime not in rules.CPU_RUNTIMES and not _cuda():
+        return f"a {runtime} plan runs only on a CUDA GPU: the GPU build job checks it"
+    sample = ctx.samples.get(name)
+    if sample is None or sample.response is None:
+        return "the model has no expected sample response to compare with"
+    return None
+
+
+def _cuda() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except ImportError:
+        return False
+
+
+def _result_path(ctx: BuildContext, name: str) -> Path:
+    return ctx.out / "cache" / "target-runtime" / f"{name}.json"
+
+
+def _cached(ctx: BuildContext, name: str, runtime: str, version: str | None) -> TargetRuntimeCheck | None:
+    """The passed result recorded for this model's cache key and runtime version, unless ``--force``."""
+    if ctx.force:
+        return None
+    try:
+        data = json.loads(_result_path(ctx, name).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("key") != ctx.resolved[name].key or data.get("runtime") != f"{runtime}=={version}":
+        return None
+    check = data.get("check") or {}
+    if check.get("status") != rules.PASSED:
+        return None
+    return TargetRuntimeCheck(**check)
+
+
+def _remember(ctx: BuildContext, name: str, check: TargetRuntimeCheck) -> None:
+    path = _result_path(ctx, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "key": ctx.resolved[name].key,
+        "runtime": f"{check.runtime}=={check.version}",
+        "check": check.to_dict(),
+    }
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, sort_keys=True) + "\n", "utf-8")
+    os.replace(tmp, path)
+
+
+def _run_pending(
+    ctx: BuildContext, names: list[str]
+) -> tuple[dict[str, TargetRuntimeCheck], list[BuildError]]:
+    """Create (or find) the environment and probe ``names``; unavailable results when it cannot be created."""
+    release = ctx.spec.triton_version
+    runtimes = {runtime_of(ctx, n) for n in names}
+    facts = {
+        n: (runtime_of(ctx, n) or "", *rules.runtime_version(release, runtime_of(ctx, n) or ""))
+        for n in names
+    }
+    reqs = rules.requirements(release, sorted(r for r in runtimes if r))
+    where = rules.root() / rules.environment_name(release, reqs, python_minor())
+    if not complete(where, reqs, python_minor()):
+        ctx.reporter.warn(
+            f"creating Triton {release}'s runtime environment ({' '.join(reqs)}) at {where}: once per machine, "
+            "a few GB from the package index (--no-target-runtime skips the check)"
+        )
+    try:
+        env = ensure_environment(release, frozenset(r for r in runtimes if r))
+    except RuntimeUnavailable as exc:
+        reason = f"no environment with {' '.join(reqs)} could be created here: {exc}"
+        return {
+            n: TargetRuntimeCheck(runtime=r, version=v, confirmed=c, status=rules.UNAVAILABLE, reason=reason)
+            for n, (r, v, c) in facts.items()
+        }, []
+    found = probe(ctx, env, names)
+    results: dict[str, TargetRuntimeCheck] = {}
+    errors: list[BuildError] = []
+    for n in names:
+        runtime, version, confirmed = facts[n]
+        line = found.get(
+            n, {"status": "failed", "stage": "run", "error": "the probe wrote no result", "operator": None}
+        )
+        diff = line.get("max_abs_diff")
+        check = TargetRuntimeCheck(
+            runtime=runtime, version=version, confirmed=confirmed,
+            status=rules.PASSED if line["status"] == "passed" else rules.FAILED,
+            max_abs_diff=float(diff) if diff is not None else None,
+            reason=None if line["status"] == "passed" else brief(str(line.get("error"))), environment=env.name,
+        )  # fmt: skip
+        results[n] = check
+        if check.status == rules.PASSED:
+            _remember(ctx, n, check)
+        else:
+            errors.append(refusal(ctx, n, check, line, env, log=_log_failure(ctx, n, line)))
+    return results, errors
+
+
+def probe(ctx: BuildContext, env: RuntimeEnv, names: list[str]) -> dict[str, dict[str, object]]:
+    """Run the probe in ``env`` over ``names``: name -> its result line. A process that dies inside a
+    model (a crash of the old runtime) fails that model, and the probe goes on with the rest."""
+    items = []
+    for n in names:
+        m = ctx.resolved[n].spec
+        rec = ctx.record(n)
+        sample = ctx.samples[n]
+        assert sample.response is not None
+        outputs = rec.exported.io_names.get("outputs", {})
+        items.append(
+            {
+                "name": n,
+                "runtime": runtime_of(ctx, n),
+                "artifact": str(ctx.cache.entry_dir(n, ctx.resolved[n].key) / "1" / str(m.row.artifact)),
+                "request": str(ctx.out / sample.request),
+                "response": str(ctx.out / sample.response),
+                "tolerances": {outputs.get(t.name, t.name): list(tolerance(m, t.dtype)) for t in m.outputs},
+            }
+        )
+    found: dict[str, dict[str, object]] = {}
+    with tempfile.TemporaryDirectory(prefix="cdk-triton-target-runtime-") as tmp:
+        while items:
+            job, results = Path(tmp) / "job.json", Path(tmp) / "results.jsonl"
+            job.write_text(json.dumps({"items": items}), "utf-8")
+            results.write_text("", "utf-8")
+            proc = subprocess.run(
+                [str(env.python), str(PROBE), str(job), str(results)],
+                capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False,
+                env={**os.environ, "PYTHONNOUSERSITE": "1", "PYTHONPATH": ""},
+            )  # fmt: skip
+            begun = None
+            for raw in results.read_text("utf-8").splitlines():
+                try:
+                    line = json.loads(raw)
+                except ValueError:  # a line cut by the crash
+                    continue
+                if line.pop("event") == "begin":
+                    begun = line["name"]
+                else:
+                    found[str(line.pop("name"))] = line
+                    begun = None
+            tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
+            if proc.returncode != 0 and begun is None:  # died outside any model: every model left fails
+                for i in items:
+                    if i["name"] not in found:
+                        found[str(i["name"])] = _died(
+                            f"the runtime's process exited {proc.returncode}: {tail}"
+                        )
+            elif begun is not None:  # died inside one model (a crash of the old runtime): the rest go on
+                found[begun] = _died(
+                    f"the runtime's process died (exit {proc.returncode}) running it: {tail}"
+                )
+            items = [i for i in items if i["name"] not in found]
+    return found
+
+
+def brief(error: str) -> str:
+    """A runtime's error on one line: TorchScript's suggestions and source excerpt left out (the log keeps them)."""
+    text = error.split("Here are some suggestions")[0]
+    return " ".join(text.split())[:400]
+
+
+def _died(error: str) -> dict[str, object]:
+    return {"status": "failed", "stage": "run", "error": error, "operator": None}
+
+
+def _log_failure(ctx: BuildContext, name: str, line: dict[str, object]) -> Path:
+    """The runtime's full words for a refused model: ``<out>/logs/target-runtime-<model>.log``."""
+    path = ctx.out / "logs" / f"target-runtime-{name}.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        json.dumps(line, indent=1, sort_keys=True) + "\n\n" + str(line.get("error", "")) + "\n", "utf-8"
+    )
+    return path
+
+
+def refusal(
+    ctx: BuildContext,
+    name: str,
+    check: TargetRuntimeCheck,
+    line: dict[str, object],
+    env: RuntimeEnv,
+    *,
+    log: Path | None = None,
+) -> BuildError:
+    """BuildError naming the model, the operator or exception, the release and the fixes."""
+    m = ctx.resolved[name].spec
+    release = ctx.spec.triton_version
+    lib = f"Triton {release}'s {check.runtime} {check.version}"
+    note = "" if check.confirmed else " (release table entry unconfirmed)"
+    operator = line.get("operator")
+    newer = _newer_releases(release, check.runtime)
+    fixes = [
+        "declare format: onnx (the build holds its opset and IR version to the release's ONNX Runtime)"
+        if check.runtime == "libtorch"
+        else "declare format: torchscript, or export with another opset (onnx.opset)",
+        f"target a triton_version whose {check.runtime} has it ({newer})"
+        if newer
+        else "target another triton_version",
+        f"rewrite the model without {operator}" if operator else "rewrite the failing part of the model",
+    ]
+    if line.get("stage") == "match":
+        what = (
+            f"model '{name}' ({m.format}) loads in {lib}{note} but its outputs differ from the expected sample "
+            f"response: {line.get('error')}"
+        )
+        code = "TargetRuntimeMismatch"
+    else:
+        op = f"; operator {operator} is not in {check.runtime} {check.version}" if operator else ""
+        what = f"model '{name}' ({m.format}) fails to {line.get('stage', 'load')} in {lib}{note}: {check.reason}{op}"
+        code = "TargetRuntimeLoadFailed"
+    return BuildError(
+        f"{what}; parity passed with the build's own {check.runtime} ({ctx.tools.get(rules.RUNTIME_PACKAGES[check.runtime], '?')}), "
+        f"the endpoint runs {check.version}; nothing was packaged; fixes: " + "; ".join(fixes)
+        + f" (checked in {env.path}; --no-target-runtime skips the check)",
+        code=code,
+        log_path=str(log) if log else None,
+    )  # fmt: skip
+
+
+def _newer_releases(release: str, runtime: str) -> str:
+    """The releases after ``release`` with a newer ``runtime`` in the table: ``25.04 (libtorch 2.7.0), ...``."""
+    out = []
+    versions = tables.release_versions()
+    mine, _ = rules.runtime_version(release, runtime)
+    for v in versions[versions.index(release) + 1 :]:
+        value, _ = rules.runtime_version(v, runtime)
+        if value and mine and tables.is_newer(value, mine):
+            out.append(f"{v}: {runtime} {value}")
+    return ", ".join(out[-3:])
