@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cdk_triton.builder import target_runtime as tr
+from cdk_triton.builder import target_runtime as step
+from cdk_triton.runtimes import environments as tr
 from cdk_triton.config import target_runtime as rules
 from cdk_triton.config.manifest import manifest_from_dict, read_manifest
 from cdk_triton.errors import BuildError, TritonValidationError
@@ -186,7 +187,7 @@ def test_switched_off_records_skipped_and_warns_torchscript(tmp_path: Path) -> N
         "version": "1.19.2",
         "confirmed": True,
         "status": "skipped",
-        "reason": tr.SWITCHED_OFF,
+        "reason": step.SWITCHED_OFF,
     }
     warned = [w for w in result.warnings if "may not load" in w]
     assert len(warned) == 1 and "model 't_ts': TorchScript saved by torch" in warned[0]
@@ -229,7 +230,7 @@ def test_fails_a_model_whose_outputs_differ_and_packages_nothing(
         "t_ts": {"status": "passed", "max_abs_diff": 0.0},
         "t_onnx": {"status": "failed", "stage": "match", "max_abs_diff": 0.5, "error": "output 'y' differs"},
     }
-    monkeypatch.setattr(tr, "probe", lambda ctx, env, names: {n: lines[n] for n in names})
+    monkeypatch.setattr(step, "probe", lambda ctx, env, names: {n: lines[n] for n in names})
     with pytest.raises(BuildError) as err:
         run_build(_decl(tmp_path), out_dir=tmp_path / "out", progress=False, target_runtime=True)
     assert err.value.code == "TargetRuntimeMismatch"
@@ -249,7 +250,7 @@ def test_cached_model_reuses_its_recorded_result(tmp_path: Path, monkeypatch: py
         probed.append(list(names))
         return {n: {"status": "passed", "max_abs_diff": 1e-7} for n in names}
 
-    monkeypatch.setattr(tr, "probe", fake_probe)
+    monkeypatch.setattr(step, "probe", fake_probe)
     decl = _decl(tmp_path)
     run_build(decl, out_dir=tmp_path / "out", progress=False, target_runtime=True)
     first = _checks(tmp_path / "out")
