@@ -195,7 +195,7 @@ def _run_pending(
         check = TargetRuntimeCheck(
             runtime=runtime, version=version, confirmed=confirmed,
             status=rules.PASSED if line["status"] == "passed" else rules.FAILED,
-            max_abs_diff=float(diff) if diff is not None else None,
+            max_abs_diff=float(diff) if isinstance(diff, (int, float)) else None,
             reason=None if line["status"] == "passed" else brief(str(line.get("error"))), environment=env.name,
         )  # fmt: skip
         results[n] = check

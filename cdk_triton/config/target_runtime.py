@@ -47,6 +47,12 @@ ROOT_VARIABLE = "CDK_TRITON_RUNTIMES_DIR"
 #: the environment variable that turns the check off (``off``, ``0``, ``false``, ``no``): what
 #: ``--no-target-runtime`` does for one build; the test suite sets it
 SWITCH_VARIABLE = "CDK_TRITON_TARGET_RUNTIME"
+#: the variable naming the ``bin/`` of the environment whose ``python3`` the local server's python stubs run
+#: (``cdk-triton serve --runtime target``); unset: this interpreter's (the stand-ins' default)
+STUB_PYTHON_VARIABLE = "CDK_TRITON_STUB_PYTHON_BIN"
+#: the ``serve --runtime`` choices: the CPU stand-ins with the build's libraries, the release's own
+#: libraries, the real Triton container
+SERVE_RUNTIMES = ("stand-in", "target", "container")
 #: the completion marker inside an environment: the hash of its pinned requirements
 MARKER = "cdk-triton-runtime.json"
 

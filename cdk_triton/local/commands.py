@@ -75,6 +75,14 @@ def _register_serve(subparsers: Any) -> None:
         help="asynchronous endpoints: where async/<endpoint>/output/ and failure/ are written "
         "(default: the manifest's folder)",
     )
+    p.add_argument(
+        "--runtime",
+        choices=("stand-in", "target", "container"),
+        default="stand-in",
+        help="what runs the onnxruntime / pytorch models: stand-in (the CPU stand-ins with the libraries beside "
+        "cdk-triton, the default), target (the same stand-ins in the release's own libtorch / ONNX Runtime, an "
+        "environment created once from the package index), container (the release's real Triton container)",
+    )
     p.add_argument("--state-dir", default=DEFAULT_STATE_DIR, help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_serve)
 
@@ -182,7 +190,17 @@ LISTED_TARGET_MODELS = 20
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    runtime = getattr(args, "runtime", "stand-in")
+    if runtime == "container":
+        from cdk_triton.local.container import serve_container  # type: ignore[import-not-found, unused-ignore]
+
+        return int(serve_container(args))
     request = _serve_request(args)
+    if runtime == "target":
+        from cdk_triton.local.target import use_target_runtime
+
+        env = use_target_runtime(args.manifest)
+        print(f"runtime: {' '.join(env.requirements)} ({env.path})", flush=True)
     from cdk_triton.local.server import warn_advisories_once
 
     warn_advisories_once(lambda text: print(f"warning: {text}", flush=True))

@@ -441,7 +441,10 @@ RAISED_THROUGH_CONFIG = {
     "RestrictedApiUnreachable": "endpoint.LocalEndpoint: config.server_options.check_front",
 }
 #: Codes tested in tests/unit/local beside this file -> the test file.
-IN_TESTS_UNIT_LOCAL = {"ComponentDoesNotFit": "test_components.py"}
+IN_TESTS_UNIT_LOCAL = {
+    "ComponentDoesNotFit": "test_components.py",
+    "TargetRuntimeUnavailable": "test_target_runtime.py",
+}
 
 
 def test_every_code_raised_is_in_the_catalogue() -> None:
