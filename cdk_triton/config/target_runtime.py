@@ -129,8 +129,11 @@ def requirements(triton_version: str, runtimes: Iterable[str]) -> tuple[str, ...
     """The pinned requirements of the environment that runs ``runtimes`` of ``triton_version``:
     ``torch==2.5.0``, ``onnxruntime==1.19.2`` ... and :data:`NUMPY`, sorted (runtimes without a version in
     the table are left out: the caller reports them skipped)."""
+    wanted = set(runtimes)
+    if "tensorrt" in wanted:  # the probe holds a plan's buffers in CUDA tensors of the release's own torch
+        wanted.add("libtorch")
     out = {NUMPY}
-    for r in runtimes:
+    for r in wanted:
         version, _ = runtime_version(triton_version, r)
         if version:
             out.add(f"{RUNTIME_PACKAGES[r]}=={version}")

@@ -45,6 +45,8 @@ def test_requirements_pin_the_release_runtimes() -> None:
     assert rules.requirements("24.09", BOTH) == ("numpy<2", "onnxruntime==1.19.2", "torch==2.5.0")
     assert rules.requirements("24.09", {"onnxruntime"}) == ("numpy<2", "onnxruntime==1.19.2")
     assert rules.requirements("26.05", {"libtorch"}) == ("numpy<2",)  # no libtorch in the table: none pinned
+    # a TensorRT plan (the GPU job): the release's TensorRT, and its torch for the CUDA buffers
+    assert rules.requirements("24.09", {"tensorrt"}) == ("numpy<2", "tensorrt-cu12==10.4.0", "torch==2.5.0")
     a = rules.environment_name("24.09", rules.requirements("24.09", BOTH), "3.11")
     b = rules.environment_name("24.09", rules.requirements("24.09", BOTH), "3.12")
     assert a.startswith("24.09-") and len(a) == len("24.09-") + 12 and a != b
