@@ -175,15 +175,24 @@ def _run_pending(
             f"creating Triton {release}'s runtime environment ({' '.join(reqs)}) at {where}: once per machine, "
             "a few GB from the package index (--no-target-runtime skips the check)"
         )
-    try:
-        env = environments.ensure_environment(release, frozenset(r for r in runtimes if r))
+    wanted = frozenset(r for r in runtimes if r)
+    try:  # the probe's first line verifies the environment (one start of its interpreter, not two)
+        env = environments.ensure_environment(release, wanted, verify=False)
+        found, versions = probe(ctx, env, names)
+        if not environments.matches(
+            versions, env.requirements
+        ):  # a complete marker over a broken environment
+            ctx.reporter.warn(
+                f"{env.path} imports {versions or 'nothing'}, not {' '.join(reqs)}: rebuilding it"
+            )
+            env = environments.ensure_environment(release, wanted, rebuild=True)
+            found, versions = probe(ctx, env, names)
     except RuntimeUnavailable as exc:
         reason = f"no environment with {' '.join(reqs)} could be created here: {exc}"
         return {
             n: TargetRuntimeCheck(runtime=r, version=v, confirmed=c, status=rules.UNAVAILABLE, reason=reason)
             for n, (r, v, c) in facts.items()
         }, []
-    found = probe(ctx, env, names)
     results: dict[str, TargetRuntimeCheck] = {}
     errors: list[BuildError] = []
     for n in names:
@@ -206,9 +215,12 @@ def _run_pending(
     return results, errors
 
 
-def probe(ctx: BuildContext, env: RuntimeEnv, names: list[str]) -> dict[str, dict[str, object]]:
-    """Run the probe in ``env`` over ``names``: name -> its result line. A process that dies inside a
-    model (a crash of the old runtime) fails that model, and the probe goes on with the rest."""
+def probe(
+    ctx: BuildContext, env: RuntimeEnv, names: list[str]
+) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
+    """Run the probe in ``env`` over ``names``: (name -> its result line, the versions the environment
+    imports). A process that dies inside a model (a crash of the old runtime) fails that model, and the
+    probe goes on with the rest."""
     items = []
     for n in names:
         m = ctx.resolved[n].spec
@@ -227,6 +239,7 @@ def probe(ctx: BuildContext, env: RuntimeEnv, names: list[str]) -> dict[str, dic
             }
         )
     found: dict[str, dict[str, object]] = {}
+    versions: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="cdk-triton-target-runtime-") as tmp:
         while items:
             job, results = Path(tmp) / "job.json", Path(tmp) / "results.jsonl"
@@ -243,7 +256,10 @@ def probe(ctx: BuildContext, env: RuntimeEnv, names: list[str]) -> dict[str, dic
                     line = json.loads(raw)
                 except ValueError:  # a line cut by the crash
                     continue
-                if line.pop("event") == "begin":
+                event = line.pop("event")
+                if event == "versions":
+                    versions = {str(k): str(v) for k, v in line.items()}
+                elif event == "begin":
                     begun = line["name"]
                 else:
                     found[str(line.pop("name"))] = line
@@ -260,7 +276,7 @@ def probe(ctx: BuildContext, env: RuntimeEnv, names: list[str]) -> dict[str, dic
                     f"the runtime's process died (exit {proc.returncode}) running it: {tail}"
                 )
             items = [i for i in items if i["name"] not in found]
-    return found
+    return found, versions
 
 
 def brief(error: str) -> str:

@@ -163,8 +163,13 @@ def ensure_environment(
     root: Path | None = None,
     installer: Installer | None = None,
     verify: bool = True,
+    rebuild: bool = False,
 ) -> RuntimeEnv:
     """The environment holding ``runtimes`` of ``triton_version``: found complete, or created now.
+
+    ``verify``: import the runtimes to check their versions before trusting a complete marker (False: the
+    caller verifies, as the build's probe does on its first line). ``rebuild``: create it again even when
+    complete (a caller found it broken).
 
     Raises:
         RuntimeUnavailable: it cannot be created here (the reason names pip's words and the log).
@@ -176,8 +181,10 @@ def ensure_environment(
     base = root if root is not None else rules.root()
     final = base / name
     with _locked(base / ".locks" / f"{name}.lock"):
-        if complete(final, reqs, py) and (
-            not verify or matches(installed_versions(final / "bin" / "python"), reqs)
+        if (
+            not rebuild
+            and complete(final, reqs, py)
+            and (not verify or matches(installed_versions(final / "bin" / "python"), reqs))
         ):
             return RuntimeEnv(
                 path=final, name=name, requirements=reqs, created=False, seconds=time.monotonic() - start

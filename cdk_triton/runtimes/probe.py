@@ -7,7 +7,8 @@ Standalone on purpose: it runs with the environment's interpreter, which has num
 Usage: ``python target_runtime_probe.py <job.json> <results.jsonl>``. The job lists items ``{name,
 runtime, artifact, request, response, tolerances: {output: [atol, rtol]}}``; for each item one line
 ``{"name", "event": "begin"}`` is appended before it runs and one result line after, so the caller can
-tell which model a crash of the runtime (a segfault in an old libtorch) happened in.
+tell which model a crash of the runtime (a segfault in an old libtorch) happened in. The first line,
+``{"event": "versions", ...}``, names the versions the environment imports (the caller verifies them).
 """
 
 from __future__ import annotations
@@ -218,6 +219,9 @@ def main(argv: list[str]) -> int:
     with open(job_path, encoding="utf-8") as fh:
         job = json.load(fh)
     with open(results_path, "a", encoding="utf-8") as out:
+        # what this environment imports, first: the caller's verification of the environment (no second start)
+        out.write(json.dumps({"event": "versions", **versions()}) + "\n")
+        out.flush()
         for item in job["items"]:
             out.write(json.dumps({"name": item["name"], "event": "begin"}) + "\n")
             out.flush()

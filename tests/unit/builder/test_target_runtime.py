@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from cdk_triton.builder import target_runtime as step
-from cdk_triton.runtimes import environments as tr
 from cdk_triton.config import target_runtime as rules
 from cdk_triton.config.manifest import manifest_from_dict, read_manifest
 from cdk_triton.errors import BuildError, TritonValidationError
+from cdk_triton.runtimes import environments as tr
 from tests.conftest import RUNTIMES_ROOT
 from tests.unit.builder.helpers import EXAMPLE, tiny, write_decl
 
@@ -216,6 +216,10 @@ def test_no_package_index_records_unavailable_and_warns(
     assert len(warned) == 2 and any("may not load in Triton 24.09's libtorch 2.5.0" in w for w in warned)
 
 
+#: what the fake environment imports (its requirements: numpy<2)
+VERSIONS = {"numpy": "1.26.4"}
+
+
 def _fake_env(tmp_path: Path) -> tr.RuntimeEnv:
     return tr.RuntimeEnv(
         path=tmp_path / "env", name="24.09-fake", requirements=("numpy<2",), created=False, seconds=0.0
@@ -232,7 +236,7 @@ def test_fails_a_model_whose_outputs_differ_and_packages_nothing(
         "t_ts": {"status": "passed", "max_abs_diff": 0.0},
         "t_onnx": {"status": "failed", "stage": "match", "max_abs_diff": 0.5, "error": "output 'y' differs"},
     }
-    monkeypatch.setattr(step, "probe", lambda ctx, env, names: {n: lines[n] for n in names})
+    monkeypatch.setattr(step, "probe", lambda ctx, env, names: ({n: lines[n] for n in names}, VERSIONS))
     with pytest.raises(BuildError) as err:
         run_build(_decl(tmp_path), out_dir=tmp_path / "out", progress=False, target_runtime=True)
     assert err.value.code == "TargetRuntimeMismatch"
@@ -248,9 +252,11 @@ def test_cached_model_reuses_its_recorded_result(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(tr, "ensure_environment", lambda *a, **k: _fake_env(tmp_path))
     probed: list[list[str]] = []
 
-    def fake_probe(ctx: object, env: object, names: list[str]) -> dict[str, dict[str, object]]:
+    def fake_probe(
+        ctx: object, env: object, names: list[str]
+    ) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
         probed.append(list(names))
-        return {n: {"status": "passed", "max_abs_diff": 1e-7} for n in names}
+        return {n: {"status": "passed", "max_abs_diff": 1e-7} for n in names}, VERSIONS
 
     monkeypatch.setattr(step, "probe", fake_probe)
     decl = _decl(tmp_path)
@@ -304,3 +310,31 @@ def test_example_models_pass_in_the_release_runtimes(tmp_path: Path) -> None:
     assert {c["status"] for c in checks.values()} == {"passed"}
     assert checks["classifier_ts"]["version"] == "2.5.0" and checks["bert"]["version"] == "1.19.2"
     assert not [w for w in result.warnings if "may not load" in w]
+
+
+def test_an_environment_the_probe_finds_broken_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A complete marker over an environment that imports something else (the probe's first line says so):
+    rebuilt once, then probed again."""
+    from cdk_triton.builder import run_build
+
+    asked: list[bool] = []
+
+    def ensure(release: str, runtimes: frozenset[str], **kw: bool) -> tr.RuntimeEnv:
+        asked.append(bool(kw.get("rebuild")))
+        return _fake_env(tmp_path)
+
+    answers = iter([{}, VERSIONS])  # the first run imports nothing (a broken environment)
+    monkeypatch.setattr(tr, "ensure_environment", ensure)
+    monkeypatch.setattr(
+        step,
+        "probe",
+        lambda ctx, env, names: (
+            {n: {"status": "passed", "max_abs_diff": 0.0} for n in names},
+            next(answers),
+        ),
+    )
+    run_build(_decl(tmp_path), out_dir=tmp_path / "out", progress=False, target_runtime=True)
+    assert asked == [False, True]
+    assert {c["status"] for c in _checks(tmp_path / "out").values()} == {"passed"}
