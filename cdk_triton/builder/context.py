@@ -211,6 +211,7 @@ class BuildContext:
     target_runtime: bool = True  # run the release-runtime check (``--no-target-runtime``: False)
     #: model -> its release-runtime check (``target_runtime.check_target_runtimes``), for the manifest
     target_runtime_checks: dict[str, Any] = field(default_factory=dict)
+    target_runtime_probe: Any = None  # the probe started before the export (``target_runtime.start_probe``)
     result: BuildResult = field(init=False)
     lock: Any = None
 

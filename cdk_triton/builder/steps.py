@@ -31,7 +31,7 @@ from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, Build
 from cdk_triton.builder.declarations import load_spec
 from cdk_triton.builder.export import step as export_step
 from cdk_triton.builder.report import Reporter
-from cdk_triton.builder.target_runtime import check_target_runtimes
+from cdk_triton.builder.target_runtime import check_target_runtimes, start_probe, stop_probe
 from cdk_triton.config import target_runtime as config_target_runtime
 from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.config.manifest import ShardInfo
@@ -44,6 +44,7 @@ Step = Callable[[BuildContext], StepOutput]
 #: the steps after planning, in order (planning raises before anything is written)
 STEPS: tuple[Step, ...] = (
     outputs.prepare,
+    start_probe,
     export_step.export_models,
     portability.check_devices,
     outputs.write_samples,
@@ -179,6 +180,7 @@ def run_build(
             if on_success is not None:
                 on_success(ctx)
         finally:
+            stop_probe(ctx)
             if ctx.lock is not None:
                 ctx.lock.close()
     return ctx.result

@@ -25,10 +25,15 @@ TensorRT from the index, a CUDA GPU); without a GPU they are recorded ``skipped`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import queue
 import subprocess
 import tempfile
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from cdk_triton.builder.context import BuildContext, StepOutput, StepStatus
@@ -58,21 +63,7 @@ def check_target_runtimes(ctx: BuildContext) -> StepOutput:
     release's own runtime; record the result per model (``ctx.target_runtime_checks``); refuse, before
     anything is packaged, a model that fails to load or to match."""
     release = ctx.spec.triton_version
-    results: dict[str, TargetRuntimeCheck] = {}
-    pending: list[str] = []
-    for n in ctx.built:
-        runtime = runtime_of(ctx, n)
-        if runtime is None:
-            continue
-        version, confirmed = rules.runtime_version(release, runtime)
-        skip = _skip_reason(ctx, n, runtime, version)
-        cached = None if skip else _cached(ctx, n, runtime, version)
-        if skip or cached:
-            results[n] = cached or TargetRuntimeCheck(
-                runtime=runtime, version=version, confirmed=confirmed, status=rules.SKIPPED, reason=skip
-            )
-        else:
-            pending.append(n)
+    results, pending = _plan(ctx, samples=True)
     errors: list[BuildError] = []
     if pending:
         found, errors = _run_pending(ctx, pending)
@@ -98,11 +89,125 @@ def check_target_runtimes(ctx: BuildContext) -> StepOutput:
     )  # fmt: skip
 
 
+def _plan(ctx: BuildContext, *, samples: bool) -> tuple[dict[str, TargetRuntimeCheck], list[str]]:
+    """(the records known without probing: skipped, or re-used from the cache; the models to probe).
+    ``samples``: whether the samples are written by now (before the export they are not asked)."""
+    release = ctx.spec.triton_version
+    results: dict[str, TargetRuntimeCheck] = {}
+    pending: list[str] = []
+    for n in ctx.built:
+        runtime = runtime_of(ctx, n)
+        if runtime is None:
+            continue
+        version, confirmed = rules.runtime_version(release, runtime)
+        skip = _skip_reason(ctx, n, runtime, version, samples=samples)
+        cached = None if skip else _cached(ctx, n, runtime, version)
+        if skip or cached:
+            results[n] = cached or TargetRuntimeCheck(
+                runtime=runtime, version=version, confirmed=confirmed, status=rules.SKIPPED, reason=skip
+            )
+        else:
+            pending.append(n)
+    return results, pending
+
+
+@dataclass(kw_only=True, slots=True)
+class WarmProbe:
+    """A probe started before the export (``--serve``), its runtimes imported while the build exports."""
+
+    proc: subprocess.Popen[str]
+    path: Path
+    stderr: Path
+    lines: queue.Queue[str]
+
+
+def start_probe(ctx: BuildContext) -> StepOutput:
+    """Start the probe in the release environment before the export, so importing the release's runtimes
+    (seconds: torch) overlaps the export; only when the environment exists (the check creates it) and some
+    model will be probed. :func:`check_target_runtimes` hands it the job; :func:`stop_probe` ends it."""
+    if not ctx.target_runtime:
+        return StepOutput(step="target_runtime_start", status=StepStatus.SKIPPED)
+    _, pending = _plan(ctx, samples=False)
+    runtimes = sorted({r for n in pending if (r := runtime_of(ctx, n)) in rules.CPU_RUNTIMES})
+    if not runtimes:
+        return StepOutput(step="target_runtime_start", status=StepStatus.SKIPPED)
+    reqs = rules.requirements(ctx.spec.triton_version, runtimes)
+    where = rules.root() / rules.environment_name(ctx.spec.triton_version, reqs, environments.python_minor())
+    if not environments.complete(where, reqs, environments.python_minor()):
+        return StepOutput(step="target_runtime_start", status=StepStatus.SKIPPED)
+    fd, err = tempfile.mkstemp(prefix="cdk-triton-probe-", suffix=".log")
+    with os.fdopen(fd, "w") as stderr:
+        proc = subprocess.Popen(
+            [str(where / "bin" / "python"), str(environments.PROBE), "--serve"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True, env=_probe_environment(),
+        )  # fmt: skip
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    out = proc.stdout
+
+    def pump() -> None:  # its stdout, line by line (a queue: reads with a deadline, no buffered-select trap)
+        for line in out:
+            lines.put(line)
+        lines.put("")  # end of file: the process is gone
+
+    threading.Thread(target=pump, daemon=True).start()
+    ctx.target_runtime_probe = WarmProbe(proc=proc, path=where, stderr=Path(err), lines=lines)
+    return StepOutput(step="target_runtime_start", status=StepStatus.OK)
+
+
+def stop_probe(ctx: BuildContext) -> None:
+    """End the warm probe, if one is still running (a build that failed before the check)."""
+    warm = ctx.target_runtime_probe
+    ctx.target_runtime_probe = None
+    if isinstance(warm, WarmProbe):
+        _end(warm)
+
+
+def _end(warm: WarmProbe) -> None:
+    with contextlib.suppress(OSError):
+        if warm.proc.stdin is not None:
+            warm.proc.stdin.close()
+    try:
+        warm.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        warm.proc.kill()
+        warm.proc.wait()
+    warm.stderr.unlink(missing_ok=True)
+
+
+def _run_warm(warm: WarmProbe, job: Path, results: Path) -> tuple[int, str]:
+    """Hand ``job`` to the warm probe; (0 when it answered done, else its exit status, its stderr's tail)."""
+    done = False
+    try:
+        assert warm.proc.stdin is not None
+        warm.proc.stdin.write(f"{job} {results}\n")
+        warm.proc.stdin.flush()
+        deadline = time.monotonic() + PROBE_TIMEOUT_S
+        while not done:
+            line = warm.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            if not line:  # it died (a crash inside a model)
+                break
+            done = line.strip() == "done"
+    except (OSError, queue.Empty):
+        pass
+    if not done:
+        warm.proc.kill()
+    tail = " | ".join(warm.stderr.read_text("utf-8", "replace").strip().splitlines()[-3:])
+    _end(warm)
+    return (0 if done else (warm.proc.returncode or -9)), tail
+
+
+def _probe_environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONNOUSERSITE": "1", "PYTHONPATH": ""}
+
+
 #: the reason recorded for a build with the check turned off
 SWITCHED_OFF = "turned off (--no-target-runtime or CDK_TRITON_TARGET_RUNTIME=off)"
 
 
-def _skip_reason(ctx: BuildContext, name: str, runtime: str, version: str | None) -> str | None:
+def _skip_reason(
+    ctx: BuildContext, name: str, runtime: str, version: str | None, *, samples: bool = True
+) -> str | None:
     """Why model ``name`` is not checked in this build, or None."""
     if not ctx.target_runtime:
         return SWITCHED_OFF
@@ -111,7 +216,7 @@ def _skip_reason(ctx: BuildContext, name: str, runtime: str, version: str | None
     if runtime not in rules.CPU_RUNTIMES and not _cuda():
         return f"a {runtime} plan runs only on a CUDA GPU: the GPU build job checks it"
     sample = ctx.samples.get(name)
-    if sample is None or sample.response is None:
+    if samples and (sample is None or sample.response is None):
         return "the model has no expected sample response to compare with"
     return None
 
@@ -240,16 +345,25 @@ def probe(
         )
     found: dict[str, dict[str, object]] = {}
     versions: dict[str, str] = {}
+    warm = ctx.target_runtime_probe
+    ctx.target_runtime_probe = None
+    if isinstance(warm, WarmProbe) and (warm.path != env.path or warm.proc.poll() is not None):
+        _end(warm)  # started for another environment, or gone: run fresh
+        warm = None
     with tempfile.TemporaryDirectory(prefix="cdk-triton-target-runtime-") as tmp:
         while items:
             job, results = Path(tmp) / "job.json", Path(tmp) / "results.jsonl"
             job.write_text(json.dumps({"items": items}), "utf-8")
             results.write_text("", "utf-8")
-            proc = subprocess.run(
-                [str(env.python), str(environments.PROBE), str(job), str(results)],
-                capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False,
-                env={**os.environ, "PYTHONNOUSERSITE": "1", "PYTHONPATH": ""},
-            )  # fmt: skip
+            if isinstance(warm, WarmProbe):  # the first job goes to the probe started before the export
+                returncode, tail = _run_warm(warm, job, results)
+                warm = None
+            else:
+                proc = subprocess.run(
+                    [str(env.python), str(environments.PROBE), str(job), str(results)],
+                    capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False, env=_probe_environment(),
+                )  # fmt: skip
+                returncode, tail = proc.returncode, " | ".join(proc.stderr.strip().splitlines()[-3:])
             begun = None
             for raw in results.read_text("utf-8").splitlines():
                 try:
@@ -264,17 +378,12 @@ def probe(
                 else:
                     found[str(line.pop("name"))] = line
                     begun = None
-            tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
-            if proc.returncode != 0 and begun is None:  # died outside any model: every model left fails
+            if returncode != 0 and begun is None:  # died outside any model: every model left fails
                 for i in items:
                     if i["name"] not in found:
-                        found[str(i["name"])] = _died(
-                            f"the runtime's process exited {proc.returncode}: {tail}"
-                        )
+                        found[str(i["name"])] = _died(f"the runtime's process exited {returncode}: {tail}")
             elif begun is not None:  # died inside one model (a crash of the old runtime): the rest go on
-                found[begun] = _died(
-                    f"the runtime's process died (exit {proc.returncode}) running it: {tail}"
-                )
+                found[begun] = _died(f"the runtime's process died (exit {returncode}) running it: {tail}")
             items = [i for i in items if i["name"] not in found]
     return found, versions
 

@@ -4,7 +4,7 @@ release-runtime check (:mod:`cdk_triton.builder.target_runtime`) runs *inside* t
 Standalone on purpose: it runs with the environment's interpreter, which has numpy and the runtimes
 (torch / onnxruntime / tensorrt) and not cdk_triton, so it imports nothing of this package.
 
-Usage: ``python target_runtime_probe.py <job.json> <results.jsonl>``. The job lists items ``{name,
+Usage: ``python probe.py <job.json> <results.jsonl>`` (or ``--serve``: jobs named on stdin, one warm process). The job lists items ``{name,
 runtime, artifact, request, response, tolerances: {output: [atol, rtol]}}``; for each item one line
 ``{"name", "event": "begin"}`` is appended before it runs and one result line after, so the caller can
 tell which model a crash of the runtime (a segfault in an old libtorch) happened in. The first line,
@@ -211,16 +211,13 @@ def versions() -> dict[str, str]:
     return out
 
 
-def main(argv: list[str]) -> int:
-    if argv[:1] == ["--versions"]:
-        print(json.dumps(versions(), sort_keys=True))
-        return 0
-    job_path, results_path = argv
+def run_job(job_path: str, results_path: str, found: dict[str, str]) -> None:
+    """Check every item of the job file, appending the versions line and each model's lines to ``results_path``."""
     with open(job_path, encoding="utf-8") as fh:
         job = json.load(fh)
     with open(results_path, "a", encoding="utf-8") as out:
         # what this environment imports, first: the caller's verification of the environment (no second start)
-        out.write(json.dumps({"event": "versions", **versions()}) + "\n")
+        out.write(json.dumps({"event": "versions", **found}) + "\n")
         out.flush()
         for item in job["items"]:
             out.write(json.dumps({"name": item["name"], "event": "begin"}) + "\n")
@@ -228,6 +225,31 @@ def main(argv: list[str]) -> int:
             result = check(item)
             out.write(json.dumps({"name": item["name"], "event": "end", **result}) + "\n")
             out.flush()
+
+
+def serve() -> int:
+    """``--serve``: import the runtimes now, print the versions line, then run each job named on stdin
+    (``<job.json> <results.jsonl>``), printing ``done`` after each; exit at EOF (the build started this
+    process before its export, so the imports overlap the export)."""
+    found = versions()
+    print(json.dumps(found, sort_keys=True), flush=True)
+    for line in sys.stdin:
+        parts = line.split()
+        if len(parts) != 2:
+            continue
+        run_job(parts[0], parts[1], found)
+        print("done", flush=True)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--versions"]:
+        print(json.dumps(versions(), sort_keys=True))
+        return 0
+    if argv[:1] == ["--serve"]:
+        return serve()
+    job_path, results_path = argv
+    run_job(job_path, results_path, versions())
     return 0
 
 

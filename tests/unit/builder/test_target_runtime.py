@@ -338,3 +338,56 @@ def test_an_environment_the_probe_finds_broken_is_rebuilt(
     run_build(_decl(tmp_path), out_dir=tmp_path / "out", progress=False, target_runtime=True)
     assert asked == [False, True]
     assert {c["status"] for c in _checks(tmp_path / "out").values()} == {"passed"}
+
+
+FAKE_PROBE = """
+import json, os, sys
+VERSIONS = {"numpy": "1.26.4", "onnxruntime": "1.19.2", "torch": "2.5.0"}
+
+def run(job, results, crash):
+    items = json.load(open(job))["items"]
+    with open(results, "a") as out:
+        out.write(json.dumps({"event": "versions", **VERSIONS}) + "\\n"); out.flush()
+        for item in items:
+            out.write(json.dumps({"name": item["name"], "event": "begin"}) + "\\n"); out.flush()
+            if crash and item["name"] == "t_onnx":
+                os._exit(3)  # a crash of the old runtime inside one model
+            out.write(json.dumps({"name": item["name"], "event": "end", "status": "passed", "max_abs_diff": 0.0}) + "\\n")
+
+if sys.argv[1:] == ["--serve"]:
+    print(json.dumps(VERSIONS), flush=True)
+    open(os.environ["FAKE_PROBE_LOG"], "a").write("serve\\n")
+    for line in sys.stdin:
+        run(*line.split(), crash=True)
+        print("done", flush=True)
+else:
+    open(os.environ["FAKE_PROBE_LOG"], "a").write("fresh\\n")
+    run(sys.argv[1], sys.argv[2], crash=False)
+"""
+
+
+def test_the_probe_started_before_the_export_takes_the_job_and_a_crash_fails_one_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm probe (started before the export) runs the job; it dies inside t_onnx: t_onnx is refused
+    naming the crash, and the models after it run in a fresh process."""
+    from cdk_triton.builder import run_build
+
+    root = tmp_path / "runtimes"
+    reqs = rules.requirements("24.09", BOTH)
+    env = root / rules.environment_name("24.09", reqs, PY)
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").symlink_to(sys.executable)
+    (env / rules.MARKER).write_text(json.dumps({"sha256": rules.requirements_hash(reqs, PY)}))
+    script = tmp_path / "probe.py"
+    script.write_text(FAKE_PROBE)
+    log = tmp_path / "probe.log"
+    monkeypatch.setattr(tr, "PROBE", script)
+    monkeypatch.setenv(rules.ROOT_VARIABLE, str(root))
+    monkeypatch.setenv("FAKE_PROBE_LOG", str(log))
+    extra = tiny("t_last", "torchscript")
+    with pytest.raises(BuildError) as err:
+        run_build(_decl(tmp_path, extra), out_dir=tmp_path / "out", progress=False, target_runtime=True)
+    assert err.value.code == "TargetRuntimeLoadFailed"
+    assert "model 't_onnx' (onnx) fails to run" in str(err.value) and "died (exit 3)" in str(err.value)
+    assert log.read_text().split() == ["serve", "fresh"]  # the warm one, then a fresh one for t_last
