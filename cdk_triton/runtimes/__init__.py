@@ -5,3 +5,7 @@ Used by the build's release-runtime check (``cdk_triton.builder.target_runtime``
 --runtime target`` (``cdk_triton.local``); the rules (pins, cache place, marker, the manifest record) are
 ``cdk_triton.config.target_runtime``.
 """
+
+from cdk_triton.runtimes.environments import RuntimeEnv, RuntimeUnavailable, ensure_environment
+
+__all__ = ["RuntimeEnv", "RuntimeUnavailable", "ensure_environment"]
