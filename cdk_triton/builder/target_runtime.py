@@ -428,28 +428,30 @@ def refusal(
         "declare format: onnx (the build holds its opset and IR version to the release's ONNX Runtime)"
         if check.runtime == "libtorch"
         else "declare format: torchscript, or export with another opset (onnx.opset)",
-        f"target a triton_version whose {check.runtime} has it ({newer})"
+        f"target a newer triton_version whose {check.runtime} may have it ({newer}; the check tells)"
         if newer
         else "target another triton_version",
         f"rewrite the model without {operator}" if operator else "rewrite the failing part of the model",
     ]
+    tail = (
+        f"; parity passed with the build's own {check.runtime} "
+        f"({ctx.tools.get(rules.RUNTIME_PACKAGES[check.runtime], '?')}), the endpoint runs {check.version}; "
+        f"nothing was packaged; fixes: {'; '.join(fixes)} (checked in {env.path}; --no-target-runtime skips the check)"
+    )
+    logged = str(log) if log else None
     if line.get("stage") == "match":
-        what = (
+        return BuildError(
             f"model '{name}' ({m.format}) loads in {lib}{note} but its outputs differ from the expected sample "
-            f"response: {line.get('error')}"
+            f"response: {line.get('error')}{tail}",
+            code="TargetRuntimeMismatch",
+            log_path=logged,
         )
-        code = "TargetRuntimeMismatch"
-    else:
-        op = f"; operator {operator} is not in {check.runtime} {check.version}" if operator else ""
-        what = f"model '{name}' ({m.format}) fails to {line.get('stage', 'load')} in {lib}{note}: {check.reason}{op}"
-        code = "TargetRuntimeLoadFailed"
+    op = f"; operator {operator} is not in {check.runtime} {check.version}" if operator else ""
     return BuildError(
-        f"{what}; parity passed with the build's own {check.runtime} ({ctx.tools.get(rules.RUNTIME_PACKAGES[check.runtime], '?')}), "
-        f"the endpoint runs {check.version}; nothing was packaged; fixes: " + "; ".join(fixes)
-        + f" (checked in {env.path}; --no-target-runtime skips the check)",
-        code=code,
-        log_path=str(log) if log else None,
-    )  # fmt: skip
+        f"model '{name}' ({m.format}) fails to {line.get('stage', 'load')} in {lib}{note}: {check.reason}{op}{tail}",
+        code="TargetRuntimeLoadFailed",
+        log_path=logged,
+    )
 
 
 def _newer_releases(release: str, runtime: str) -> str:

@@ -131,7 +131,7 @@ def requirements(triton_version: str, runtimes: Iterable[str]) -> tuple[str, ...
     the table are left out: the caller reports them skipped)."""
     wanted = set(runtimes)
     if "tensorrt" in wanted:  # the probe holds a plan's buffers in CUDA tensors of the release's own torch
-        wanted.add("libtorch")
+        wanted |= {"libtorch"}
     out = {NUMPY}
     for r in wanted:
         version, _ = runtime_version(triton_version, r)
