@@ -391,3 +391,23 @@ def test_the_probe_started_before_the_export_takes_the_job_and_a_crash_fails_one
     assert err.value.code == "TargetRuntimeLoadFailed"
     assert "model 't_onnx' (onnx) fails to run" in str(err.value) and "died (exit 3)" in str(err.value)
     assert log.read_text().split() == ["serve", "fresh"]  # the warm one, then a fresh one for t_last
+
+
+def test_a_tensorrt_plan_without_a_gpu_is_skipped_for_the_gpu_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prebuilt plans on a CPU machine: recorded skipped (the GPU job's rung), no environment made, no warning."""
+    from cdk_triton.builder import run_build
+    from tests.unit.builder.helpers import plans_decl
+
+    monkeypatch.setattr(step, "_cuda", lambda: False)
+    monkeypatch.setattr(
+        tr, "ensure_environment", lambda *a, **k: pytest.fail("no environment for a plan here")
+    )
+    result = run_build(
+        plans_decl(tmp_path, "ml.g5.xlarge"), out_dir=tmp_path / "out", progress=False, target_runtime=True
+    )
+    check = _checks(tmp_path / "out")["multi_plan"]
+    assert check["runtime"] == "tensorrt" and check["version"] == "10.4.0" and check["status"] == "skipped"
+    assert "runs only on a CUDA GPU: the GPU build job checks it" in str(check["reason"])
+    assert not [w for w in result.warnings if "multi_plan" in w and "release-runtime" in w]
