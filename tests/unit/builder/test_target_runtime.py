@@ -411,3 +411,29 @@ def test_a_tensorrt_plan_without_a_gpu_is_skipped_for_the_gpu_job(
     assert check["runtime"] == "tensorrt" and check["version"] == "10.4.0" and check["status"] == "skipped"
     assert "runs only on a CUDA GPU: the GPU build job checks it" in str(check["reason"])
     assert not [w for w in result.warnings if "multi_plan" in w and "release-runtime" in w]
+
+
+@pytest.mark.parametrize(("flag", "expected"), [([], None), (["--no-target-runtime"], False)])
+def test_cli_flag_turns_the_check_off(
+    flag: list[str], expected: bool | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cdk-triton build` leaves the check to its default (on unless CDK_TRITON_TARGET_RUNTIME=off);
+    `--no-target-runtime` turns it off for this build (and is not a plain build for the no-op stamp)."""
+    from cdk_triton.builder import stamp, steps
+    from cdk_triton.cli import main
+
+    seen: dict[str, object] = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake(*a: object, **k: object) -> None:
+        seen.update(k)
+        raise Stop
+
+    monkeypatch.setattr(steps, "run_build", fake)
+    monkeypatch.setattr(stamp, "answer", lambda plain: None)
+    with pytest.raises(Stop):
+        main(["build", "--config", str(_decl(tmp_path)), *flag])
+    assert seen["target_runtime"] is expected
+    assert stamp.NOT_PLAIN["no_target_runtime"] is False
