@@ -18,9 +18,12 @@ file whose graph calls an operator newer than that libtorch passes parity here a
    release and the fixes. No package index: the models are recorded ``unavailable`` with a warning,
    never passed. ``--no-target-runtime`` records them ``skipped``.
 
-A cached model re-uses its recorded result (``<out>/cache/target-runtime/<model>.json``, keyed by the
-model's cache key and the environment). TensorRT plans take the same rung on the GPU job (the release's
-TensorRT from the index, a CUDA GPU); without a GPU they are recorded ``skipped``.
+:func:`start_probe` (a step before the export) starts the probe in the environment when it exists, so
+importing the release's runtimes (seconds, for torch) overlaps the export; the check hands it the job.
+
+A cached model re-uses its recorded pass (``<out>/cache/target-runtime/<model>.json``, keyed by the model's
+cache key and the runtime's version; ``--force`` checks again). TensorRT plans take the same rung on the GPU
+job (the release's TensorRT from the index, a CUDA GPU); without a GPU they are recorded ``skipped``.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ def check_target_runtimes(ctx: BuildContext) -> StepOutput:
     release's own runtime; record the result per model (``ctx.target_runtime_checks``); refuse, before
     anything is packaged, a model that fails to load or to match."""
     release = ctx.spec.triton_version
+    _forget_undeclared(ctx)
     results, pending = _plan(ctx, samples=True)
     errors: list[BuildError] = []
     if pending:
@@ -248,6 +252,17 @@ def _cached(ctx: BuildContext, name: str, runtime: str, version: str | None) -> 
     if check.get("status") != rules.PASSED:
         return None
     return TargetRuntimeCheck(**check)
+
+
+def _forget_undeclared(ctx: BuildContext) -> None:
+    """Drop the recorded results of models the declaration no longer has."""
+    folder = ctx.out / "cache" / "target-runtime"
+    if not folder.is_dir():
+        return
+    declared = {m.name for m in ctx.spec.models}
+    for f in folder.glob("*.json"):
+        if f.stem not in declared:
+            f.unlink(missing_ok=True)
 
 
 def _remember(ctx: BuildContext, name: str, check: TargetRuntimeCheck) -> None:

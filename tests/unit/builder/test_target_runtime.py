@@ -262,8 +262,11 @@ def test_cached_model_reuses_its_recorded_result(tmp_path: Path, monkeypatch: py
     decl = _decl(tmp_path)
     run_build(decl, out_dir=tmp_path / "out", progress=False, target_runtime=True)
     first = _checks(tmp_path / "out")
+    stray = tmp_path / "out" / "cache" / "target-runtime" / "removed_model.json"
+    stray.write_text("{}")  # the record of a model the declaration no longer has
     run_build(decl, out_dir=tmp_path / "out", progress=False, target_runtime=True)
     assert probed == [["t_ts", "t_onnx"]]  # the second build probed nothing
+    assert not stray.exists() and (stray.parent / "t_ts.json").is_file()
     assert _checks(tmp_path / "out") == first and first["t_ts"]["status"] == "passed"
     run_build(decl, out_dir=tmp_path / "out", progress=False, target_runtime=True, force=True)
     assert len(probed) == 2  # --force checks again
