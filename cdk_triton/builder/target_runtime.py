@@ -167,15 +167,18 @@ def stop_probe(ctx: BuildContext) -> None:
         _end(warm)
 
 
-def _end(warm: WarmProbe) -> None:
+def _end(warm: WarmProbe, *, wait: bool = True) -> None:
+    """Close the probe's stdin (it exits at EOF); ``wait``: until it has (else it exits on its own while
+    the build packages: a torch interpreter's shutdown takes a few hundred ms, off the critical path)."""
     with contextlib.suppress(OSError):
         if warm.proc.stdin is not None:
             warm.proc.stdin.close()
-    try:
-        warm.proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        warm.proc.kill()
-        warm.proc.wait()
+    if wait:
+        try:
+            warm.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            warm.proc.kill()
+            warm.proc.wait()
     warm.stderr.unlink(missing_ok=True)
 
 
@@ -197,7 +200,7 @@ def _run_warm(warm: WarmProbe, job: Path, results: Path) -> tuple[int, str]:
     if not done:
         warm.proc.kill()
     tail = " | ".join(warm.stderr.read_text("utf-8", "replace").strip().splitlines()[-3:])
-    _end(warm)
+    _end(warm, wait=not done)
     return (0 if done else (warm.proc.returncode or -9)), tail
 
 
