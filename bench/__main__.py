@@ -2,7 +2,7 @@
 
 Each benchmark measures its comparisons side by side in one run and writes bench/results/<name>.json.
 `python -m bench NAME ...` runs only those (names: build_package, build_rss, build_noop, build_floor,
-build_export, build_fleet, build_auto, memory_estimate, synth_bench, synth_multi_bench, synth_fleet, serve_fleet, local_bench, local_example, local_cold).
+build_export, build_fleet, build_auto, memory_estimate, synth_bench, synth_multi_bench, synth_fleet, serve_fleet, local_bench, local_example, local_cold, target_runtime).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ BENCHMARKS = [
     "local_bench",
     "local_example",
     "local_cold",
+    "target_runtime",
 ]
 
 

@@ -17,6 +17,13 @@ FIXTURES = ROOT / "tests" / "fixtures"
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+#: the user's environments of the release-runtime check, before any test moves XDG_CACHE_HOME (the tests marked
+#: target_runtime share them; CI creates them once)
+from cdk_triton.config import target_runtime as _target_runtime  # noqa: E402
+
+RUNTIMES_ROOT = _target_runtime.root()
+# builds in tests skip the release-runtime check (a few GB of environment) unless a test is marked target_runtime
+os.environ.setdefault(_target_runtime.SWITCH_VARIABLE, "off")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -9,7 +9,7 @@ import ast
 import sys
 from pathlib import Path
 
-from cdk_triton.config import formats, tables
+from cdk_triton.config import formats, tables, target_runtime
 from cdk_triton.errors import BuildError
 
 #: torch's exporter supports opsets 18+ (dynamo) / up to 20 (legacy).
@@ -71,17 +71,17 @@ def check_onnx_model(model_proto: object, triton_version: str, *, name: str) -> 
 
 
 def torchscript_warning(torch_version: str, triton_version: str) -> str | None:
-    """A warning when TorchScript is saved by a torch newer than the target's libtorch."""
+    """A warning when TorchScript is saved by a torch newer than the target's libtorch (the text of
+    ``config.target_runtime.may_not_load``; the build shows it when the release-runtime check did not run)."""
     rel = tables.release(triton_version)
     lib = rel.libtorch.value
     if not lib:
         return None
     if _version_tuple(torch_version)[:2] > _version_tuple(lib)[:2]:
-        note = "" if rel.libtorch.confirmed else " (release table entry unconfirmed)"
-        return (
-            f"TorchScript saved by torch {torch_version} may not load in Triton {triton_version}'s libtorch "
-            f"{lib}{note}: prefer format onnx, or build inside the target-matched image (build/Dockerfile)"
+        text = target_runtime.may_not_load(
+            "libtorch", lib, rel.libtorch.confirmed, saved_by=torch_version, triton_version=triton_version
         )
+        return f"{text}: prefer format onnx, or build inside the target-matched image (build/Dockerfile)"
     return None
 
 

@@ -208,6 +208,10 @@ class BuildContext:
     endpoint_entries: dict[str, EndpointEntry] = field(default_factory=dict)
     artifacts: list[Artifact] = field(default_factory=list)
     uploaded: bool = False  # every artifact is in S3
+    target_runtime: bool = True  # run the release-runtime check (``--no-target-runtime``: False)
+    #: model -> its release-runtime check (``target_runtime.check_target_runtimes``), for the manifest
+    target_runtime_checks: dict[str, Any] = field(default_factory=dict)
+    target_runtime_probe: Any = None  # the probe started before the export (``target_runtime.start_probe``)
     result: BuildResult = field(init=False)
     lock: Any = None
 

@@ -66,6 +66,10 @@ BUILD_ERRORS: dict[str, str] = {
     "TensorRTBuildFailed": "the TensorRT builder returned no engine",
     "PlanArchitectureMismatch": "a TensorRT plan built for another GPU architecture than the instance type's",
     "PlanProfileMismatch": "a prebuilt TensorRT plan whose profile does not reach max_batch_size",
+    "TargetRuntimeLoadFailed": "a TorchScript / ONNX artifact fails to load or run in the declared release's own "
+    "libtorch / ONNX Runtime (the release-runtime check; the message names the operator, e.g. aten::hash_tensor)",
+    "TargetRuntimeMismatch": "an artifact's outputs in the release's own runtime differ from the expected sample "
+    "response beyond parity's tolerance",
     "ParityMismatch": "the exported artifact's outputs differ from the eager model beyond the tolerance",
     "NoCudaDevice": "cdk-triton gpu-check on a machine where torch sees no CUDA device (or a CPU build of torch)",
     "DeviceParityMismatch": "a GPU-placed model's artifact on CUDA differs from eager beyond the precision's tolerance",

@@ -184,7 +184,10 @@ def write_build_manifest(ctx: BuildContext) -> StepOutput:
         artifact_location=ctx.spec.artifact_location,
         uploaded=ctx.uploaded,
         models={
-            n: model_entry(ctx.record(n), ctx.samples.get(n), d)
+            n: replace(
+                model_entry(ctx.record(n), ctx.samples.get(n), d),
+                target_runtime=ctx.target_runtime_checks.get(n),
+            )
             for n, d in ctx.model_dirs(list(ctx.built)).items()
         },
         endpoints=ctx.endpoint_entries,

@@ -49,9 +49,10 @@ NOT_PLAIN = {
     "list_shards": None,
     "verify": False,
     "verbose": False,  # --verbose prints each warning's detail: a real build, not the stamp's lines
+    "no_target_runtime": False,
 }
 #: environment variables a build reads (``builder.declarations.ARTIFACT_LOCATION_ENV``)
-ENVIRONMENT = ("CDK_TRITON_ARTIFACT_LOCATION",)
+ENVIRONMENT = ("CDK_TRITON_ARTIFACT_LOCATION", "CDK_TRITON_TARGET_RUNTIME", "CDK_TRITON_RUNTIMES_DIR")
 #: inputs modified less than this before the build started are not stamped (file clocks are coarse:
 #: an edit of the same size made while the build read the file could keep its recorded mtime)
 SETTLE_NS = 1_000_000_000

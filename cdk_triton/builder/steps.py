@@ -31,6 +31,8 @@ from cdk_triton.builder.context import ENSEMBLE_PLACEHOLDER, BuildContext, Build
 from cdk_triton.builder.declarations import load_declaration
 from cdk_triton.builder.export import step as export_step
 from cdk_triton.builder.report import Reporter
+from cdk_triton.builder.target_runtime import check_target_runtimes, start_probe, stop_probe
+from cdk_triton.config import target_runtime as config_target_runtime
 from cdk_triton.config.declaration import BuildSpec
 from cdk_triton.config.manifest import ShardInfo
 from cdk_triton.errors import TritonValidationError
@@ -42,9 +44,11 @@ Step = Callable[[BuildContext], StepOutput]
 #: the steps after planning, in order (planning raises before anything is written)
 STEPS: tuple[Step, ...] = (
     outputs.prepare,
+    start_probe,
     export_step.export_models,
     portability.check_devices,
     outputs.write_samples,
+    check_target_runtimes,
     repository.package_endpoints,
     components.record_components,
     outputs.upload_artifacts,
@@ -90,6 +94,7 @@ def run_build(
     on_success: Callable[[BuildContext], None] | None = None,
     verbose: bool = False,
     shown_warnings: set[str] | None = None,
+    target_runtime: bool | None = None,
 ) -> BuildResult:
     """Build every declared model and endpoint and write ``<out_dir>/manifest.json``.
 
@@ -119,6 +124,10 @@ def run_build(
         build_missing: when ``merge_manifest`` holds shard manifests, export here the models no shard
             holds (a missing shard, a model in no shard), each with a warning, counted apart
             (``BuildResult.built_missing``). Default: such a set is ``IncompleteShardSet``.
+        target_runtime: load every TorchScript / ONNX artifact and run its sample in the declared release's
+            own libtorch / ONNX Runtime (an environment per release from the package index, in the user's
+            cache: :mod:`cdk_triton.builder.target_runtime`) before packaging; False records the models
+            ``skipped``. Default: on, unless ``CDK_TRITON_TARGET_RUNTIME=off``.
         on_success: called with the finished build's context while it still holds the output
             directory's lock (the CLI writes the no-op stamp, :mod:`cdk_triton.builder.stamp`).
         verbose: with ``progress``, print each warning's full detail (a CVE list) under its one line.
@@ -163,6 +172,9 @@ def run_build(
             jobs=parallel.parse_jobs(jobs),
             shard=None if which is None else ShardInfo(index=which.index, count=which.count),
             missing=missing,
+            target_runtime=not config_target_runtime.switched_off()
+            if target_runtime is None
+            else target_runtime,
         )
         for n in missing:
             ctx.warn(f"model '{n}' is in no merged shard manifest: exported by this merge (--build-missing)")
@@ -174,6 +186,7 @@ def run_build(
             if on_success is not None:
                 on_success(ctx)
         finally:
+            stop_probe(ctx)
             if ctx.lock is not None:
                 ctx.lock.close()
     return ctx.result

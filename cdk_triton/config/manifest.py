@@ -24,6 +24,7 @@ from cdk_triton.config.instance_pools import PoolValues
 from cdk_triton.config.parse import Fail, dataclass_keys, known_keys, optional, required
 from cdk_triton.config.serialize import json_ready
 from cdk_triton.config.sizing import MEMORY_SOURCES
+from cdk_triton.config.target_runtime import TargetRuntimeCheck, check_from_dict
 from cdk_triton.errors import TritonValidationError
 
 #: 2 (issue 20): models gain ``memory_bytes`` and ``memory_source``. 3 (issue 23): the
@@ -112,6 +113,8 @@ class ModelEntry:
     memory_source: str | None = None  # config.sizing.MEMORY_SOURCES (model_memory) (v2; v4 adds labels)
     source_sha256: str | None = None  # the cache key the build used
     sample: Sample | None = None
+    #: the artifact in the release's own runtime (``config.target_runtime``); None: not recorded
+    target_runtime: TargetRuntimeCheck | None = None
 
     @property
     def sequence_batching(self) -> bool:
@@ -459,6 +462,7 @@ def _model_entry(name: str, m: Any, fail: Fail) -> ModelEntry:
         memory_source=optional(m, "memory_source", str, w, fail),
         source_sha256=optional(m, "source_sha256", str, w, fail),
         sample=_sample(optional(m, "sample", dict, w, fail), f"{w}.sample", fail),
+        target_runtime=check_from_dict(m.get("target_runtime"), f"{w}.target_runtime", fail),
     )
     if entry.name != name:
         raise fail(f"{w}.name", entry.name, "differs from its key", repr(name))

@@ -79,8 +79,10 @@ def _register_serve(subparsers: Any) -> None:
         "--runtime",
         choices=RUNTIMES,
         default="stand-in",
-        help="stand-in: the bundled tritonserver on this CPU; container: the release's SageMaker Triton "
-        "image under Docker, as SageMaker runs it (default: stand-in)",
+        help="what runs the models: stand-in (the CPU stand-ins with the libraries beside cdk-triton, the "
+        "default), target (the same stand-ins in the release's own libtorch / ONNX Runtime, an environment "
+        "created once from the package index), container (the release's SageMaker Triton image under Docker, "
+        "as SageMaker runs it)",
     )
     p.add_argument(
         "--dry-run",
@@ -200,16 +202,16 @@ LISTED_TARGET_MODELS = 20
 
 
 #: What `serve --runtime` runs the endpoints on.
-RUNTIMES = ("stand-in", "container")
+RUNTIMES = ("stand-in", "target", "container")
 
 
-#: serve flag -> (the --runtime it belongs to, why another runtime does not take it).
-_RUNTIME_FLAGS: dict[str, tuple[str, str]] = {
-    "detach": ("stand-in", "the container runs in the foreground of `serve` (stop it with Ctrl-C)"),
-    "instance_count": ("stand-in", "the container serves the instance groups as built"),
-    "memory_budget_mb": ("stand-in", "the container has the memory of this machine, not a budget"),
-    "dry_run": ("container", "only a container's docker command can be printed"),
-    "region": ("container", "the region names the container image"),
+#: serve flag -> (the --runtime values that take it, why another runtime does not).
+_RUNTIME_FLAGS: dict[str, tuple[tuple[str, ...], str]] = {
+    "detach": (("stand-in", "target"), "the container runs in the foreground of `serve` (stop it with Ctrl-C)"),
+    "instance_count": (("stand-in", "target"), "the container serves the instance groups as built"),
+    "memory_budget_mb": (("stand-in", "target"), "the container has the memory of this machine, not a budget"),
+    "dry_run": (("container",), "only a container's docker command can be printed"),
+    "region": (("container",), "the region names the container image"),
 }
 
 
@@ -218,10 +220,11 @@ def _check_runtime_flags(args: argparse.Namespace) -> None:
     from cdk_triton.errors import TritonValidationError, raise_all
 
     errs = []
-    for name, (runtime, why) in _RUNTIME_FLAGS.items():
+    for name, (runtimes, why) in _RUNTIME_FLAGS.items():
         value = getattr(args, name, None)
-        if not value or runtime == args.runtime:
+        if not value or args.runtime in runtimes:
             continue
+        runtime = " or ".join(runtimes)
         flag = "--" + name.replace("_", "-")
         errs.append(
             TritonValidationError(
@@ -239,11 +242,17 @@ def _check_runtime_flags(args: argparse.Namespace) -> None:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     _check_runtime_flags(args)
-    if args.runtime == "container":
+    runtime = args.runtime
+    if runtime == "container":
         from cdk_triton.local.container import serve_container
 
         return serve_container(args)
     request = _serve_request(args)
+    if runtime == "target":
+        from cdk_triton.local.target import use_target_runtime
+
+        env = use_target_runtime(args.manifest)
+        print(f"runtime: {' '.join(env.requirements)} ({env.path})", flush=True)
     from cdk_triton.local.server import warn_advisories_once
 
     warn_advisories_once(lambda text: print(f"warning: {text}", flush=True))

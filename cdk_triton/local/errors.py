@@ -53,6 +53,8 @@ SURFACED: dict[str, str] = pick(
 SERVER_ERRORS: dict[str, str] = {
     "TritonNotInstalled": "nvidia-pytriton is not installed, or its install lacks tritonserver or the stub",
     "TritonStubBroken": "the python backend stub has unresolved libraries (it would hang the server)",
+    "TargetRuntimeUnavailable": "`serve --runtime target` where the release's runtime environment cannot be "
+    "created (no package index, no wheel for this Python)",
     "InvalidShmPrefix": "CDK_TRITON_SHM_PREFIX holds characters other than letters, digits and '_'",
     "NamespaceUnavailable": "a private namespace is required (namespace=True, or a multi-model endpoint) and none can be made",
     "ServerStartFailed": "tritonserver exited before it was ready (the message holds the log tail)",

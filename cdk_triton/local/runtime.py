@@ -18,7 +18,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdk_triton.config import formats
+from cdk_triton.config import formats, target_runtime
 from cdk_triton.local.errors import LocalServerError
 
 BACKENDS_DIR = Path(__file__).resolve().parent / "backends"
@@ -128,9 +128,14 @@ def prepare_backend_directory(install: TritonInstall, dest: Path) -> Path:
 
 
 def server_base_environment(install: TritonInstall) -> dict[str, str]:
-    """Environment of the server process: libraries, the venv first on PATH (the stub looks up python3)."""
+    """Environment of the server process: libraries, the venv first on PATH (the stub looks up python3);
+    with ``serve --runtime target`` the release environment's ``bin/`` goes first
+    (:data:`~cdk_triton.config.target_runtime.STUB_PYTHON_VARIABLE`, ``local.target``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SAGEMAKER_")}
     env["LD_LIBRARY_PATH"] = install.ld_library_path
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "/usr/bin:/bin")])
+    first = [str(Path(sys.executable).parent)]
+    if env.get(target_runtime.STUB_PYTHON_VARIABLE):
+        first.insert(0, env[target_runtime.STUB_PYTHON_VARIABLE])
+    env["PATH"] = os.pathsep.join([*first, env.get("PATH", "/usr/bin:/bin")])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env

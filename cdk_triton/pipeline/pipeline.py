@@ -32,7 +32,7 @@ from aws_cdk import aws_s3 as s3
 from aws_cdk import pipelines
 from constructs import Construct, IValidation
 
-from cdk_triton.config import formats, layout, tables
+from cdk_triton.config import formats, layout, tables, target_runtime
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.errors import TritonValidationError, raise_all
 from cdk_triton.pipeline import gpu_targets
@@ -257,6 +257,9 @@ class TritonPipeline(Construct):
             "CDK_TRITON_ARTIFACT_LOCATION": self.artifact_location,
             "PYTHONDONTWRITEBYTECODE": "1",
             "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+            # the release-runtime check (every TorchScript / ONNX artifact run in the release's own libtorch /
+            # ONNX Runtime) is on: a model the endpoint could not load fails this step, so nothing deploys
+            target_runtime.SWITCH_VARIABLE: "on",
         }
         if self.shards is not None:  # the FanOut stage built the models: read its merged output
             build = self.fan_out_commands.synth_fetch()

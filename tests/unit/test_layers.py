@@ -51,6 +51,7 @@ def _fake_package(root: Path, files: dict[str, str]) -> None:
         "builder/__init__.py": "",
         "local/__init__.py": "",
         "pipeline/__init__.py": "",
+        "runtimes/__init__.py": "import cdk_triton.config\n",
         "tune/__init__.py": "import cdk_triton.local\n",
         "registry/__init__.py": "import cdk_triton.config\n",
         "capacity/__init__.py": "import cdk_triton.config\n",

@@ -27,6 +27,7 @@ PUBLIC = (
     "cdk_triton.capacity",
     "cdk_triton.tune",
     "cdk_triton.scaffold",
+    "cdk_triton.runtimes",
 )
 
 

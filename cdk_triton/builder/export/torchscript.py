@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdk_triton.builder import compat, portability
+from cdk_triton.builder import portability
 from cdk_triton.builder.context import BuildContext, Exported
 from cdk_triton.builder.export import artifact, check_io
 from cdk_triton.builder.pbtxt import IoTensor
@@ -191,9 +191,10 @@ def check_source(spec: BuildSpec, m: ModelSpec) -> None:
 
 
 def warnings(spec: BuildSpec, m: ModelSpec, tools: dict[str, str]) -> list[str]:
-    """TorchScript saved by a newer torch than the target release's libtorch may not load."""
-    w = compat.torchscript_warning(tools.get("torch", "0"), spec.triton_version)
-    return [f"model '{m.name}': {w}"] if w else []
+    """None before the export: whether TorchScript saved by a newer torch than the target release's libtorch
+    loads there is the release-runtime check's finding (``builder.target_runtime``), which warns with the
+    reason when it could not run."""
+    return []
 
 
 def export_model(ctx: BuildContext, m: ModelSpec, tmp: Path) -> Exported:

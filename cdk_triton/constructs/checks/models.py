@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from cdk_triton.config import formats, residency, tables
+from cdk_triton.config import formats, residency, tables, target_runtime
 from cdk_triton.config.gpu_readings import GpuReadings
 from cdk_triton.config.manifest import ModelEntry
 from cdk_triton.config.placement import Group, check_gpu_placement, memory_warnings
@@ -149,6 +149,10 @@ def check_release_agreement(
                 )
         torch = tool_versions.get("torch")
         libtorch = rel.libtorch
+        checked = _target_runtime(name, entry, rel, tool_versions)
+        warnings += checked[1]
+        if checked[0]:  # loaded and matched in this release's own runtime at build
+            continue
         if fact == "libtorch" and torch and libtorch.value and libtorch.confirmed:  # noqa: SIM102
             if tables.is_newer(tables.minor(torch) or "", tables.minor(libtorch.value) or ""):
                 errs.append(
@@ -167,6 +171,34 @@ def check_release_agreement(
         elif fact == "onnxruntime" and built_for and built_for != triton_version:
             warnings += _onnx_warning(name, rel, built_for, image)  # a manifest without the record
     return errs, warnings
+
+
+def _target_runtime(
+    name: str, entry: ModelEntry, rel: tables.TritonRelease, tool_versions: dict[str, str]
+) -> tuple[bool, list[Warning]]:
+    """The build's release-runtime record of one model against the image's release: (passed in the
+    image's own runtime version, the warnings to show). A record of another runtime version than the
+    image's (a manifest built for another release) is not a pass; skipped / unavailable records warn
+    with the may-not-load text and the reason (``config.target_runtime.display``)."""
+    check = entry.target_runtime
+    if check is None:
+        return False, []
+    image_version = getattr(rel, check.runtime).value if hasattr(rel, check.runtime) else None
+    if check.status == target_runtime.PASSED:
+        if image_version == check.version:
+            return True, []
+        return False, [
+            (
+                "cdk-triton:TargetRuntimeNotChecked",
+                f"model '{name}' was checked in {check.runtime} {check.version} at build; "
+                f"sagemaker-tritonserver:{rel.version}-py3 ships {check.runtime} {image_version}: rebuild with "
+                f"triton_version {rel.version} so the check runs in that runtime",
+            )
+        ]
+    shown = target_runtime.display(name, check, triton_version=rel.version, tool_versions=tool_versions)
+    if shown is None or shown[0] != "warning":
+        return False, []
+    return False, [("cdk-triton:TargetRuntimeNotChecked", shown[1])]
 
 
 def _onnx_too_new(

@@ -409,6 +409,8 @@ def test_catalogue_is_complete() -> None:
         "PythonEnvNumpy",
         "PythonEnvPythonMismatch",
         "PythonEnvTooLarge",
+        "TargetRuntimeLoadFailed",  # test_target_runtime.py (the release's own runtime: marked target_runtime,
+        "TargetRuntimeMismatch",  # and with a probe result faked)
     }  # tested in the unit files of their steps (or GPU only)
     # the inference-component rules of the declaration: tests/unit/config/test_components.py
     tested |= {

@@ -188,3 +188,19 @@ class ScriptedCudaString(nn.Module):
 
 def scripted_cuda_string() -> nn.Module:
     return ScriptedCudaString().eval()
+
+
+class HashTensor(nn.Module):
+    """A linear layer whose forward also calls ``torch.hash_tensor``: an operator newer than libtorch 2.5
+    (Triton 24.09), so the artifact passes parity with the build's torch and fails to load in 24.09's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.fc(x)) + torch.hash_tensor(x).to(x.dtype).unsqueeze(-1) * 0.0
+
+
+def hash_tensor() -> nn.Module:
+    return HashTensor().eval()

@@ -449,6 +449,7 @@ IN_TESTS_UNIT_LOCAL = {
     "DockerUnavailable": "test_container.py",
     "ImagePullFailed": "test_container.py",
     "ContainerStartFailed": "test_container.py",
+    "TargetRuntimeUnavailable": "test_target_runtime.py",
 }
 
 

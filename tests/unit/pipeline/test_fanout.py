@@ -151,6 +151,20 @@ def test_buildspecs_hold_the_fan_out_commands(synthed: tuple[Path, dict[str, Any
     assert "$(cat build/shards/merge-args.txt)" in cmds.merge()[1]
 
 
+def test_the_merge_runs_the_release_runtime_check_once(
+    synthed: tuple[Path, dict[str, Any], TritonPipeline],
+) -> None:
+    """The CPU shards skip the check; the Merge (check on by default) runs it over every model, and a
+    refused model fails the Merge's CodeBuild build (exit 1), so the state machine, and the deploy, stop."""
+    _, tpl, pipe = synthed
+    cmds = pipe.fan_out_commands
+    assert cmds.cpu_shard()[0].endswith("--no-target-runtime")
+    merge = _commands(_project(tpl, "FanOutMergeProject"))
+    assert any("cdk-triton build" in c for c in merge) and not any("--no-target-runtime" in c for c in merge)
+    env = _project(tpl, "FanOutMergeProject")["Environment"].get("EnvironmentVariables", [])
+    assert not any(v["Name"] == "CDK_TRITON_TARGET_RUNTIME" and v.get("Value") == "off" for v in env)
+
+
 def test_distributed_maps_read_the_items_from_s3_with_bounded_concurrency(
     synthed: tuple[Path, dict[str, Any], Any],
 ) -> None:

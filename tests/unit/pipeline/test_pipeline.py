@@ -128,6 +128,27 @@ def test_synth_step_builds_cpu_formats_with_cpu_torch_and_merges_the_gpu_manifes
     assert 'npx cdk synth --app \\".venv/bin/python pipeline_app.py\\"' in spec
 
 
+def test_synth_step_runs_the_release_runtime_check_before_any_deploy(
+    synthed: tuple[Path, dict[str, Any]],
+) -> None:
+    """The build of the Synth step runs the release-runtime check (on explicitly, never skipped): a model the
+    release's own libtorch / ONNX Runtime cannot load fails `cdk-triton build` (exit 1), so the Synth action,
+    and the stages after it, never run."""
+    tpl = synthed[1]
+    project = _project(tpl, "Synth")
+    spec = _buildspec(project)
+    assert "cdk-triton build --config build/models.yaml" in spec and "--no-target-runtime" not in spec
+    env = {v["Name"]: v.get("Value") for v in project["Environment"]["EnvironmentVariables"]}
+    assert env["CDK_TRITON_TARGET_RUNTIME"] == "on"
+    (pipeline,) = _of(tpl, "AWS::CodePipeline::Pipeline").values()
+    stages = [s["Name"] for s in pipeline["Properties"]["Stages"]]
+    assert stages.index("Build") < min(i for i, n in enumerate(stages) if n not in ("Source", "Build"))
+    build_actions = [
+        a["Name"] for s in pipeline["Properties"]["Stages"] if s["Name"] == "Build" for a in s["Actions"]
+    ]
+    assert "Synth" in build_actions
+
+
 def test_self_mutation_can_build_the_gpu_image(synthed: tuple[Path, dict[str, Any]]) -> None:
     mutate = _project(synthed[1], "SelfMutation")
     assert mutate["Environment"]["PrivilegedMode"] is True

@@ -54,6 +54,8 @@ def _check_target_limits(path: str, name: str) -> None:
     target = os.environ.get("CDK_TRITON_TARGET_ONNXRUNTIME", "the target ONNX Runtime")
     if not (max_opset or max_ir):
         return
+    if os.environ.get("CDK_TRITON_STUB_PYTHON_BIN"):  # serve --runtime target: this is the release's own
+        return  # ONNX Runtime, which refuses what it cannot load by itself (and onnx is not installed here)
     import onnx
 
     proto = onnx.load(path, load_external_data=False)

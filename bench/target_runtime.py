@@ -1,0 +1,215 @@
+"""The release-runtime check on the example: cold (its environment created from the package index) and warm
+(the environment found), against today's parity time in the same build.
+
+python -m bench.target_runtime [--no-cold]
+
+One build of the example with the check on (the environment in a fresh runtimes folder: created, cold), then
+a build of a fresh output with the environment found (warm: every model probed), then an incremental build
+(the recorded results re-used). The check step's own time is measured inside each build (the step wrapped),
+and so is parity (the exported artifact's sample runs and the comparisons, at both sizes of a dynamic dim).
+The cold line also records what the environment downloaded (pip's own "Downloading ... (N MB)" lines) and
+its size on disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.build_common import write_result
+from cdk_triton.builder import steps
+from cdk_triton.builder.export import artifact
+from cdk_triton.builder.target_runtime import check_target_runtimes
+from cdk_triton.config import target_runtime as rules
+from cdk_triton.config.manifest import read_manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "build" / "models.yaml"
+
+
+class Clock:
+    """Seconds spent in the check step and in parity, per build."""
+
+    def __init__(self) -> None:
+        self.check = 0.0
+        self.parity = 0.0
+        self.load = 0.0  # loading artifacts in this process (parity's runners; also the export's own checks)
+        self.reference = 0.0  # the eager model's runs parity compares with (and its determinism check)
+
+    def reset(self) -> None:
+        self.check = self.parity = self.load = self.reference = 0.0
+
+
+def instrument(clock: Clock) -> None:
+    """Wrap the check step (in ``steps.STEPS``) and parity (the artifact's runs and ``compare``)."""
+
+    def step(ctx: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return check_target_runtimes(ctx)
+        finally:
+            clock.check += time.perf_counter() - t
+
+    steps.STEPS = tuple(step if s is check_target_runtimes else s for s in steps.STEPS)
+    compare, other, export = artifact.compare, artifact._parity_at_other_size, artifact.export_model
+
+    def timed(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                clock.parity += time.perf_counter() - t
+
+        return run
+
+    def export_model(ctx: Any, m: Any, tmp: Path, *, write: Any, after: Any = None) -> Any:
+        def write_timed(*a: Any, **k: Any) -> Any:
+            written = write(*a, **k)
+            object.__setattr__(written, "runner", timed(written.runner))  # the artifact's sample runs
+            return written
+
+        return export(ctx, m, tmp, write=write_timed, after=after)
+
+    import onnxruntime
+    import torch
+
+    # loading the artifact for parity: torch.jit.load / an ONNX Runtime session (the check loads them too)
+    jit_load, session = torch.jit.load, onnxruntime.InferenceSession
+
+    def loads(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                clock.load += time.perf_counter() - t
+
+        return run
+
+    torch.jit.load = loads(jit_load)  # type: ignore[assignment]
+    onnxruntime.InferenceSession = loads(session)  # type: ignore[misc]
+    guarded = artifact.guarded
+
+    def reference(runner: Any, m: Any) -> Any:  # the eager reference's runs (expected outputs, determinism)
+        run = guarded(runner, m)
+
+        def timed_run(*a: Any, **k: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return run(*a, **k)
+            finally:
+                clock.reference += time.perf_counter() - t
+
+        return timed_run
+
+    artifact.guarded = reference  # type: ignore[assignment]
+    artifact.compare = timed(compare)  # type: ignore[assignment]
+    artifact._parity_at_other_size = timed(other)  # type: ignore[assignment]
+    artifact.export_model = export_model  # type: ignore[assignment]
+
+
+def downloaded_mb(log: Path) -> float:
+    """The MB pip reported downloading in an environment's creation log."""
+    total = 0.0
+    scale = {"kB": 1e-3, "MB": 1.0, "GB": 1e3}
+    for value, unit in re.findall(
+        r"Downloading \S+ \(([\d.]+) (kB|MB|GB)\)", log.read_text("utf-8", "replace")
+    ):
+        total += float(value) * scale[unit]
+    return total
+
+
+def disk_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink()) / 1e6
+
+
+def build(out: Path, clock: Clock, **kw: Any) -> dict[str, float]:
+    from cdk_triton.builder import run_build
+
+    clock.reset()
+    t = time.perf_counter()
+    run_build(EXAMPLE, out_dir=out, progress=False, jobs=1, target_runtime=True, **kw)
+    return {
+        "build_s": time.perf_counter() - t,
+        "check_s": clock.check,
+        "parity_s": clock.parity,
+        "parity_with_loads_s": clock.parity + clock.load,
+        "parity_whole_s": clock.parity + clock.load + clock.reference,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--no-cold", action="store_true", help="skip the cold run (the ~3 GB download)")
+    args = ap.parse_args(argv)
+    clock = Clock()
+    instrument(clock)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-target-runtime-"))
+    runs: dict[str, dict[str, float]] = {}
+    cold: dict[str, Any] = {}
+    try:
+        if not args.no_cold:
+            os.environ[rules.ROOT_VARIABLE] = str(tmp / "runtimes")  # nothing there: created now
+            runs["cold"] = build(tmp / "cold", clock)
+            (env_dir,) = [
+                p for p in (tmp / "runtimes").iterdir() if p.is_dir() and not p.name.startswith(".")
+            ]
+            cold = {
+                "environment": env_dir.name,
+                "downloaded_mb": round(downloaded_mb(env_dir.with_name(env_dir.name + ".log")), 1),
+                "installed_mb": round(disk_mb(env_dir), 1),
+            }
+        else:
+            os.environ.pop(rules.ROOT_VARIABLE, None)  # the user's environments (created before)
+        runs["warm"] = build(tmp / "warm", clock, force=True)  # every model exported and probed again
+        runs["incremental"] = build(tmp / "warm", clock)  # the recorded results re-used
+        checks = {
+            n: e.target_runtime.to_dict()
+            for n, e in read_manifest(tmp / "warm").models.items()
+            if e.target_runtime
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    warm = runs["warm"]
+    ratio = warm["check_s"] / warm["parity_s"] if warm["parity_s"] else float("nan")
+    ratio_loads = (
+        warm["check_s"] / warm["parity_with_loads_s"] if warm["parity_with_loads_s"] else float("nan")
+    )
+    whole = warm["parity_whole_s"]
+    ratio_whole = warm["check_s"] / whole if whole else float("nan")
+    summary = [
+        {"label": "release-runtime check, warm (environment found; 4 models probed)", "value": warm["check_s"], "unit": "s", "target": None},
+        {"label": "parity in the same build (artifact sample runs + comparisons)", "value": warm["parity_s"], "unit": "s", "target": None},
+        {"label": "warm check / parity", "value": ratio, "unit": "x", "target": 1.5},
+        {"label": "parity with the artifacts' loads (torch.jit.load, ONNX Runtime sessions)", "value": warm["parity_with_loads_s"], "unit": "s", "target": None},
+        {"label": "warm check / parity with the loads", "value": ratio_loads, "unit": "x", "target": 1.5},
+        {"label": "parity, whole (eager reference runs + artifact loads, runs and comparisons)", "value": whole, "unit": "s", "target": None},
+        {"label": "warm check / whole parity", "value": ratio_whole, "unit": "x", "target": 1.5},
+        {"label": "warm check / the whole warm build", "value": warm["check_s"] / warm["build_s"], "unit": "x", "target": None},
+        {"label": "release-runtime check, incremental (results re-used)", "value": runs["incremental"]["check_s"], "unit": "s", "target": None},
+    ]  # fmt: skip
+    if "cold" in runs:
+        summary += [
+            {"label": "release-runtime check, cold (environment created)", "value": runs["cold"]["check_s"], "unit": "s", "target": None},
+            {"label": "cold: downloaded from the package index", "value": cold["downloaded_mb"], "unit": "MB", "target": None},
+            {"label": "cold: environment on disk", "value": cold["installed_mb"], "unit": "MB", "target": None},
+        ]  # fmt: skip
+    write_result(
+        "target_runtime",
+        "python -m bench.target_runtime",
+        summary,
+        {"runs": runs, "cold": cold, "checks": checks},
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
