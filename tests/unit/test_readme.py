@@ -48,8 +48,6 @@ def test_every_relative_link_of_the_readme_resolves() -> None:
             if anchor not in slugs:
                 missing.append(target)
             continue
-        if path in OTHER_HELPERS_PAGES:
-            continue
         file = ROOT / path
         if not file.exists():
             missing.append(target)
@@ -59,9 +57,6 @@ def test_every_relative_link_of_the_readme_resolves() -> None:
                 missing.append(target)
     assert not missing, f"README links that do not resolve: {missing}"
 
-
-#: pages the README links to that other branches of the same release add (remove once merged)
-OTHER_HELPERS_PAGES = {"docs/security.md", "docs/guides/fidelity-ladder.md"}
 
 
 def _slug(heading: str) -> str:
