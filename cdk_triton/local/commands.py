@@ -207,9 +207,15 @@ RUNTIMES = ("stand-in", "target", "container")
 
 #: serve flag -> (the --runtime values that take it, why another runtime does not).
 _RUNTIME_FLAGS: dict[str, tuple[tuple[str, ...], str]] = {
-    "detach": (("stand-in", "target"), "the container runs in the foreground of `serve` (stop it with Ctrl-C)"),
+    "detach": (
+        ("stand-in", "target"),
+        "the container runs in the foreground of `serve` (stop it with Ctrl-C)",
+    ),
     "instance_count": (("stand-in", "target"), "the container serves the instance groups as built"),
-    "memory_budget_mb": (("stand-in", "target"), "the container has the memory of this machine, not a budget"),
+    "memory_budget_mb": (
+        ("stand-in", "target"),
+        "the container has the memory of this machine, not a budget",
+    ),
     "dry_run": (("container",), "only a container's docker command can be printed"),
     "region": (("container",), "the region names the container image"),
 }

@@ -58,7 +58,6 @@ def test_every_relative_link_of_the_readme_resolves() -> None:
     assert not missing, f"README links that do not resolve: {missing}"
 
 
-
 def _slug(heading: str) -> str:
     """Python-Markdown's toc slug: lower case, punctuation dropped, spaces to hyphens."""
     heading = re.sub(r"`([^`]*)`", r"\1", heading)

@@ -17,7 +17,12 @@ from cdk_triton.constructs.deployment import DeploymentGuardrails
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG_DIR = ROOT / "cdk_triton" / "config" / "modes"
 CONSTRUCTS_DIR = ROOT / "cdk_triton" / "constructs" / "modes"
-NOT_A_MODE = {"__init__", "__main__", "registry", "table"}  # the mode tables (config/modes/table.py, constructs/modes/table.py) and the old constructs path
+NOT_A_MODE = {
+    "__init__",
+    "__main__",
+    "registry",
+    "table",
+}  # the mode tables (config/modes/table.py, constructs/modes/table.py) and the old constructs path
 
 
 def _modules(folder: Path) -> set[str]:
