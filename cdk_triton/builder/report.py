@@ -91,6 +91,13 @@ class Reporter:
         elif state == "failed":
             self._progress.console.print(f"[red]failed[/red] {name}: {detail}")
 
+    def note(self, text: str) -> None:
+        """One line of what the build is doing that asks nothing of the user (not a warning)."""
+        if self._progress is not None:
+            from rich.markup import escape
+
+            self._progress.console.print(escape(text), highlight=False)
+
     def warn(self, text: str, *, detail: str | None = None) -> None:
         """One warning line; ``detail`` (the full list behind it) below it when verbose."""
         if self._progress is not None and text not in self.shown:

@@ -14,7 +14,7 @@ import gc
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from cdk_triton.builder import (
     components,
@@ -34,7 +34,7 @@ from cdk_triton.builder.report import Reporter
 from cdk_triton.builder.target_runtime import check_target_runtimes, start_probe, stop_probe
 from cdk_triton.config import target_runtime as config_target_runtime
 from cdk_triton.config.declaration import BuildSpec
-from cdk_triton.config.manifest import ShardInfo
+from cdk_triton.config.manifest import Manifest, ShardInfo
 from cdk_triton.errors import TritonValidationError
 
 __all__ = ["ENSEMBLE_PLACEHOLDER", "STEPS", "BuildResult", "Reporter", "run_build"]
@@ -143,40 +143,23 @@ def run_build(
         spec = load_declaration(config_path, artifact_location=artifact_location)
     out = Path(out_dir) if out_dir is not None else Path(config_path).resolve().parent / "out"
     out = out.resolve()
-    fmts = merge.parse_formats(formats)
-    each = merge.read_each(merge_manifest, spec) if merge_manifest else []
-    merged, merged_dirs = merge.join(each) if each else (None, {})
-    endpoints, names = preflight.select(spec, only)
-    which = None
-    if shard is not None:
-        which = shards.parse_shard(shard)
-        endpoints, names = [], _shard_models(spec, which, only=only, merging=merged is not None)
-    names = merge.filter_formats(spec, preflight.order(spec, names), fmts)
-    missing = merge.check_shard_set(each, spec, names, build_missing=build_missing)  # nothing written yet
+    sel = _selection(spec, only, formats, merge_manifest, shard, build_missing)  # nothing written yet
     with Reporter(progress, verbose=verbose, shown=shown_warnings) as reporter:
-        ctx = BuildContext(
-            spec=spec,
-            out=out,
-            reporter=reporter,
+        ctx = _context(
+            spec,
+            out,
+            reporter,
+            sel,
             only=only,
             force=force,
             upload=upload,
             s3_client=s3_client,
-            endpoints=endpoints,
-            names=names,
-            formats=fmts,
-            merged=merged,
-            merged_dirs=merged_dirs,
             verify=verify,
-            config_path=Path(config_path).resolve(),
-            jobs=parallel.parse_jobs(jobs),
-            shard=None if which is None else ShardInfo(index=which.index, count=which.count),
-            missing=missing,
-            target_runtime=not config_target_runtime.switched_off()
-            if target_runtime is None
-            else target_runtime,
+            config_path=config_path,
+            jobs=jobs,
+            target_runtime=target_runtime,
         )
-        for n in missing:
+        for n in sel.missing:
             ctx.warn(f"model '{n}' is in no merged shard manifest: exported by this merge (--build-missing)")
         with gc_paused():
             done = {"preflight": preflight.run(ctx)}  # raises before anything is written
@@ -190,6 +173,78 @@ def run_build(
             if ctx.lock is not None:
                 ctx.lock.close()
     return ctx.result
+
+
+class _Selection(NamedTuple):
+    formats: frozenset[str] | None
+    merged: Manifest | None
+    merged_dirs: dict[str, Path]
+    endpoints: list[Any]
+    names: list[str]
+    shard: shards.Shard | None
+    missing: list[str]
+
+
+def _selection(
+    spec: BuildSpec,
+    only: str | None,
+    formats: str | Iterable[str] | None,
+    merge_manifest: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None,
+    shard: str | shards.Shard | None,
+    build_missing: bool,
+) -> _Selection:
+    """What this build builds: the formats, the merged builds, the endpoints and models (a shard's own), and
+    the models no merged shard holds. Reads the merged manifests; writes nothing."""
+    fmts = merge.parse_formats(formats)
+    each = merge.read_each(merge_manifest, spec) if merge_manifest else []
+    merged, merged_dirs = merge.join(each) if each else (None, {})
+    endpoints, names = preflight.select(spec, only)
+    which = None
+    if shard is not None:
+        which = shards.parse_shard(shard)
+        endpoints, names = [], _shard_models(spec, which, only=only, merging=merged is not None)
+    names = merge.filter_formats(spec, preflight.order(spec, names), fmts)
+    missing = merge.check_shard_set(each, spec, names, build_missing=build_missing)
+    return _Selection(fmts, merged, merged_dirs, endpoints, names, which, missing)
+
+
+def _context(
+    spec: BuildSpec,
+    out: Path,
+    reporter: Reporter,
+    sel: _Selection,
+    *,
+    only: str | None,
+    force: bool,
+    upload: bool,
+    s3_client: Any | None,
+    verify: bool,
+    config_path: str | os.PathLike[str],
+    jobs: int | str | None,
+    target_runtime: bool | None,
+) -> BuildContext:
+    """The one context every step of :func:`run_build` shares."""
+    which = sel.shard
+    return BuildContext(
+        spec=spec,
+        out=out,
+        reporter=reporter,
+        only=only,
+        force=force,
+        upload=upload,
+        s3_client=s3_client,
+        endpoints=sel.endpoints,
+        names=sel.names,
+        formats=sel.formats,
+        merged=sel.merged,
+        merged_dirs=sel.merged_dirs,
+        verify=verify,
+        config_path=Path(config_path).resolve(),
+        jobs=parallel.parse_jobs(jobs),
+        shard=None if which is None else ShardInfo(index=which.index, count=which.count),
+        missing=sel.missing,
+        target_runtime=not config_target_runtime.switched_off() if target_runtime is None else target_runtime,
+    )
 
 
 def _fill_result(ctx: BuildContext, done: dict[str, StepOutput]) -> None:

@@ -67,7 +67,7 @@ def check_target_runtimes(ctx: BuildContext) -> StepOutput:
     anything is packaged, a model that fails to load or to match."""
     release = ctx.spec.triton_version
     _forget_undeclared(ctx)
-    results, pending = _plan(ctx, samples=True)
+    results, pending = _pending_checks(ctx, samples=True)
     errors: list[BuildError] = []
     if pending:
         found, errors = _run_pending(ctx, pending)
@@ -93,7 +93,7 @@ def check_target_runtimes(ctx: BuildContext) -> StepOutput:
     )  # fmt: skip
 
 
-def _plan(ctx: BuildContext, *, samples: bool) -> tuple[dict[str, TargetRuntimeCheck], list[str]]:
+def _pending_checks(ctx: BuildContext, *, samples: bool) -> tuple[dict[str, TargetRuntimeCheck], list[str]]:
     """(the records known without probing: skipped, or re-used from the cache; the models to probe).
     ``samples``: whether the samples are written by now (before the export they are not asked)."""
     release = ctx.spec.triton_version
@@ -131,7 +131,7 @@ def start_probe(ctx: BuildContext) -> StepOutput:
     model will be probed. :func:`check_target_runtimes` hands it the job; :func:`stop_probe` ends it."""
     if not ctx.target_runtime:
         return StepOutput(step="target_runtime_start", status=StepStatus.SKIPPED)
-    _, pending = _plan(ctx, samples=False)
+    _, pending = _pending_checks(ctx, samples=False)
     runtimes = sorted({r for n in pending if (r := runtime_of(ctx, n)) in rules.CPU_RUNTIMES})
     if not runtimes:
         return StepOutput(step="target_runtime_start", status=StepStatus.SKIPPED)
@@ -294,7 +294,7 @@ def _run_pending(
     reqs = rules.requirements(release, sorted(r for r in runtimes if r))
     where = rules.root() / rules.environment_name(release, reqs, environments.python_minor())
     if not environments.complete(where, reqs, environments.python_minor()):
-        ctx.reporter.warn(
+        ctx.reporter.note(
             f"creating Triton {release}'s runtime environment ({' '.join(reqs)}) at {where}: once per machine, "
             "a few GB from the package index (--no-target-runtime skips the check)"
         )

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cdk_triton.config import tables
+from cdk_triton.config import formats, tables
 from cdk_triton.config.parse import Fail, known_keys, optional, required
 
 #: the release-table fact of a format (``Format.release_fact``) -> the PyPI distribution of that runtime
@@ -130,7 +130,8 @@ def requirements(triton_version: str, runtimes: Iterable[str]) -> tuple[str, ...
     ``torch==2.5.0``, ``onnxruntime==1.19.2`` ... and :data:`NUMPY`, sorted (runtimes without a version in
     the table are left out: the caller reports them skipped)."""
     wanted = set(runtimes)
-    if "tensorrt" in wanted:  # the probe holds a plan's buffers in CUDA tensors of the release's own torch
+    plan_runtimes = {f.release_fact for f in formats.FORMATS.values() if f.builds_plans}
+    if wanted & plan_runtimes:  # the probe holds a plan's buffers in CUDA tensors of the release's own torch
         wanted |= {"libtorch"}
     out = {NUMPY}
     for r in wanted:
