@@ -48,13 +48,14 @@ def test_use_target_runtime_points_the_stubs_at_the_environment(
         )
 
     monkeypatch.setattr(environments, "ensure_environment", ensure)
-    monkeypatch.delenv(rules.STUB_PYTHON_VARIABLE, raising=False)
+    monkeypatch.setenv(
+        rules.STUB_PYTHON_VARIABLE, ""
+    )  # recorded as unset: the test's end removes what the call sets
     target.use_target_runtime(EXAMPLE)
     import os
 
     assert asked == [("24.09", frozenset({"libtorch", "onnxruntime"}))]
     assert os.environ[rules.STUB_PYTHON_VARIABLE] == str(tmp_path / "24.09-x" / "bin")
-    monkeypatch.delenv(rules.STUB_PYTHON_VARIABLE)
 
 
 def test_fails_target_runtime_without_a_package_index(monkeypatch: pytest.MonkeyPatch) -> None:
