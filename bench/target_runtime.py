@@ -5,8 +5,12 @@ python -m bench.target_runtime [--no-cold]
 
 One build of the example with the check on (the environment in a fresh runtimes folder: created, cold), then
 a build of a fresh output with the environment found (warm: every model probed), then an incremental build
-(the recorded results re-used). The check step's own time is measured inside each build (the step wrapped),
-and so is parity (the exported artifact's sample runs and the comparisons, at both sizes of a dynamic dim).
+(the recorded results re-used). The check step's own time is measured inside each build (the step wrapped):
+since the probe is handed each model as it is exported, that is what the build still waits for after its
+export. The probe's CPU seconds (its load, run and comparison per model, in the release's runtime, beside
+the export) are read from its result lines, and parity is measured in the same build (the exported
+artifact's loads, sample runs and comparisons, the eager reference runs). What the check adds to the whole
+build is measured too: warm builds with the check off and on, alternated (--pairs), the median difference.
 The cold line also records what the environment downloaded (pip's own "Downloading ... (N MB)" lines) and
 its size on disk.
 """
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.build_common import write_result
-from cdk_triton.builder import steps
+from cdk_triton.builder import steps, target_runtime
 from cdk_triton.builder.export import artifact
 from cdk_triton.builder.target_runtime import check_target_runtimes
 from cdk_triton.config import target_runtime as rules
@@ -42,9 +46,10 @@ class Clock:
         self.parity = 0.0
         self.load = 0.0  # loading artifacts in this process (parity's runners; also the export's own checks)
         self.reference = 0.0  # the eager model's runs parity compares with (and its determinism check)
+        self.probe = 0.0  # the probe's CPU seconds in the release's runtime (its result lines)
 
     def reset(self) -> None:
-        self.check = self.parity = self.load = self.reference = 0.0
+        self.check = self.parity = self.load = self.reference = self.probe = 0.0
 
 
 def instrument(clock: Clock) -> None:
@@ -58,6 +63,14 @@ def instrument(clock: Clock) -> None:
             clock.check += time.perf_counter() - t
 
     steps.STEPS = tuple(step if s is check_target_runtimes else s for s in steps.STEPS)
+    read_results = target_runtime._read_results
+
+    def results(path: Path) -> Any:  # the probe's CPU seconds per model, from its result lines
+        versions, found, begun = read_results(path)
+        clock.probe += sum(float(line.get("cpu_seconds", 0.0)) for line in found.values())
+        return versions, found, begun
+
+    target_runtime._read_results = results  # type: ignore[assignment]
     compare, other, export = artifact.compare, artifact._parity_at_other_size, artifact.export_model
 
     def timed(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -131,15 +144,16 @@ def disk_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file() and not f.is_symlink()) / 1e6
 
 
-def build(out: Path, clock: Clock, **kw: Any) -> dict[str, float]:
+def build(out: Path, clock: Clock, *, target_runtime: bool = True, **kw: Any) -> dict[str, float]:
     from cdk_triton.builder import run_build
 
     clock.reset()
     t = time.perf_counter()
-    run_build(EXAMPLE, out_dir=out, progress=False, jobs=1, target_runtime=True, **kw)
+    run_build(EXAMPLE, out_dir=out, progress=False, jobs=1, target_runtime=target_runtime, **kw)
     return {
         "build_s": time.perf_counter() - t,
         "check_s": clock.check,
+        "probe_s": clock.probe,
         "parity_s": clock.parity,
         "parity_with_loads_s": clock.parity + clock.load,
         "parity_whole_s": clock.parity + clock.load + clock.reference,
@@ -149,6 +163,7 @@ def build(out: Path, clock: Clock, **kw: Any) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--no-cold", action="store_true", help="skip the cold run (the ~3 GB download)")
+    ap.add_argument("--pairs", type=int, default=5, help="warm builds with the check off and on, alternated")
     args = ap.parse_args(argv)
     clock = Clock()
     instrument(clock)
@@ -171,6 +186,12 @@ def main(argv: list[str] | None = None) -> int:
             os.environ.pop(rules.ROOT_VARIABLE, None)  # the user's environments (created before)
         runs["warm"] = build(tmp / "warm", clock, force=True)  # every model exported and probed again
         runs["incremental"] = build(tmp / "warm", clock)  # the recorded results re-used
+        added: list[float] = []
+        for i in range(args.pairs):  # the whole build, check off then on (both export every model)
+            off = build(tmp / f"off-{i}", clock, target_runtime=False, force=True)["build_s"]
+            on = build(tmp / f"on-{i}", clock, force=True)["build_s"]
+            added.append(on - off)
+            runs[f"pair-{i}"] = {"off_s": off, "on_s": on}
         checks = {
             n: e.target_runtime.to_dict()
             for n, e in read_manifest(tmp / "warm").models.items()
@@ -185,14 +206,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     whole = warm["parity_whole_s"]
     ratio_whole = warm["check_s"] / whole if whole else float("nan")
+    added_s = sorted(added)[len(added) // 2] if added else float("nan")
     summary = [
-        {"label": "release-runtime check, warm (environment found; 4 models probed)", "value": warm["check_s"], "unit": "s", "target": None},
+        {"label": "release-runtime check, warm: what the build waits for after its export (4 models probed)", "value": warm["check_s"], "unit": "s", "target": None},
+        {"label": "the probe's CPU seconds in the release's runtime (loads, runs, comparisons; beside the export)", "value": warm["probe_s"], "unit": "s", "target": None},
         {"label": "parity in the same build (artifact sample runs + comparisons)", "value": warm["parity_s"], "unit": "s", "target": None},
         {"label": "warm check / parity", "value": ratio, "unit": "x", "target": 1.5},
         {"label": "parity with the artifacts' loads (torch.jit.load, ONNX Runtime sessions)", "value": warm["parity_with_loads_s"], "unit": "s", "target": None},
         {"label": "warm check / parity with the loads", "value": ratio_loads, "unit": "x", "target": 1.5},
         {"label": "parity, whole (eager reference runs + artifact loads, runs and comparisons)", "value": whole, "unit": "s", "target": None},
         {"label": "warm check / whole parity", "value": ratio_whole, "unit": "x", "target": 1.5},
+        {"label": "the probe's CPU seconds / whole parity (the work, wherever it runs)", "value": warm["probe_s"] / whole if whole else float("nan"), "unit": "x", "target": None},
+        {"label": f"the whole warm build, check on minus off (median of {len(added)} alternated pairs)", "value": added_s, "unit": "s", "target": None},
+        {"label": "the whole warm build, check on minus off / whole parity", "value": added_s / whole if whole else float("nan"), "unit": "x", "target": None},
         {"label": "warm check / the whole warm build", "value": warm["check_s"] / warm["build_s"], "unit": "x", "target": None},
         {"label": "release-runtime check, incremental (results re-used)", "value": runs["incremental"]["check_s"], "unit": "s", "target": None},
     ]  # fmt: skip

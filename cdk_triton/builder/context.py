@@ -7,6 +7,7 @@ each takes the one :class:`BuildContext` and returns a :class:`StepOutput` with 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -212,6 +213,8 @@ class BuildContext:
     #: model -> its release-runtime check (``target_runtime.check_target_runtimes``), for the manifest
     target_runtime_checks: dict[str, Any] = field(default_factory=dict)
     target_runtime_probe: Any = None  # the probe started before the export (``target_runtime.start_probe``)
+    #: called with each model's name once its record is set by the export step (the probe is handed it)
+    after_export: Callable[[str], None] | None = None
     result: BuildResult = field(init=False)
     lock: Any = None
 

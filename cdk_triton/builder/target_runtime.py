@@ -19,7 +19,9 @@ file whose graph calls an operator newer than that libtorch passes parity here a
    never passed. ``--no-target-runtime`` records them ``skipped``.
 
 :func:`start_probe` (a step before the export) starts the probe in the environment when it exists, so
-importing the release's runtimes (seconds, for torch) overlaps the export; the check hands it the job.
+importing the release's runtimes (seconds, for torch) overlaps the export, and hands it each model as soon
+as the model is exported (:func:`submit`, the export's ``after_export`` hook): the probe loads and runs one
+model while the build exports the next, and the check step waits only for what is left.
 
 A cached model re-uses its recorded pass (``<out>/cache/target-runtime/<model>.json``, keyed by the model's
 cache key and the runtime's version; ``--force`` checks again). TensorRT plans take the same rung on the GPU
@@ -32,15 +34,16 @@ import contextlib
 import json
 import os
 import queue
+import shutil
 import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cdk_triton.builder.context import BuildContext, StepOutput, StepStatus
-from cdk_triton.builder.samples import tolerance
+from cdk_triton.builder.samples import json_text, tolerance
 from cdk_triton.config import tables
 from cdk_triton.config import target_runtime as rules
 from cdk_triton.config.target_runtime import TargetRuntimeCheck
@@ -123,6 +126,12 @@ class WarmProbe:
     path: Path
     stderr: Path
     lines: queue.Queue[str]
+    #: the models it may be handed before the check (pending, and of a runtime its environment holds)
+    wanted: frozenset[str] = frozenset()
+    #: the folder of its jobs and results (removed with it)
+    folder: Path | None = None
+    #: the models handed to it, in order: name -> its results file (it answers ``done`` per job, in order)
+    submitted: dict[str, Path] = field(default_factory=dict)
 
 
 def start_probe(ctx: BuildContext) -> StepOutput:
@@ -155,14 +164,52 @@ def start_probe(ctx: BuildContext) -> StepOutput:
         lines.put("")  # end of file: the process is gone
 
     threading.Thread(target=pump, daemon=True).start()
-    ctx.target_runtime_probe = WarmProbe(proc=proc, path=where, stderr=Path(err), lines=lines)
+    warm = WarmProbe(
+        proc=proc, path=where, stderr=Path(err), lines=lines, folder=Path(tempfile.mkdtemp(prefix="cdk-triton-probe-")),
+        wanted=frozenset(n for n in pending if runtime_of(ctx, n) in runtimes),
+    )  # fmt: skip
+    ctx.target_runtime_probe = warm
+    ctx.after_export = lambda name: submit(ctx, name)
+    # cached artifacts not yet checked in this runtime: handed over now, run once its imports are done
+    for n in pending:
+        if ctx.resolved[n].record is not None:
+            submit(ctx, n)
     return StepOutput(step="target_runtime_start", status=StepStatus.OK)
+
+
+def submit(ctx: BuildContext, name: str) -> None:
+    """Hand model ``name`` to the warm probe as soon as it is exported (its artifact committed, its sample
+    known), so it is loaded and run in the release's runtime while the build exports the next model.
+    Nothing is handed over for a model the check would not probe, or once the probe is gone."""
+    warm = ctx.target_runtime_probe
+    if not isinstance(warm, WarmProbe) or warm.folder is None:
+        return
+    if name not in warm.wanted or name in warm.submitted or warm.proc.poll() is not None:
+        return
+    sample = ctx.record(name).exported.sample
+    if sample.response is None:
+        return
+    request, response = warm.folder / f"{name}.request.json", warm.folder / f"{name}.response.json"
+    # the bytes ``write_samples`` writes after the export
+    request.write_text(json_text(sample.request), "utf-8")
+    response.write_text(json_text(sample.response), "utf-8")
+    job, results = warm.folder / f"{name}.job.json", warm.folder / f"{name}.results.jsonl"
+    job.write_text(json.dumps({"items": [_item(ctx, name, request, response)]}), "utf-8")
+    results.write_text("", "utf-8")
+    try:
+        assert warm.proc.stdin is not None
+        warm.proc.stdin.write(f"{job} {results}\n")
+        warm.proc.stdin.flush()
+    except OSError:  # gone: the check runs what it has not answered in a fresh process
+        return
+    warm.submitted[name] = results
 
 
 def stop_probe(ctx: BuildContext) -> None:
     """End the warm probe, if one is still running (a build that failed before the check)."""
     warm = ctx.target_runtime_probe
     ctx.target_runtime_probe = None
+    ctx.after_export = None
     if isinstance(warm, WarmProbe):
         _end(warm)
 
@@ -180,28 +227,81 @@ def _end(warm: WarmProbe, *, wait: bool = True) -> None:
             warm.proc.kill()
             warm.proc.wait()
     warm.stderr.unlink(missing_ok=True)
+    if warm.folder is not None:  # its jobs and results (read by now: the caller parses before it ends it)
+        shutil.rmtree(warm.folder, ignore_errors=True)
 
 
-def _run_warm(warm: WarmProbe, job: Path, results: Path) -> tuple[int, str]:
-    """Hand ``job`` to the warm probe; (0 when it answered done, else its exit status, its stderr's tail)."""
-    done = False
-    try:
-        assert warm.proc.stdin is not None
-        warm.proc.stdin.write(f"{job} {results}\n")
-        warm.proc.stdin.flush()
-        deadline = time.monotonic() + PROBE_TIMEOUT_S
-        while not done:
+def _collect_warm(
+    warm: WarmProbe, items: list[dict[str, object]]
+) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
+    """Hand the warm probe the ``items`` it was not handed during the export, wait for its answers and read
+    them: (name -> result line, the versions its environment imports). A model it died inside fails; the
+    models it never began are left out (the caller runs them in a fresh process)."""
+    assert warm.folder is not None
+    for item in items:
+        name = str(item["name"])
+        if name in warm.submitted or warm.proc.poll() is not None:
+            continue
+        job, results = warm.folder / f"{name}.job.json", warm.folder / f"{name}.results.jsonl"
+        job.write_text(json.dumps({"items": [item]}), "utf-8")
+        results.write_text("", "utf-8")
+        try:
+            assert warm.proc.stdin is not None
+            warm.proc.stdin.write(f"{job} {results}\n")
+            warm.proc.stdin.flush()
+        except OSError:
+            break
+        warm.submitted[name] = results
+    answered, deadline = 0, time.monotonic() + PROBE_TIMEOUT_S
+    try:  # one ``done`` per job, in the order they were handed over
+        while answered < len(warm.submitted):
             line = warm.lines.get(timeout=max(0.0, deadline - time.monotonic()))
             if not line:  # it died (a crash inside a model)
                 break
-            done = line.strip() == "done"
-    except (OSError, queue.Empty):
+            answered += line.strip() == "done"
+    except queue.Empty:
         pass
-    if not done:
+    complete = answered == len(warm.submitted)
+    if not complete:
         warm.proc.kill()
+        warm.proc.wait()
     tail = " | ".join(warm.stderr.read_text("utf-8", "replace").strip().splitlines()[-3:])
-    _end(warm, wait=not done)
-    return (0 if done else (warm.proc.returncode or -9)), tail
+    wanted = {str(i["name"]) for i in items}
+    found: dict[str, dict[str, object]] = {}
+    versions: dict[str, str] = {}
+    for name, results in warm.submitted.items():
+        if name not in wanted:
+            continue
+        seen, ended, begun = _read_results(results)
+        versions = versions or seen
+        found |= ended
+        if begun is not None:  # died inside this model (a crash of the old runtime)
+            found[begun] = _died(
+                f"the runtime's process died (exit {warm.proc.returncode}) running it: {tail}"
+            )
+    _end(warm, wait=not complete)
+    return found, versions
+
+
+def _read_results(results: Path) -> tuple[dict[str, str], dict[str, dict[str, object]], str | None]:
+    """A results file: (the versions line, name -> result line, the model begun and never ended)."""
+    versions: dict[str, str] = {}
+    found: dict[str, dict[str, object]] = {}
+    begun = None
+    for raw in results.read_text("utf-8").splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:  # a line cut by the crash
+            continue
+        event = line.pop("event")
+        if event == "versions":
+            versions = {str(k): str(v) for k, v in line.items()}
+        elif event == "begin":
+            begun = line["name"]
+        else:
+            found[str(line.pop("name"))] = line
+            begun = None
+    return versions, found, begun
 
 
 def _probe_environment() -> dict[str, str]:
@@ -342,60 +442,37 @@ def probe(
     ctx: BuildContext, env: RuntimeEnv, names: list[str]
 ) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
     """Run the probe in ``env`` over ``names``: (name -> its result line, the versions the environment
-    imports). A process that dies inside a model (a crash of the old runtime) fails that model, and the
-    probe goes on with the rest."""
+    imports). The probe started before the export answers first (most models were handed to it as they
+    were exported); what it did not answer runs in a fresh process. A process that dies inside a model (a
+    crash of the old runtime) fails that model, and the probe goes on with the rest."""
     items = []
     for n in names:
-        m = ctx.resolved[n].spec
-        rec = ctx.record(n)
         sample = ctx.samples[n]
         assert sample.response is not None
-        outputs = rec.exported.io_names.get("outputs", {})
-        items.append(
-            {
-                "name": n,
-                "runtime": runtime_of(ctx, n),
-                "artifact": str(ctx.cache.entry_dir(n, ctx.resolved[n].key) / "1" / str(m.row.artifact)),
-                "request": str(ctx.out / sample.request),
-                "response": str(ctx.out / sample.response),
-                "tolerances": {outputs.get(t.name, t.name): list(tolerance(m, t.dtype)) for t in m.outputs},
-            }
-        )
+        items.append(_item(ctx, n, ctx.out / sample.request, ctx.out / sample.response))
     found: dict[str, dict[str, object]] = {}
     versions: dict[str, str] = {}
     warm = ctx.target_runtime_probe
     ctx.target_runtime_probe = None
-    if isinstance(warm, WarmProbe) and (warm.path != env.path or warm.proc.poll() is not None):
-        _end(warm)  # started for another environment, or gone: run fresh
-        warm = None
+    ctx.after_export = None
+    if isinstance(warm, WarmProbe) and warm.path == env.path:
+        found, versions = _collect_warm(warm, items)
+    elif isinstance(warm, WarmProbe):  # started for another environment
+        _end(warm)
+    items = [i for i in items if i["name"] not in found]
     with tempfile.TemporaryDirectory(prefix="cdk-triton-target-runtime-") as tmp:
         while items:
             job, results = Path(tmp) / "job.json", Path(tmp) / "results.jsonl"
             job.write_text(json.dumps({"items": items}), "utf-8")
             results.write_text("", "utf-8")
-            if isinstance(warm, WarmProbe):  # the first job goes to the probe started before the export
-                returncode, tail = _run_warm(warm, job, results)
-                warm = None
-            else:
-                proc = subprocess.run(
-                    [str(env.python), str(environments.PROBE), str(job), str(results)],
-                    capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False, env=_probe_environment(),
-                )  # fmt: skip
-                returncode, tail = proc.returncode, " | ".join(proc.stderr.strip().splitlines()[-3:])
-            begun = None
-            for raw in results.read_text("utf-8").splitlines():
-                try:
-                    line = json.loads(raw)
-                except ValueError:  # a line cut by the crash
-                    continue
-                event = line.pop("event")
-                if event == "versions":
-                    versions = {str(k): str(v) for k, v in line.items()}
-                elif event == "begin":
-                    begun = line["name"]
-                else:
-                    found[str(line.pop("name"))] = line
-                    begun = None
+            proc = subprocess.run(
+                [str(env.python), str(environments.PROBE), str(job), str(results)],
+                capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False, env=_probe_environment(),
+            )  # fmt: skip
+            returncode, tail = proc.returncode, " | ".join(proc.stderr.strip().splitlines()[-3:])
+            seen, ended, begun = _read_results(results)
+            versions = versions or seen
+            found |= ended
             if returncode != 0 and begun is None:  # died outside any model: every model left fails
                 for i in items:
                     if i["name"] not in found:
@@ -404,6 +481,20 @@ def probe(
                 found[begun] = _died(f"the runtime's process died (exit {returncode}) running it: {tail}")
             items = [i for i in items if i["name"] not in found]
     return found, versions
+
+
+def _item(ctx: BuildContext, name: str, request: Path, response: Path) -> dict[str, object]:
+    """The probe's job item for model ``name``: its artifact, runtime, sample files and parity's tolerances."""
+    m = ctx.resolved[name].spec
+    outputs = ctx.record(name).exported.io_names.get("outputs", {})
+    return {
+        "name": name,
+        "runtime": runtime_of(ctx, name),
+        "artifact": str(ctx.cache.entry_dir(name, ctx.resolved[name].key) / "1" / str(m.row.artifact)),
+        "request": str(request),
+        "response": str(response),
+        "tolerances": {outputs.get(t.name, t.name): list(tolerance(m, t.dtype)) for t in m.outputs},
+    }
 
 
 def brief(error: str) -> str:

@@ -36,6 +36,7 @@ def export_models(ctx: BuildContext) -> StepOutput:
             p.record = _reconfigure(ctx, p, p.reuse)
             ctx.reconfigured.add(p.spec.name)
             ctx.reporter.advance("export", 1, what=p.spec.name)
+            _exported(ctx, p.spec.name)
         elif p.take is not None:  # --merge-manifest: another build's cache entry, copied
             _take(ctx, p, p.take)
     names = [p.spec.name for p in todo if p.record is None]
@@ -80,6 +81,13 @@ def _take(ctx: BuildContext, p: Resolved, out: Path) -> None:
     p.record = ModelRecord.from_dict(record)
     ctx.verified.add(p.spec.name)
     ctx.reporter.advance("export", 1, what=p.spec.name)
+    _exported(ctx, p.spec.name)
+
+
+def _exported(ctx: BuildContext, name: str) -> None:
+    """Model ``name`` has its record: tell whoever asked (the release-runtime probe takes it now)."""
+    if ctx.after_export is not None:
+        ctx.after_export(name)
 
 
 def _deps(ctx: BuildContext, name: str) -> list[str]:
@@ -122,6 +130,7 @@ def _export_here(
         if timed is not None:
             timed.setdefault(_format(ctx, n), []).append(seconds)
         ctx.reporter.model(n, "exported", seconds=seconds)
+        _exported(ctx, n)
     if not mine:
         return None
     same = sorted(sec for f, sec in mine if f == mine[0][0])
@@ -175,6 +184,7 @@ def _export_in_workers(
             timed.setdefault(_format(ctx, d.name), []).append(d.seconds)
         if d.first_of_worker is not None:
             firsts.append((d.name, d.first_of_worker))
+        _exported(ctx, d.name)
 
     firsts: list[tuple[str, float]] = []
     parallel.run_workers(

@@ -376,24 +376,82 @@ def test_the_probe_started_before_the_export_takes_the_job_and_a_crash_fails_one
     naming the crash, and the models after it run in a fresh process."""
     from cdk_triton.builder import run_build
 
-    root = tmp_path / "runtimes"
-    reqs = rules.requirements("24.09", BOTH)
-    env = root / rules.environment_name("24.09", reqs, PY)
-    (env / "bin").mkdir(parents=True)
-    (env / "bin" / "python").symlink_to(sys.executable)
-    (env / rules.MARKER).write_text(json.dumps({"sha256": rules.requirements_hash(reqs, PY)}))
-    script = tmp_path / "probe.py"
-    script.write_text(FAKE_PROBE)
-    log = tmp_path / "probe.log"
-    monkeypatch.setattr(tr, "PROBE", script)
-    monkeypatch.setenv(rules.ROOT_VARIABLE, str(root))
-    monkeypatch.setenv("FAKE_PROBE_LOG", str(log))
+    log = _fake_environment(tmp_path, monkeypatch, FAKE_PROBE)
     extra = tiny("t_last", "torchscript")
     with pytest.raises(BuildError) as err:
         run_build(_decl(tmp_path, extra), out_dir=tmp_path / "out", progress=False, target_runtime=True)
     assert err.value.code == "TargetRuntimeLoadFailed"
     assert "model 't_onnx' (onnx) fails to run" in str(err.value) and "died (exit 3)" in str(err.value)
     assert log.read_text().split() == ["serve", "fresh"]  # the warm one, then a fresh one for t_last
+
+
+def _fake_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
+    """A complete-looking 24.09 environment whose python is this one, and ``script`` as the probe; the log path."""
+    root = tmp_path / "runtimes"
+    reqs = rules.requirements("24.09", BOTH)
+    env = root / rules.environment_name("24.09", reqs, PY)
+    (env / "bin").mkdir(parents=True)
+    (env / "bin" / "python").symlink_to(sys.executable)
+    (env / rules.MARKER).write_text(json.dumps({"sha256": rules.requirements_hash(reqs, PY)}))
+    (tmp_path / "probe.py").write_text(script)
+    monkeypatch.setattr(tr, "PROBE", tmp_path / "probe.py")
+    monkeypatch.setenv(rules.ROOT_VARIABLE, str(root))
+    monkeypatch.setenv("FAKE_PROBE_LOG", str(tmp_path / "probe.log"))
+    return tmp_path / "probe.log"
+
+
+#: a probe that records, per job, the model and the sample it was handed (then passes it)
+RECORDING_PROBE = """
+import json, os, sys
+VERSIONS = {"numpy": "1.26.4", "onnxruntime": "1.19.2", "torch": "2.5.0"}
+print(json.dumps(VERSIONS), flush=True)
+for line in sys.stdin:
+    job, results = line.split()
+    with open(results, "a") as out:
+        out.write(json.dumps({"event": "versions", **VERSIONS}) + "\\n")
+        for item in json.load(open(job))["items"]:
+            seen = {"name": item["name"], "request": open(item["request"]).read(),
+                    "response": open(item["response"]).read(), "artifact": os.path.isfile(item["artifact"])}
+            open(os.environ["FAKE_PROBE_LOG"], "a").write(json.dumps(seen) + "\\n")
+            out.write(json.dumps({"name": item["name"], "event": "begin"}) + "\\n")
+            out.write(json.dumps({"name": item["name"], "event": "end", "status": "passed", "max_abs_diff": 0.0}) + "\\n")
+    print("done", flush=True)
+"""
+
+
+def test_each_model_is_handed_to_the_probe_as_it_is_exported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm probe gets each model when its export is committed (before the export step ends), with the
+    artifact in the cache and the very sample bytes the build then writes; the check only collects."""
+    from cdk_triton.builder import run_build, steps
+    from cdk_triton.builder.export import step as export_step
+
+    log = _fake_environment(tmp_path, monkeypatch, RECORDING_PROBE)
+    handed: list[list[str]] = []
+    folders: list[Path] = []
+    export = export_step.export_models
+
+    def spy(ctx: object) -> object:
+        out = export(ctx)  # type: ignore[arg-type]
+        handed.append(list(ctx.target_runtime_probe.submitted))  # type: ignore[attr-defined]
+        folders.append(ctx.target_runtime_probe.folder)  # type: ignore[attr-defined]
+        return out
+
+    monkeypatch.setattr(steps, "STEPS", tuple(spy if s is export else s for s in steps.STEPS))
+    run_build(_decl(tmp_path), out_dir=tmp_path / "out", progress=False, target_runtime=True)
+    assert handed == [["t_ts", "t_onnx"]]  # every model, in export order, before the export step returned
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [s["name"] for s in seen] == ["t_ts", "t_onnx"] and all(s["artifact"] for s in seen)
+    for s in seen:  # the probe ran on the bytes the build wrote as the model's sample
+        name = s["name"]
+        assert s["request"] == (tmp_path / "out" / "samples" / f"{name}.request.json").read_text()
+        assert s["response"] == (tmp_path / "out" / "samples" / f"{name}.response.json").read_text()
+    assert {n: c["status"] for n, c in _checks(tmp_path / "out").items()} == {
+        "t_ts": "passed",
+        "t_onnx": "passed",
+    }
+    assert folders and not folders[0].exists(), "the probe's jobs folder is left behind"
 
 
 def test_a_tensorrt_plan_without_a_gpu_is_skipped_for_the_gpu_job(
