@@ -189,13 +189,14 @@ class TritonModel(Construct):
     def _check_advisories(self, art: ArtifactsConfig, prop: Any) -> list[TritonValidationError]:
         """The image's release against NVIDIA's advisories: errors returned, warnings annotated, what is
         acknowledged kept for the model resource's Metadata."""
+        node = self.node  # one jsii read for both context reads
         acks, errs = merge_acknowledgments(
-            context=self.node.try_get_context(advisories.CONTEXT_KEY),
+            context=node.try_get_context(advisories.CONTEXT_KEY),
             manifest=art.acknowledged_advisories,
             prop=prop,
         )
         library, bad = library_acknowledgments_allowed(
-            context=self.node.try_get_context(default_release.CONTEXT_KEY),
+            context=node.try_get_context(default_release.CONTEXT_KEY),
             manifest=art.library_acknowledgments,
         )
         errs += bad
@@ -203,12 +204,15 @@ class TritonModel(Construct):
         found = check_advisories(
             self.triton_version, acks, region=None if is_token(region) else region, library=library
         )
-        for code, message in found.warnings:
-            cdk.Annotations.of(self).add_warning_v2(code, message)
+        warnings = list(found.warnings)
         if found.by_library and self.triton_version is not None:
-            cdk.Annotations.of(self).add_warning_v2(
-                default_release.WARNING, default_release.warning(self.triton_version, found.by_library)
+            warnings.append(
+                (default_release.WARNING, default_release.warning(self.triton_version, found.by_library))
             )
+        if warnings:
+            annotations = cdk.Annotations.of(self)
+            for code, message in warnings:
+                annotations.add_warning_v2(code, message)
         self.acknowledged_advisories: list[dict[str, Any]] = found.acknowledged
         return errs + found.errors
 

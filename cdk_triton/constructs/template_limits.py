@@ -19,6 +19,7 @@ up front (``checks.limits``), which raises ``TritonValidationError`` itself.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ from aws_cdk import aws_sagemaker as sagemaker
 from constructs import Construct, IValidation, Node
 
 from cdk_triton.config import advisories
+from cdk_triton.constructs._tokens import stack_info
 from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT, check_headroom
 from cdk_triton.constructs.checks.limits import (
     Contributor,
@@ -50,7 +52,16 @@ class StackLimits:
 
     def __init__(self, stack: cdk.Stack) -> None:
         self._stack = stack
+        self._node = stack_info(stack).node  # read once: each ``stack.node`` is a jsii round trip
+        self._path: str | None = None
         self.contributors: list[Contributor] = []
+
+    @property
+    def path(self) -> str:
+        """The stack's construct path (read through jsii once)."""
+        if self._path is None:
+            self._path = self._node.path
+        return self._path
 
     def add_contributor(self, contributor: Contributor) -> None:
         """Name something large (an MME name map) so that a size error can say what to split."""
@@ -58,11 +69,10 @@ class StackLimits:
 
     def figures(self, *, size: bool = True) -> TemplateFigures:
         """The stack's figures; ``size=False``: counts only (the template size left 0, no resolve)."""
-        stack = self._stack
         resources: list[cdk.CfnResource] = []
         outputs: list[cdk.CfnOutput] = []
         parameters = mappings = 0
-        for c in stack.node.find_all():
+        for c in self._node.find_all():
             if isinstance(c, cdk.CfnResource):
                 resources.append(c)
             elif isinstance(c, cdk.CfnOutput):
@@ -72,8 +82,8 @@ class StackLimits:
             elif isinstance(c, cdk.CfnMapping):
                 mappings += 1
         return TemplateFigures(
-            stack=stack.node.path,
-            template_bytes=rendered_size(stack, resources, outputs) if size else 0,
+            stack=self.path,
+            template_bytes=rendered_size(self._stack, resources, outputs) if size else 0,
             resources=len(resources),
             outputs=len(outputs),
             parameters=parameters,
@@ -86,7 +96,7 @@ class StackLimits:
         counts = self.figures(size=False)
         render = size_could_matter(counts)
         figures = self.figures() if render else counts
-        return [str(e.at(self._stack.node.path)) for e in check_template_limits(figures)]
+        return [str(e.at(self.path)) for e in check_template_limits(figures)]
 
 
 #: Bytes a resource takes in a template on average, generously: the example's and the pipeline's
@@ -134,15 +144,26 @@ def rendered_size(stack: cdk.Stack, resources: list[cdk.CfnResource], outputs: l
     return len(json.dumps(template, indent=1, ensure_ascii=False).encode())
 
 
+#: the attribute that holds a stack's validation on its marker construct and, as a cache, on the stack
+_LIMITS = "_cdk_triton_limits"
+
+
 def stack_limits(stack: cdk.Stack) -> StackLimits:
-    """The stack's validation, registered on first use (one per stack)."""
-    marker = stack.node.try_find_child(MARKER_ID)
+    """The stack's validation, registered on first use (one per stack: the marker construct says so;
+    the stack's Python object keeps it too, so later endpoints ask jsii nothing)."""
+    cached: StackLimits | None = getattr(stack, _LIMITS, None)
+    if cached is not None:
+        return cached
+    node = stack_info(stack).node
+    marker = node.try_find_child(MARKER_ID)
     if marker is None:
         marker = Construct(stack, MARKER_ID)
         validation = StackLimits(stack)
-        setattr(marker, "_cdk_triton_limits", validation)  # noqa: B010 (a plain attribute on our construct)
-        stack.node.add_validation(validation)
-    found: StackLimits = getattr(marker, "_cdk_triton_limits")  # noqa: B009
+        setattr(marker, _LIMITS, validation)
+        node.add_validation(validation)
+    found: StackLimits = getattr(marker, _LIMITS)
+    with contextlib.suppress(AttributeError):  # a proxy that refuses attributes: no cache
+        setattr(stack, _LIMITS, found)
     return found
 
 
@@ -155,10 +176,11 @@ def check_name_map(
     errs = check_name_map_parts(values, entries)
     size = name_map_bytes(values)
     contributor = Contributor(path=path, bytes=size, target_models=len(entries))
+    limits = stack_limits(stack)
     figures = TemplateFigures(
-        stack=stack.node.path, template_bytes=size, resources=len(values), contributors=(contributor,)
+        stack=limits.path, template_bytes=size, resources=len(values), contributors=(contributor,)
     )
-    stack_limits(stack).add_contributor(contributor)
+    limits.add_contributor(contributor)
     return errs + check_template_limits(figures)
 
 
