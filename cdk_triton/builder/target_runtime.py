@@ -206,11 +206,14 @@ def submit(ctx: BuildContext, name: str) -> None:
 
 
 def stop_probe(ctx: BuildContext) -> None:
-    """End the warm probe, if one is still running (a build that failed before the check)."""
+    """End the warm probe, if one is still running (a build that failed before the check): at once, since
+    it may still be working through the models it was handed during the export (their results are moot)."""
     warm = ctx.target_runtime_probe
     ctx.target_runtime_probe = None
     ctx.after_export = None
     if isinstance(warm, WarmProbe):
+        if warm.proc.poll() is None:
+            warm.proc.kill()
         _end(warm)
 
 

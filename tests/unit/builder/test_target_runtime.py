@@ -454,6 +454,57 @@ def test_each_model_is_handed_to_the_probe_as_it_is_exported(
     assert folders and not folders[0].exists(), "the probe's jobs folder is left behind"
 
 
+#: a probe that records its pid, then takes a minute over every job it is handed
+SLOW_PROBE = """
+import json, os, sys, time
+print(json.dumps({"torch": "2.5.0"}), flush=True)
+open(os.environ["FAKE_PROBE_LOG"], "a").write(str(os.getpid()) + "\\n")
+for line in sys.stdin:
+    time.sleep(60)
+    print("done", flush=True)
+"""
+
+
+def test_a_build_that_fails_after_handing_over_models_ends_the_probe_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """t_ts is handed to the probe, then t_bad's export fails: the build fails with the export's error
+    without waiting for the probe, which is gone, its jobs folder removed."""
+    import os
+
+    from cdk_triton.builder import run_build, steps
+    from cdk_triton.builder import target_runtime as check_step
+
+    log = _fake_environment(tmp_path, monkeypatch, SLOW_PROBE)
+    folders: list[Path] = []
+    start = check_step.start_probe
+
+    def spy(ctx: object) -> object:
+        out = start(ctx)  # type: ignore[arg-type]
+        folders.append(ctx.target_runtime_probe.folder)  # type: ignore[attr-defined]
+        return out
+
+    monkeypatch.setattr(steps, "STEPS", tuple(spy if s is start else s for s in steps.STEPS))
+    stop, stopping = steps.stop_probe, []
+
+    def timed_stop(ctx: object) -> None:
+        t = time.monotonic()
+        stop(ctx)  # type: ignore[arg-type]
+        stopping.append(time.monotonic() - t)
+
+    monkeypatch.setattr(steps, "stop_probe", timed_stop)
+    with pytest.raises(BuildError):
+        run_build(
+            _decl(tmp_path, tiny("t_bad", factory="raises")), out_dir=tmp_path / "out", progress=False,
+            target_runtime=True,
+        )  # fmt: skip
+    assert stopping and stopping[0] < 5, f"the failed build waited {stopping} s for the probe's queue"
+    pid = int(log.read_text().split()[0])
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(pid, 0)
+    assert folders and folders[0] is not None and not folders[0].exists()
+
+
 def test_a_tensorrt_plan_without_a_gpu_is_skipped_for_the_gpu_job(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
