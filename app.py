@@ -31,22 +31,22 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import aws_cdk as cdk
 from constructs import Construct
 
 from cdk_triton.config.manifest import read_manifest
 from cdk_triton.constructs import (
-    ComponentOptions,
     ModelArtifacts,
     TritonAlarms,
-    TritonComponentsEndpoint,
     TritonDashboard,
     TritonEndpoint,
     TritonMetrics,
 )
-from cdk_triton.constructs.verification import recorded_samples
+
+if TYPE_CHECKING:  # imported where used: an app pays only for the constructs its stacks define
+    from cdk_triton.constructs import TritonComponentsEndpoint
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_MANIFEST = "build/out/manifest.json"
@@ -129,6 +129,8 @@ class TritonExampleStack(cdk.Stack):
             else None
         )
         if verify:  # a custom resource per endpoint whose build recorded samples
+            from cdk_triton.constructs.verification import recorded_samples
+
             verified: list[tuple[str, TritonEndpoint | None]] = [
                 ("classifier", classifier),
                 ("multi", multi),
@@ -179,6 +181,8 @@ class TritonExampleStack(cdk.Stack):
     ) -> TritonComponentsEndpoint:
         """The ``components`` endpoint: every component may scale in to zero copies (models.yaml's bounds,
         else 0..2), so the endpoint's instances go down to zero with them."""
+        from cdk_triton.constructs import ComponentOptions, TritonComponentsEndpoint
+
         entry = recorded.endpoint("components")
         to_zero = {
             name: ComponentOptions(min_copies=0, max_copies=max(c.max_copies or 2, c.copies))

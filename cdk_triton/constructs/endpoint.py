@@ -8,7 +8,7 @@ endpoint's names, never the endpoint.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Unpack, cast
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 import aws_cdk as cdk
 from aws_cdk import aws_kms as kms
@@ -16,35 +16,17 @@ from aws_cdk import aws_sagemaker as sagemaker
 from aws_cdk import aws_ssm as ssm
 from constructs import Construct
 
+from cdk_triton._lazy import lazy_exports
 from cdk_triton.config import modes
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import _nag
 from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import remember_stack_info
 from cdk_triton.constructs.artifacts import ModelArtifacts
-from cdk_triton.constructs.async_inference import (
-    AsyncInferenceOptions,
-    AsyncResources,
-    async_verification,
-    define_async,
-    scale_on_backlog,
-)
 from cdk_triton.constructs.checks import models as model_checks
-from cdk_triton.constructs.checks.data_capture import check_data_capture
-from cdk_triton.constructs.checks.deployment import check_deployment
 from cdk_triton.constructs.checks.headroom import CFN_RESOURCE_LIMIT
 from cdk_triton.constructs.checks.names import check_names
 from cdk_triton.constructs.checks.variant import check_variant
-from cdk_triton.constructs.deployment import (
-    DEFAULT_WAIT_INTERVAL,
-    DataCapture,
-    DeploymentGuardrails,
-    TrafficStep,
-    data_capture_prefix,
-    render_data_capture,
-    render_deployment_config,
-    rollback_alarm_names,
-)
 from cdk_triton.constructs.endpoint_base import (
     EndpointAttributes,
     ImportedTritonEndpoint,
@@ -65,7 +47,6 @@ from cdk_triton.constructs.name_maps import (
     target_model_parameter_path,
 )
 from cdk_triton.constructs.scaling import TritonScaling
-from cdk_triton.constructs.shadow import ShadowVariant
 from cdk_triton.constructs.template_limits import (
     ResourceHeadroom,
     check_endpoint_headroom,
@@ -78,14 +59,33 @@ from cdk_triton.constructs.variant_hosting import (
     choose_instances,
     decide_hosting,
 )
-from cdk_triton.constructs.verification import (
-    TritonVerification,
-    VerificationCheck,
-    define_verification,
-    recorded_checks,
-)
-from cdk_triton.constructs.verification_sample import VerificationSample, selection_at
 from cdk_triton.errors import TritonValidationError, TritonValidationErrors, raise_at
+
+# What a feature alone needs (asynchronous inference, guardrails and data capture, a shadow, the deploy
+# verification) is imported where the feature is defined: an endpoint without it pays nothing for it.
+if TYPE_CHECKING:
+    from cdk_triton.constructs.async_inference import AsyncInferenceOptions, AsyncResources
+    from cdk_triton.constructs.deployment import (
+        DEFAULT_WAIT_INTERVAL,
+        DataCapture,
+        DeploymentGuardrails,
+        TrafficStep,
+    )
+    from cdk_triton.constructs.shadow import ShadowVariant
+    from cdk_triton.constructs.verification import TritonVerification, VerificationCheck
+    from cdk_triton.constructs.verification_sample import VerificationSample
+
+#: The names this module re-exports from the feature modules, loaded on first use (PEP 562).
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        "AsyncInferenceOptions": "cdk_triton.constructs.async_inference",
+        "DEFAULT_WAIT_INTERVAL": "cdk_triton.constructs.deployment",
+        "DataCapture": "cdk_triton.constructs.deployment",
+        "DeploymentGuardrails": "cdk_triton.constructs.deployment",
+        "TrafficStep": "cdk_triton.constructs.deployment",
+    },
+)
 
 __all__ = [
     "AsyncInferenceOptions",
@@ -223,7 +223,10 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         self.async_resources: AsyncResources | None = None
         self._define_resources(volume_encryption_key, data_capture, deployment)
         self.scaling: TritonScaling | None = None  # set by auto_scale()
-        scale_on_backlog(self, self.async_options)
+        if self.async_options is not None:
+            from cdk_triton.constructs.async_inference import scale_on_backlog
+
+            scale_on_backlog(self, self.async_options)
         check_endpoint_headroom(self, self._stack.stack)
 
     # ------------------------------------------------------------------ steps
@@ -344,10 +347,13 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
             model_data_download_timeout_seconds=_seconds_or_none(model_data_download_timeout),
             sampling_percentage=data_capture.sampling_percentage if data_capture is not None else None,
         )
-        errs += check_data_capture(
-            data_capture, data_capture.bucket.bucket_name if data_capture is not None else None
-        )
+        if data_capture is not None:
+            from cdk_triton.constructs.checks.data_capture import check_data_capture
+
+            errs += check_data_capture(data_capture, data_capture.bucket.bucket_name)
         if deployment is not None:
+            from cdk_triton.constructs.checks.deployment import check_deployment
+
             errs += check_deployment(deployment, instance_count=instance_count)
         return errs
 
@@ -396,6 +402,8 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
     def _async_config(self) -> sagemaker.CfnEndpointConfig.AsyncInferenceConfigProperty | None:
         if self.async_options is None:
             return None
+        from cdk_triton.constructs.async_inference import define_async
+
         self.async_resources = define_async(
             self,
             self.async_options,
@@ -407,6 +415,8 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         return self.async_resources.config
 
     def _data_capture(self, dc: DataCapture) -> sagemaker.CfnEndpointConfig.DataCaptureConfigProperty:
+        from cdk_triton.constructs.deployment import data_capture_prefix, render_data_capture
+
         prefix = data_capture_prefix(dc)
         self.model.grant_data_capture(
             dc.bucket.bucket_arn, prefix, dc.encryption_key.key_arn if dc.encryption_key else None
@@ -420,10 +430,14 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         )
 
     def _define_endpoint(self, deployment: DeploymentGuardrails | None) -> None:
-        names, self._rollback_alarm = rollback_alarm_names(
-            self, deployment, endpoint_name=self.endpoint_name, variant_name=self.variant_name
-        )
-        deployment_config = render_deployment_config(deployment, names) if deployment is not None else None
+        deployment_config = None
+        if deployment is not None:
+            from cdk_triton.constructs.deployment import render_deployment_config, rollback_alarm_names
+
+            names, self._rollback_alarm = rollback_alarm_names(
+                self, deployment, endpoint_name=self.endpoint_name, variant_name=self.variant_name
+            )
+            deployment_config = render_deployment_config(deployment, names)
         self.resource = sagemaker.CfnEndpoint(
             self,
             "Resource",
@@ -511,6 +525,10 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
                 ``cdk-triton:verification-baseline`` if set, else none: every TargetModel counts as
                 changed; at most 500 and what the instances' GPU memory holds).
         """
+        from cdk_triton.constructs.async_inference import async_verification
+        from cdk_triton.constructs.verification import define_verification, recorded_checks
+        from cdk_triton.constructs.verification_sample import VerificationSample, selection_at
+
         art = self.model.artifacts
         selection = None
         if checks is None and mode_constructs.behaviour(art.hosting_mode).samples_verification():

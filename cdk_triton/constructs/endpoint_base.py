@@ -418,7 +418,7 @@ class TritonEndpointBase(Construct):
         """Define the scalable target of the variant (the mode's, ``constructs.modes``); add policies on the
         returned TritonScaling. Refused where the mode's row refuses it (inference components)."""
         mode = mode_constructs.of_endpoint(self.hosting_mode, self.component_names)
-        mode.check_auto_scale(self.node.path, min_capacity=min_capacity, max_capacity=max_capacity)
+        mode.check_auto_scale(self, min_capacity=min_capacity, max_capacity=max_capacity)
         variant = require(self, "variant_name", "auto_scale")
         target = mode_constructs.ScalingTarget(
             endpoint_name=self._scaling_endpoint_name(),

@@ -30,18 +30,17 @@ from cdk_triton.config.server_options import async_input_size_warning
 from cdk_triton.config.tables import InstanceTypeInfo
 from cdk_triton.constructs import modes as mode_constructs
 from cdk_triton.constructs._tokens import is_token
-from cdk_triton.constructs.async_inference import AsyncInferenceOptions, check_async_endpoint
 from cdk_triton.constructs.checks import models as model_checks
 from cdk_triton.constructs.checks.host import HostLimits, host_limits_of
 from cdk_triton.constructs.checks.instance import has_local_storage
 from cdk_triton.constructs.checks.instance_pools import check_pools, check_pools_against_models
-from cdk_triton.constructs.shadow import build_shadow_variant, check_shadow
 from cdk_triton.constructs.variant import BuiltVariant, VariantFacts, build_variant
 from cdk_triton.errors import TritonValidationError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # and the features' modules (asynchronous, shadow): imported where a feature is used
     from cdk_triton.config.server_options import ServerOptions
     from cdk_triton.constructs.artifacts import ArtifactsConfig, ModelArtifacts
+    from cdk_triton.constructs.async_inference import AsyncInferenceOptions
     from cdk_triton.constructs.deployment import DeploymentGuardrails
     from cdk_triton.constructs.model import TritonModel
     from cdk_triton.constructs.shadow import ShadowVariant
@@ -288,6 +287,10 @@ def mode_guardrails(inputs: HostingInputs, decided: Mapping[str, Any]) -> Hostin
 
 def asynchronous(inputs: HostingInputs, decided: Mapping[str, Any]) -> HostingPart:
     """The asynchronous options (the prop, else the manifest's ``async:``; ``async_options``), checked."""
+    if inputs.async_inference is None and inputs.artifacts.async_inference is None:
+        return HostingPart(values={"async_options": None})  # real-time
+    from cdk_triton.constructs.async_inference import AsyncInferenceOptions, check_async_endpoint
+
     options = AsyncInferenceOptions.resolve(inputs.async_inference, inputs.artifacts.async_inference)
     errors = check_async_endpoint(options, inputs.artifacts.hosting_mode, inputs.shadow)
     message = (
@@ -336,6 +339,8 @@ def shadow_variant(inputs: HostingInputs, decided: Mapping[str, Any]) -> Hosting
     ``shadow`` (None: none, or refused) and ``shadow_errors`` (raised after the production variant's)."""
     if inputs.shadow is None:
         return HostingPart()
+    from cdk_triton.constructs.shadow import build_shadow_variant, check_shadow
+
     errors = check_shadow(
         inputs.shadow,
         production_variant=inputs.variant_name,

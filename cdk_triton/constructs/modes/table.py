@@ -169,8 +169,8 @@ class ModeConstructs(Protocol):
         """The alarms the mode adds to every endpoint's (error rate, latency, GPU memory)."""
         ...
 
-    def check_auto_scale(self, path: str, *, min_capacity: int, max_capacity: int) -> None:
-        """Raise the row's refusal of ``auto_scale`` (located at ``path``); nothing when supported."""
+    def check_auto_scale(self, scope: Construct, *, min_capacity: int, max_capacity: int) -> None:
+        """Raise the row's refusal of ``auto_scale`` (located at ``scope``); nothing when supported."""
         ...
 
     def guardrails_problems(self, deployment: object) -> list[TritonValidationError]:
@@ -218,7 +218,7 @@ class Common:
     def define_alarms(self, alarms: Alarms, ep: Endpoint, options: AlarmOptions) -> None:
         define_async_alarms(alarms, ep, options)
 
-    def check_auto_scale(self, path: str, *, min_capacity: int, max_capacity: int) -> None:
+    def check_auto_scale(self, scope: Construct, *, min_capacity: int, max_capacity: int) -> None:
         refusal = None if self.row is None else self.row.auto_scale
         if refusal is not None:
             raise refusal.error(
@@ -226,7 +226,7 @@ class Common:
                 value=(min_capacity, max_capacity),
                 allowed="copy scaling per component (ComponentScaling on inference-component/<name>)",
                 fix="define ComponentScaling(component_name=..., min_copies=..., max_copies=...) instead",
-            ).at(path)
+            ).at(scope.node.path)  # the path read only for a refusal (a jsii round trip)
 
     def guardrails_problems(self, deployment: object) -> list[TritonValidationError]:
         refusal = None if self.row is None else self.row.guardrails

@@ -20,7 +20,7 @@ from cdk_triton.constructs.checks.limits import (
     check_template_limits,
     limit,
 )
-from cdk_triton.constructs.template_limits import stack_limits
+from cdk_triton.constructs.template_limits import MARKER_ID, stack_limits
 from cdk_triton.constructs.verification import RESOURCE_TYPE
 from cdk_triton.constructs.verification_sample import select, spec_document
 from cdk_triton.errors import TritonValidationError
@@ -154,6 +154,30 @@ def test_the_stack_validation_fails_synth_over_the_outputs_limit() -> None:
     cdk.CfnOutput(stack, "OneMore", value="x")
     with pytest.raises(RuntimeError, match=r"\[TooManyOutputs\]"):
         cdk.App.of(stack).synth(force=True)
+
+
+class _RefusingStack(cdk.Stack):
+    """A stack whose Python object refuses new attributes, as a proxy of a stack defined in JavaScript may."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("_cdk_triton"):
+            raise AttributeError(name)
+        super().__setattr__(name, value)
+
+
+@pytest.mark.parametrize("refuses", [False, True], ids=["stack-keeps-it", "marker-keeps-it"])
+def test_one_validation_per_stack_wherever_it_is_kept(refuses: bool) -> None:
+    stack = new_stack()
+    if refuses:
+        stack = _RefusingStack(cdk.App.of(stack), "Refusing", env=ENV)
+    first = stack_limits(stack)
+    assert stack_limits(stack) is first  # one per stack, however often the endpoints ask
+    marker = stack.node.try_find_child(MARKER_ID)
+    assert (marker is not None) is refuses  # the marker construct only where the stack refuses attributes
+    for i in range(limit("outputs") + 1):
+        cdk.CfnOutput(stack, f"O{i}", value="x")
+    with pytest.raises(RuntimeError, match=r"\[TooManyOutputs\]"):  # and it runs at synth either way
+        cdk.App.of(stack).synth()
 
 
 def test_the_stack_figures_are_within_two_percent_of_the_written_template() -> None:
