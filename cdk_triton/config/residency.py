@@ -30,11 +30,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cdk_triton.config import gpu_costs, gpu_readings, sizing, tables
-from cdk_triton.config.gpu_readings import GpuReadings
+from cdk_triton.config import gpu_costs, sizing, tables
 from cdk_triton.config.manifest import ModelEntry, TargetModel
 from cdk_triton.config.sizing import GiB
+
+if TYPE_CHECKING:
+    from cdk_triton.config.gpu_readings import GpuReadings
 
 #: The formats whose backends a server is assumed to load when the caller does not say (every
 #: in-process backend: the conservative side).
@@ -128,7 +131,9 @@ def model_bytes(
     """(bytes one instance of the model holds, label): its GPU reading on ``instance_type``'s GPU when
     ``readings`` has one (labelled ``reading:<device> peak allocated``), else memory_bytes, else
     size_bytes (``sizing.recorded_model_bytes``, the one author of that rule), else (None, archive)."""
-    if entry is not None:
+    if entry is not None and readings is not None:  # the readings' module: loaded with a report only
+        from cdk_triton.config import gpu_readings
+
         read = gpu_readings.model_reading(readings, instance_type, entry.name)
         if read is not None:
             return read

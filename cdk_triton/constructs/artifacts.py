@@ -17,7 +17,6 @@ from constructs import Construct
 
 from cdk_triton.config import layout
 from cdk_triton.config.async_inference import AsyncValues
-from cdk_triton.config.gpu_readings import GpuReadings, read_readings
 from cdk_triton.config.instance_pools import PoolValues
 from cdk_triton.config.manifest import (
     MANIFEST_FILENAME,
@@ -39,6 +38,8 @@ from cdk_triton.errors import TritonValidationError, raise_at
 if TYPE_CHECKING:
     from aws_cdk import aws_kms as kms
     from aws_cdk import aws_s3 as s3
+
+    from cdk_triton.config.gpu_readings import GpuReadings
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -285,11 +286,7 @@ class _ManifestArtifacts(ModelArtifacts):
     def bind(self, scope: Construct) -> ArtifactsConfig:
         try:
             manifest, entry = self._entry()
-            readings = (
-                read_readings(self._gpu_readings)
-                if isinstance(self._gpu_readings, (str, os.PathLike))
-                else self._gpu_readings
-            )
+            readings = _readings(self._gpu_readings)
         except TritonValidationError as err:
             raise located(scope, err) from None
         # Synth trusts the manifest no further than it can check (an entry edited by hand is refused).
@@ -377,6 +374,15 @@ def _data_sizes(manifest: Manifest, entry: EndpointEntry) -> dict[str, Any]:
 
 #: Parsed manifests by (path, mtime, size): two endpoints of one manifest parse it once.
 _MANIFEST_CACHE: dict[tuple[str, int, int], Manifest] = {}
+
+
+def _readings(given: GpuReadings | str | os.PathLike[str] | None) -> GpuReadings | None:
+    """The GPU readings report given (read from its path); its module loads only when there is one."""
+    if isinstance(given, (str, os.PathLike)):
+        from cdk_triton.config.gpu_readings import read_readings
+
+        return read_readings(given)
+    return given
 
 
 def _read_manifest(path: str | os.PathLike[str]) -> Manifest:

@@ -8,16 +8,18 @@ the image's release), the response cache, and the one-instance rule of sequence-
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from cdk_triton.config import formats, residency, tables, target_runtime
-from cdk_triton.config.gpu_readings import GpuReadings
 from cdk_triton.config.manifest import ModelEntry
 from cdk_triton.config.placement import Group, check_gpu_placement, memory_warnings
 from cdk_triton.constructs._tokens import is_token
 from cdk_triton.constructs.checks.instance import check_instance
 from cdk_triton.constructs.errors import catalogued
 from cdk_triton.errors import TritonValidationError
+
+if TYPE_CHECKING:
+    from cdk_triton.config.gpu_readings import GpuReadings
 
 #: A finding for ``Annotations.add_warning_v2``: (warning id, message).
 Warning = tuple[str, str]

@@ -9,12 +9,15 @@ would keep them all warm.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from cdk_triton.config import residency
-from cdk_triton.config.gpu_readings import GpuReadings
 from cdk_triton.config.manifest import ModelEntry, TargetModel
 from cdk_triton.config.sizing import GiB
 from cdk_triton.constructs._tokens import is_token
+
+if TYPE_CHECKING:
+    from cdk_triton.config.gpu_readings import GpuReadings
 
 #: A finding for ``Annotations.add_warning_v2``: (warning id, message).
 Warning = tuple[str, str]

@@ -157,6 +157,18 @@ def test_synth_bench_compares_equivalent_stacks(tmp_path: Path) -> None:
     )  # 26 + the MME's loading alarms
 
 
+def test_synth_bench_compares_runs_within_their_round_both_orders_together() -> None:
+    """A round's two runs are compared with each other, never with another round's (a shared machine's speed
+    drifts between rounds), and two rounds of opposite order together cancel what running first costs."""
+    bench = load_module(ROOT / "bench" / "synth_bench.py", "cdk_triton_synth_bench")
+    # 1.1x, but the side that runs first pays 10 % (constructs first in even rounds: 1.21x, then 1.0x), on a
+    # machine twice as slow in the last two rounds
+    runs = {"constructs": [1.21, 1.1, 1.21, 1.1, 2.42, 2.2], "l1": [1.0, 1.1, 1.0, 1.1, 2.0, 2.2]}
+    assert bench.pair_ratio(runs) == pytest.approx(1.1)
+    assert bench.pair_ratio({"constructs": [1.2, 1.0, 9.0], "l1": [1.0, 1.0, 1.0]}) == pytest.approx(1.2**0.5)
+    assert bench.pair_ratio({"constructs": [1.0], "l1": [1.0]}) is None  # no round of the other order
+
+
 @pytest.mark.filterwarnings("ignore:Tried to parse AWS:UserWarning")
 def test_app_in_us_east_1_creates_in_moto_cloudformation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
