@@ -112,17 +112,25 @@ def flatten(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
+#: The pseudo parameters as cdk-nag writes them in a flattened string (``Pseudo``'s attribute, text).
+_PSEUDO_FLAT = (
+    ("partition", "<AWS::Partition>"),
+    ("region", "<AWS::Region>"),
+    ("account", "<AWS::AccountId>"),
+    ("url_suffix", "<AWS::URLSuffix>"),
+)
+
+
 def flatten_string(scope: IConstruct, value: str) -> str:
     """cdk-nag's flattened form of a string that may hold tokens (pseudo parameters without a call)."""
-    if "${Token[" not in value:
-        return value
     p = pseudo()
-    text = (
-        value.replace(p.partition, "<AWS::Partition>")
-        .replace(p.region, "<AWS::Region>")
-        .replace(p.account, "<AWS::AccountId>")
-        .replace(p.url_suffix, "<AWS::URLSuffix>")
-    )
+    text = value
+    # one pseudo parameter after the other, each read only while a token is left (a stack with an
+    # environment has literal region and account: its ARNs hold the partition alone)
+    for name, flat in _PSEUDO_FLAT:
+        if "${Token[" not in text:
+            return text
+        text = text.replace(getattr(p, name), flat)
     if "${Token[" not in text:
         return text
     return flatten(cdk.Stack.of(scope).resolve(value))

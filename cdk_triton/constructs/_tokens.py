@@ -11,23 +11,40 @@ import aws_cdk as cdk
 from constructs import IConstruct, Node
 
 
-@dataclass(frozen=True, slots=True)
+@cache
+def _pseudo_token(name: str) -> str:
+    """``cdk.Aws.<name>`` (one jsii read per process and name)."""
+    token: str = getattr(cdk.Aws, name)
+    return token
+
+
 class Pseudo:
-    partition: str
-    region: str
-    account: str
-    url_suffix: str
+    """``AWS::Partition``, ``AWS::Region``, ``AWS::AccountId`` and ``AWS::URLSuffix`` as tokens, each read
+    the first time it is used."""
+
+    __slots__ = ()
+
+    @property
+    def partition(self) -> str:
+        return _pseudo_token("PARTITION")
+
+    @property
+    def region(self) -> str:
+        return _pseudo_token("REGION")
+
+    @property
+    def account(self) -> str:
+        return _pseudo_token("ACCOUNT_ID")
+
+    @property
+    def url_suffix(self) -> str:
+        return _pseudo_token("URL_SUFFIX")
 
 
 @cache
 def pseudo() -> Pseudo:
-    """``AWS::Partition``, ``AWS::Region``, ``AWS::AccountId`` and ``AWS::URLSuffix`` as tokens."""
-    return Pseudo(
-        partition=cdk.Aws.PARTITION,
-        region=cdk.Aws.REGION,
-        account=cdk.Aws.ACCOUNT_ID,
-        url_suffix=cdk.Aws.URL_SUFFIX,
-    )
+    """The pseudo-parameter tokens (``Pseudo``)."""
+    return Pseudo()
 
 
 @cache

@@ -223,13 +223,17 @@ class TritonEndpoint(TritonEndpointBase, DefersAcknowledgments):
         self.async_resources: AsyncResources | None = None
         self._define_resources(volume_encryption_key, data_capture, deployment)
         self.scaling: TritonScaling | None = None  # set by auto_scale()
+        self._scale_on_backlog()
+        check_endpoint_headroom(self, self._stack.stack)
+
+    # ------------------------------------------------------------------ steps
+    def _scale_on_backlog(self) -> None:
+        """An asynchronous endpoint scales on its backlog (``async_inference.scale_on_backlog``)."""
         if self.async_options is not None:
             from cdk_triton.constructs.async_inference import scale_on_backlog
 
             scale_on_backlog(self, self.async_options)
-        check_endpoint_headroom(self, self._stack.stack)
 
-    # ------------------------------------------------------------------ steps
     def _set_instances(
         self,
         artifacts: ModelArtifacts | None,
